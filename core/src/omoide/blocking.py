@@ -1,0 +1,77 @@
+"""Run blocking model calls in worker threads, interactive work before batch work.
+
+A component owns one :class:`PriorityRunner` (one worker by default, because a
+model on a 2-core CPU gains nothing from running two calls at once). Calls wait in
+a priority queue: an interactive call (a query embedding, an ASR of a person who is
+waiting) always starts before any queued batch call. Callers split batch work into
+small chunks so an interactive call never waits for more than one chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar
+
+from omoide.types import Priority
+
+T = TypeVar("T")
+
+_STOP = object()
+
+
+class PriorityRunner:
+    """A small thread pool whose queue is ordered by :class:`Priority`, then FIFO."""
+
+    def __init__(self, name: str, workers: int = 1) -> None:
+        self._name = name
+        self._workers = workers
+        self._queue: queue.PriorityQueue[tuple[int, int, object]] = queue.PriorityQueue()
+        self._counter = itertools.count()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def _ensure_started(self) -> None:
+        with self._lock:
+            if self._threads:
+                return
+            for i in range(self._workers):
+                t = threading.Thread(target=self._work, name=f"omoide-{self._name}-{i}",
+                                     daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def _work(self) -> None:
+        while True:
+            _, _, item = self._queue.get()
+            if item is _STOP:
+                return
+            fn, fut = item  # type: ignore[misc]
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
+                fut.set_exception(exc)
+
+    def submit(self, fn: Callable[[], T], priority: Priority = Priority.INTERACTIVE) -> Future[T]:
+        """Queue ``fn`` and return a concurrent future for its result."""
+        self._ensure_started()
+        fut: Future[T] = Future()
+        self._queue.put((int(priority), next(self._counter), (fn, fut)))
+        return fut
+
+    async def run(self, fn: Callable[[], T], priority: Priority = Priority.INTERACTIVE) -> T:
+        """Run ``fn`` on a worker thread and await its result."""
+        return await asyncio.wrap_future(self.submit(fn, priority))
+
+    def close(self) -> None:
+        """Let the workers finish what is queued, then stop them."""
+        with self._lock:
+            for _ in self._threads:
+                self._queue.put((99, next(self._counter), _STOP))
+            self._threads = []

@@ -1,0 +1,27 @@
+"""Component kinds: one ABC per pipeline stage.
+
+``KINDS`` maps the YAML section of each stage to its base class.
+"""
+
+from __future__ import annotations
+
+from omoide.components.asr import ASR, ASRConfig
+from omoide.components.base import (Capabilities, Component, ComponentConfig, ComponentState,
+                                    ComponentStatus)
+from omoide.components.chat import ChatConfig, ChatModel
+from omoide.components.device import Device, DeviceConfig, DeviceHost
+from omoide.components.embedder import Embedder, EmbedderConfig
+from omoide.components.store import StoreCapabilities, VectorStore, VectorStoreConfig
+from omoide.components.tts import TTS, TTSConfig
+from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
+
+KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
+    "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
+    "chat": ChatModel, "tts": TTS, "device": Device,
+}
+
+__all__ = ["ASR", "ASRConfig", "Capabilities", "ChatConfig", "ChatModel", "Component",
+           "ComponentConfig", "ComponentState", "ComponentStatus", "Device", "DeviceConfig",
+           "DeviceHost", "Embedder", "EmbedderConfig", "EndOfSpeechDetector", "KINDS",
+           "StoreCapabilities", "TTS", "TTSConfig", "VAD", "VADConfig", "VectorStore",
+           "VectorStoreConfig"]

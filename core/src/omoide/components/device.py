@@ -1,0 +1,55 @@
+"""Devices: how robots and other clients reach omoide (HTTP routes, WebSockets).
+
+A device component contributes a FastAPI router built against a
+:class:`DeviceHost`, the narrow face of the assistant a device may use.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from omoide.components.base import Component, ComponentConfig
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from omoide.components.vad import EndOfSpeechDetector
+    from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
+
+
+class DeviceHost(Protocol):
+    """What the server offers a device plugin."""
+
+    data_dir: Path
+    """Where the plugin may keep state (pairings, tokens), one sub-folder per plugin."""
+
+    async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
+        """Run one turn (audio or text) and stream its results into ``sink``.
+
+        Cancelling the awaiting task is barge-in: speech stops, queued sentences
+        are dropped, what was already said is journaled.
+        """
+        ...
+
+    def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
+        """A fresh server-side VAD stream (16 kHz), or None when no VAD is configured."""
+        ...
+
+    async def session_ended(self, user: str) -> None:
+        """Tell the assistant a user's session closed (schedules memory extraction)."""
+        ...
+
+
+class DeviceConfig(ComponentConfig):
+    pass
+
+
+class Device(Component[DeviceConfig]):
+    kind: ClassVar[str] = "device"
+    Config = DeviceConfig
+
+    @abstractmethod
+    def router(self, host: DeviceHost) -> APIRouter:
+        """Routes this device adds to the server; called once when the app is built."""

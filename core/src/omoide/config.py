@@ -1,0 +1,352 @@
+"""Config: YAML -> validated settings, in two phases, with every problem reported at once.
+
+Phase 1 parses the YAML, resolves ``{$env: NAME}`` secrets and validates the
+envelope (sections, ``use:`` names, assistant/server/memory settings). Phase 2
+validates each component's own ``Config`` once the registry knows the classes.
+Every problem carries its YAML path (``asr.model``, ``devices[0].port``), unknown
+names get a "did you mean", and nothing is loaded or started.
+
+Secrets (fields marked with :data:`Secret`) must be given as ``{$env: NAME}``,
+never literally in the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, SecretStr,
+                      ValidationError, field_validator)
+
+from omoide.components import Component, ComponentConfig
+from omoide.errors import ConfigError, ConfigProblem
+from omoide.memory.config import MemoryConfig
+
+
+class EnvValue(str):
+    """A string that came from ``{$env: NAME}``; remembers the variable's name."""
+
+    env_name: str
+
+    def __new__(cls, value: str, env_name: str) -> EnvValue:
+        obj = super().__new__(cls, value)
+        obj.env_name = env_name
+        return obj
+
+
+def _require_env(value: Any) -> Any:
+    if value is None or isinstance(value, EnvValue | SecretStr):
+        return value
+    raise ValueError("secrets must be given as {$env: NAME}, not written in the file")
+
+
+Secret = Annotated[SecretStr | None, BeforeValidator(_require_env)]
+"""Type of config fields holding secrets (API keys, token secrets)."""
+
+# YAML section -> component kind
+STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "store": "store",
+                          "chat": "chat", "tts": "tts"}
+REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AssistantSettings(_Strict):
+    name: str = Field("かな", description="The assistant's name, used in the persona.")
+    persona: str = Field(
+        "あなたは卓上ロボットのスタックチャン「{name}」です。相手のことは「あなた」と呼び、"
+        "親しみやすく短く（1〜3文で）話し言葉で答えます。",
+        description="Persona prompt; `{name}` is replaced by `name`.")
+    timezone: str = Field("Asia/Tokyo", description="IANA time zone of the users.")
+    history_exchanges: int = Field(3, ge=0, le=20,
+                                   description="Recent exchanges kept in the prompt.")
+    history_window_minutes: float = Field(
+        10.0, ge=0, description="History is used only if the last utterance is this recent.")
+    first_sentence_comma_split: bool = Field(
+        True, description="Cut the first sentence at a comma for faster first audio.")
+    tts_lookahead: int = Field(2, ge=1, le=8,
+                               description="Sentences synthesised ahead of the one playing.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {v!r}") from exc
+        return v
+
+
+class ServerSettings(_Strict):
+    host: str = Field("0.0.0.0", description="Address to listen on.")
+    port: int = Field(8003, ge=1, le=65535, description="Port to listen on.")
+    public_url: str | None = Field(
+        None, description="Base URL devices use to reach the server (default: from the request).")
+    data_dir: str = Field("./data", description="Where journal, stores and pairings live.")
+    trace_file: str | None = Field("traces.jsonl",
+                                   description="Per-turn traces as JSON lines (relative to "
+                                               "data_dir); null turns the file off.")
+    traces_kept: int = Field(200, ge=0, description="Recent turn traces kept for the HTTP API.")
+
+
+class StageSpec(BaseModel):
+    """``{use: NAME, ...options}``; the options are validated in phase 2."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    use: str = Field(description="Registered component name.")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class EmbedFallbackSpec(StageSpec):
+    """A secondary embedder used only while it answers and agrees with the primary."""
+
+    min_agreement: float = Field(0.99, ge=0, le=1,
+                                 description="Probe cosine the secondary must reach.")
+    recheck_seconds: float = Field(300.0, gt=0,
+                                   description="How often the secondary is probed again.")
+
+
+class EmbedSpec(StageSpec):
+    fallback: EmbedFallbackSpec | None = Field(None, description="Optional API fallback.")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {k: v for k, v in (self.model_extra or {}).items()}
+
+
+class Envelope(_Strict):
+    assistant: AssistantSettings = Field(default_factory=AssistantSettings)  # type: ignore[arg-type]
+    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)  # type: ignore[arg-type]
+    vad: StageSpec | None = Field(None, description="Server-side VAD (optional).")
+    asr: StageSpec
+    embed: EmbedSpec
+    store: StageSpec
+    chat: StageSpec
+    tts: StageSpec
+    devices: list[StageSpec] = Field(default_factory=list, description="Device transports.")
+
+
+@dataclass(frozen=True)
+class ComponentChoice:
+    """A validated stage: the YAML path, the class, its validated config."""
+
+    path: str
+    kind: str
+    cls: type[Component]
+    config: ComponentConfig
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A fully validated config."""
+
+    envelope: Envelope
+    components: dict[str, ComponentChoice]   # path -> choice ("asr", "embed.fallback", "devices[0]")
+    source: str | None = None
+
+    @property
+    def assistant(self) -> AssistantSettings:
+        return self.envelope.assistant
+
+    @property
+    def server(self) -> ServerSettings:
+        return self.envelope.server
+
+    @property
+    def memory(self) -> MemoryConfig:
+        return self.envelope.memory
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.envelope.server.data_dir)
+
+
+# -- phase 1 -----------------------------------------------------------------------
+def load_yaml(text: str, source: str | None = None) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        raise ConfigError([ConfigProblem("", f"not valid YAML at {where}: "
+                                             f"{getattr(exc, 'problem', exc)}")], source) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError([ConfigProblem("", "the top level must be a mapping")], source)
+    return data
+
+
+def resolve_env(node: Any, path: str, problems: list[ConfigProblem],
+                environ: dict[str, str] | os._Environ[str] = os.environ) -> Any:
+    """Replace every ``{$env: NAME}`` by the variable's value (an :class:`EnvValue`)."""
+    if isinstance(node, dict):
+        if set(node) == {"$env"}:
+            name = node["$env"]
+            if not isinstance(name, str) or not name:
+                problems.append(ConfigProblem(path, "{$env: NAME} needs a variable name"))
+                return None
+            if name not in environ:
+                problems.append(ConfigProblem(
+                    path, f"environment variable {name} is not set (export {name}=...)"))
+                return None
+            return EnvValue(environ[name], name)
+        return {k: resolve_env(v, _join(path, str(k)), problems, environ) for k, v in node.items()}
+    if isinstance(node, list):
+        return [resolve_env(v, f"{path}[{i}]", problems, environ) for i, v in enumerate(node)]
+    return node
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _loc_path(prefix: str, loc: Iterable[Any]) -> str:
+    path = prefix
+    for part in loc:
+        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, str(part))
+    return path
+
+
+def pydantic_problems(exc: ValidationError, prefix: str, model: type[BaseModel] | None = None
+                      ) -> list[ConfigProblem]:
+    problems = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden" and model is not None:
+            fields = _fields_at(model, loc[:-1])
+            hint = _did_you_mean(str(loc[-1]), fields)
+            msg = f"unknown setting{hint}" + (f" (known: {', '.join(sorted(fields))})"
+                                              if fields and not hint else "")
+        problems.append(ConfigProblem(_loc_path(prefix, loc), msg))
+    return problems
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        current = next((a for a in getattr(ann, "__args__", (ann,))
+                        if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return list(getattr(current, "model_fields", {}))
+
+
+def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def parse_envelope(data: dict[str, Any], source: str | None = None,
+                   environ: dict[str, str] | os._Environ[str] = os.environ) -> Envelope:
+    """Phase 1. Raises :class:`ConfigError` listing every envelope problem."""
+    problems: list[ConfigProblem] = []
+    resolved = resolve_env(data, "", problems, environ)
+    try:
+        envelope = Envelope.model_validate(resolved)
+    except ValidationError as exc:
+        problems.extend(pydantic_problems(exc, "", Envelope))
+        raise ConfigError(problems, source) from None
+    if problems:
+        raise ConfigError(problems, source)
+    return envelope
+
+
+def wanted_components(envelope: Envelope) -> list[tuple[str, str]]:
+    """The ``(kind, name)`` pairs a config uses: what the plugin loader must load."""
+    return [(kind, spec.use) for _, kind, spec in _stage_specs(envelope)]
+
+
+def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
+    out: list[tuple[str, str, StageSpec]] = []
+    for section, kind in STAGES.items():
+        spec = getattr(envelope, section)
+        if spec is not None:
+            out.append((section, kind, spec))
+    if envelope.embed.fallback is not None:
+        out.append(("embed.fallback", "embedder", envelope.embed.fallback))
+    out.extend((f"devices[{i}]", "device", spec) for i, spec in enumerate(envelope.devices))
+    return out
+
+
+# -- phase 2 -----------------------------------------------------------------------
+def validate_components(envelope: Envelope, registry: Any, source: str | None = None) -> Settings:
+    """Phase 2: check every ``use:`` name and each component's own config.
+
+    ``registry`` is a :class:`omoide.plugins.PluginRegistry`.
+    """
+    problems: list[ConfigProblem] = []
+    choices: dict[str, ComponentChoice] = {}
+    for path, kind, spec in _stage_specs(envelope):
+        cls = registry.components[kind].get(spec.use)
+        if cls is None:
+            broken = registry.failed_provider(kind, spec.use)
+            if broken is not None:
+                msg = (f"{kind} {spec.use!r} comes from plugin {broken.name}, which failed to"
+                       f" load: {broken.error}")
+            else:
+                available = registry.available(kind)
+                msg = (f"unknown {kind} {spec.use!r}{_did_you_mean(spec.use, available)};"
+                       f" available: {', '.join(available) or 'none installed'}")
+            problems.append(ConfigProblem(_join(path, "use"), msg))
+            continue
+        try:
+            config = cls.Config.model_validate(spec.options)
+        except ValidationError as exc:
+            problems.extend(pydantic_problems(exc, path, cls.Config))
+            continue
+        choices[path] = ComponentChoice(path, kind, cls, config)
+    names = [s.use for s in envelope.devices]
+    for dup in {n for n in names if names.count(n) > 1}:
+        problems.append(ConfigProblem("devices", f"device {dup!r} is listed twice"))
+    if problems:
+        raise ConfigError(problems, source)
+    return Settings(envelope, choices, source)
+
+
+def load_settings(path: str | Path, registry: Any = None,
+                  environ: dict[str, str] | os._Environ[str] = os.environ) -> Settings:
+    """Read and fully validate a config file, loading only the plugins it uses.
+
+    Relative ``server.data_dir`` stays relative to the working directory.
+    """
+    from omoide.plugins import build_registry
+
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([ConfigProblem("", f"cannot read {source}: {exc.strerror}")],
+                          source) from None
+    envelope = parse_envelope(load_yaml(text, source), source, environ)
+    if registry is None:
+        registry = build_registry(wanted_components(envelope))
+    return validate_components(envelope, registry, source)
+
+
+def json_schema(registry: Any) -> dict[str, Any]:
+    """JSON schema of the whole config, with each stage's options per registered name."""
+    schema = Envelope.model_json_schema()
+    components: dict[str, Any] = {}
+    for kind, by_name in registry.components.items():
+        components[kind] = {name: cls.Config.model_json_schema()
+                            for name, cls in sorted(by_name.items())}
+    schema["x-omoide-components"] = components
+    return schema

@@ -1,0 +1,81 @@
+"""The hooks a plugin may implement.
+
+Registration hooks register component *classes* (config is validated before anything
+heavy is built); the YAML picks one registered name per stage with ``use:``.
+``prompt_sections`` is a broadcast: every plugin may contribute; the core sorts the
+sections by ``order``, never by hook call order. ``on_turn_completed`` is an observer.
+
+A plugin module marks its functions with :data:`hookimpl`::
+
+    from omoide.hookspecs import hookimpl
+
+    @hookimpl
+    def register_tts(register):
+        register(MyTTS)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from omoide.components import ASR, TTS, VAD, ChatModel, Device, Embedder, VectorStore
+    from omoide.pipeline.prompt import PromptContext, PromptSection
+    from omoide.pipeline.turn import CompletedTurn
+
+PROJECT = "omoide"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_vad(register: Callable[[type[VAD]], None]) -> None:
+    """Register voice activity detector classes."""
+
+
+@hookspec
+def register_asr(register: Callable[[type[ASR]], None]) -> None:
+    """Register speech recognition classes."""
+
+
+@hookspec
+def register_embedders(register: Callable[[type[Embedder]], None]) -> None:
+    """Register text embedder classes."""
+
+
+@hookspec
+def register_stores(register: Callable[[type[VectorStore]], None]) -> None:
+    """Register vector store classes."""
+
+
+@hookspec
+def register_chat_models(register: Callable[[type[ChatModel]], None]) -> None:
+    """Register chat model classes."""
+
+
+@hookspec
+def register_tts(register: Callable[[type[TTS]], None]) -> None:
+    """Register text-to-speech classes."""
+
+
+@hookspec
+def register_devices(register: Callable[[type[Device]], None]) -> None:
+    """Register device (transport) classes."""
+
+
+@hookspec
+def prompt_sections(context: PromptContext) -> list[PromptSection] | None:
+    """Contribute sections to the system prompt of one turn (persona, dates, memories...).
+
+    Return None or a list; the core orders all sections by ``PromptSection.order``.
+    Must be fast and must not do I/O: everything needed is in ``context``.
+    """
+
+
+@hookspec
+def on_turn_completed(turn: CompletedTurn) -> None:
+    """Observe a finished turn (already journaled). Must return quickly: schedule work,
+    don't do it here."""

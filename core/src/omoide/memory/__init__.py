@@ -1,0 +1,1 @@
+"""Long-term memory: journal, extraction, retrieval engines, evaluation."""

@@ -1,0 +1,73 @@
+"""The memory service as the turn pipeline and the server see it.
+
+The pipeline only needs these calls; the engine behind them (journal, extraction,
+read engines) lives in the rest of :mod:`omoide.memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from omoide.types import Exchange, Memory, RetrievedMemory
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What retrieval chose for one query, and how long it took.
+
+    ``timed_out`` is set when the time budget ran out (then ``memories`` is empty).
+    ``timings_ms`` has at least ``embed`` and ``search``.
+    """
+
+    memories: list[RetrievedMemory]
+    engine: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    timed_out: bool = False
+    error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtractionReport:
+    """Result of one extraction run for one user."""
+
+    user: str
+    exchanges: int
+    stored: list[Memory]
+    skipped_duplicates: int = 0
+    superseded: list[str] = field(default_factory=list)
+    pending: bool = False
+    error: str | None = None
+
+
+class MemoryService(Protocol):
+    """Long-term memory for the turn pipeline."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def recall(self, user: str, query: str, now: datetime) -> Recall:
+        """Memories to inject for ``query``; never raises, never exceeds the time budget."""
+        ...
+
+    async def record_exchange(self, exchange: Exchange) -> None:
+        """Journal an exchange durably. Must complete before anything else uses it."""
+        ...
+
+    def note_turn_completed(self, exchange: Exchange) -> None:
+        """Schedule extraction if a trigger (count, idle timer) fires. Returns at once."""
+        ...
+
+    async def session_ended(self, user: str) -> None:
+        """A device disconnected: schedule extraction of what is pending."""
+        ...
+
+    async def extract_now(self, user: str) -> ExtractionReport:
+        """Extract ``user``'s pending exchanges now (the debug endpoint)."""
+        ...
+
+    async def list_memories(self, user: str) -> Sequence[Memory]: ...

@@ -1,0 +1,46 @@
+"""The ``memory:`` section of the config."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BaselineSettings(_Strict):
+    """The reference algorithm's numbers."""
+
+    candidates: int = Field(8, ge=1, description="Top-k by raw cosine before the date bonus.")
+    recency_weight: float = Field(0.05, ge=0, description="Weight of exp(-age_days/half_life).")
+    recency_days: float = Field(14.0, gt=0, description="Decay constant of the recency bonus, days.")
+    threshold: float = Field(0.45, description="Minimum score to inject.")
+    max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
+
+
+class ExtractionSettings(_Strict):
+    idle_minutes: float = Field(5.0, gt=0, description="Extract after this much silence.")
+    max_exchanges: int = Field(8, ge=1, description="Extract once this many exchanges wait.")
+    on_disconnect: bool = Field(True, description="Extract when a device session closes.")
+    attempts: int = Field(3, ge=1, description="Tries per extraction before it stays pending.")
+    dedup_cosine: float = Field(0.92, gt=0, le=1,
+                                description="Cosine at or above which a fact is a duplicate.")
+
+
+class MemoryConfig(_Strict):
+    """Long-term memory: where it lives, how it is written and read."""
+
+    engine: Literal["robust", "baseline"] = Field(
+        "robust", description="Read engine: `robust` (default) or the reference `baseline`.")
+    max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
+    time_budget_ms: float = Field(
+        300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
+    journal: str = Field("journal.sqlite3",
+                         description="Journal file, relative to server.data_dir.")
+    baseline: BaselineSettings = Field(default_factory=BaselineSettings,  # type: ignore[arg-type]
+                                       description="Numbers of the baseline engine.")
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,  # type: ignore[arg-type]
+                                           description="When and how facts are extracted.")

@@ -1,0 +1,1 @@
+"""The turn pipeline: vad -> asr -> retrieve -> prompt -> chat -> split -> tts -> device."""

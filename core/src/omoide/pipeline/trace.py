@@ -1,0 +1,99 @@
+"""Per-turn traces: when each stage started and ended, and which component ran it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("omoide.trace")
+
+STAGES = ("end_of_speech", "asr", "retrieve", "prompt", "chat_first_token",
+          "first_sentence_audio", "chat", "tts", "done")
+
+
+@dataclass
+class Span:
+    start_ms: float
+    end_ms: float | None = None
+    component: str | None = None
+    error: str | None = None
+    note: str | None = None
+
+
+@dataclass
+class TurnTrace:
+    """Timings of one turn, in ms relative to ``t0`` (end of speech, or request arrival)."""
+
+    turn_id: str
+    user: str
+    started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    t0: float = field(default_factory=time.perf_counter)
+    spans: dict[str, Span] = field(default_factory=dict)
+
+    def now_ms(self) -> float:
+        return (time.perf_counter() - self.t0) * 1000.0
+
+    def begin(self, stage: str, component: str | None = None) -> None:
+        self.spans[stage] = Span(self.now_ms(), None, component)
+
+    def end(self, stage: str, *, error: str | None = None, note: str | None = None) -> None:
+        span = self.spans.get(stage)
+        if span is None:
+            span = self.spans[stage] = Span(self.now_ms())
+        span.end_ms = self.now_ms()
+        if error:
+            span.error = error
+        if note:
+            span.note = note
+
+    def mark(self, stage: str, component: str | None = None, note: str | None = None) -> None:
+        """An instant: start == end (end of speech, first token, first audio)."""
+        if stage not in self.spans:
+            t = self.now_ms()
+            self.spans[stage] = Span(t, t, component, None, note)
+
+    def ms(self, stage: str) -> float | None:
+        span = self.spans.get(stage)
+        return None if span is None else span.end_ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn_id": self.turn_id, "user": self.user,
+                "started_at": self.started_at.isoformat(),
+                "stages": {name: {"start_ms": round(s.start_ms, 2),
+                                  "end_ms": None if s.end_ms is None else round(s.end_ms, 2),
+                                  "component": s.component, "error": s.error, "note": s.note}
+                           for name, s in self.spans.items()}}
+
+
+class TraceLog:
+    """Keeps the last ``kept`` traces in memory and appends every trace to a JSONL file."""
+
+    def __init__(self, path: Path | None, kept: int = 200) -> None:
+        self._path = path
+        self._recent: deque[dict[str, Any]] = deque(maxlen=max(kept, 1))
+        self._lock = threading.Lock()
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(self, trace: TurnTrace) -> dict[str, Any]:
+        data = trace.to_json()
+        line = json.dumps(data, ensure_ascii=False)
+        with self._lock:
+            self._recent.append(data)
+            if self._path is not None:
+                with self._path.open("a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+        log.info("turn %s", line)
+        return data
+
+    def recent(self, user: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        with self._lock:
+            items = [t for t in self._recent if user is None or t["user"] == user]
+        return items[-limit:]

@@ -1,0 +1,87 @@
+"""What goes into a turn, what comes out, and where its pieces are delivered."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from omoide.pipeline.trace import TurnTrace
+from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
+
+ToolHandler = Callable[[ToolCall], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """One turn: a user's utterance as audio (to transcribe) or as text.
+
+    ``now`` overrides the clock (tests, evaluation). ``tools`` are offered to the chat
+    model and executed through ``tool_handler`` (e.g. a robot's MCP tools).
+    ``speak=False`` skips TTS (text clients).
+    """
+
+    user: str
+    text: str | None = None
+    audio: AudioClip | None = None
+    session_id: str | None = None
+    device: str | None = None
+    now: datetime | None = None
+    speak: bool = True
+    tools: Sequence[ToolSpec] = ()
+    tool_handler: ToolHandler | None = None
+    end_of_speech_at: float | None = None
+    """``time.perf_counter()`` when the VAD saw the end of speech, if known."""
+
+
+class TurnSink(Protocol):
+    """Receives a turn's results as they happen. Each method may apply back-pressure
+    (e.g. a device pacing audio in real time): the pipeline awaits it."""
+
+    async def on_transcript(self, text: str) -> None: ...
+
+    async def on_emotion(self, emotion: Emotion) -> None: ...
+
+    async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
+        """One sentence of the reply; ``audio`` is None when TTS failed or was skipped."""
+        ...
+
+
+class NullSink:
+    """A sink that drops everything (text-only callers collect the result instead)."""
+
+    async def on_transcript(self, text: str) -> None:
+        return None
+
+    async def on_emotion(self, emotion: Emotion) -> None:
+        return None
+
+    async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
+        return None
+
+
+@dataclass
+class TurnResult:
+    turn_id: str
+    user: str
+    transcript: str
+    reply: str
+    emotion: Emotion
+    memories: list[RetrievedMemory]
+    sentences: list[str]
+    audio: list[AudioClip | None]
+    trace: dict[str, Any]
+    degraded: list[str] = field(default_factory=list)
+    """Human-readable notes on what failed and was worked around (e.g. TTS down)."""
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class CompletedTurn:
+    """What observers of ``on_turn_completed`` see: the journaled exchange and trace."""
+
+    exchange: Exchange
+    trace: TurnTrace
+    memories: tuple[RetrievedMemory, ...]
+    interrupted: bool = False

@@ -1,0 +1,26 @@
+"""The contract kit: reusable test classes for plugins, and test doubles.
+
+The contract classes import pytest, so they load only when asked for
+(``from omoide.testing import VectorStoreContract``); the test-double plugin
+(:mod:`omoide.testing.plugin`) can be loaded by a server without pytest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CONTRACTS = {"ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
+              "EmbedderContract", "TTSContract", "VADContract", "VectorStoreContract",
+              "assert_config_strict_and_described"}
+
+__all__ = sorted([*_CONTRACTS, "PluginPackageContract"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CONTRACTS:
+        from omoide.testing import contracts
+        return getattr(contracts, name)
+    if name == "PluginPackageContract":
+        from omoide.testing.package import PluginPackageContract
+        return PluginPackageContract
+    raise AttributeError(name)

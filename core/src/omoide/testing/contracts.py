@@ -1,0 +1,286 @@
+"""Contract test classes, one per component kind, for plugins to subclass.
+
+Usage in a plugin's tests::
+
+    from omoide.testing import VectorStoreContract
+
+    class TestQdrantLocal(VectorStoreContract):
+        component_cls = QdrantStore
+
+        @pytest.fixture
+        def config(self, tmp_path):
+            return {"path": str(tmp_path)}
+
+Every contract needs ``component_cls`` and a ``config`` fixture (a dict of options,
+as they would appear in YAML under ``use:``). A capability the component lacks is a
+skip with a reason, never a failure. The classes are not named ``Test*`` so pytest
+collects them only through subclasses.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterator
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from omoide.components import (ASR, TTS, VAD, ChatModel, Component, Device, Embedder,
+                               VectorStore)
+from omoide.errors import EmbedderMismatch, InvalidInput
+from omoide.types import (AudioClip, ChatMessage, EmbedderFingerprint, VectorRecord)
+
+
+def assert_config_strict_and_described(config_cls: type[BaseModel]) -> None:
+    """Every field has a description, and unknown keys are rejected."""
+    undocumented = [name for name, f in config_cls.model_fields.items() if not f.description]
+    assert not undocumented, f"{config_cls.__name__}: fields without description: {undocumented}"
+    assert config_cls.model_config.get("extra") == "forbid", \
+        f"{config_cls.__name__} must forbid unknown keys (extra='forbid')"
+
+
+class ComponentContract:
+    """Checks every component kind shares: naming, strict config, cheap construction."""
+
+    component_cls: ClassVar[type[Component]]  # type: ignore[type-arg]
+
+    @pytest.fixture
+    def config(self) -> dict[str, Any]:
+        return {}
+
+    @pytest.fixture
+    async def component(self, config: dict[str, Any]) -> AsyncIterator[Any]:
+        comp = self.component_cls(self.component_cls.Config.model_validate(config))
+        await comp.start()
+        try:
+            yield comp
+        finally:
+            await comp.stop()
+
+    def test_has_a_name(self) -> None:
+        assert isinstance(self.component_cls.name, str) and self.component_cls.name
+
+    def test_config_is_strict_and_described(self) -> None:
+        assert_config_strict_and_described(self.component_cls.Config)
+
+    def test_config_rejects_unknown_keys(self, config: dict[str, Any]) -> None:
+        with pytest.raises(Exception) as info:
+            self.component_cls.Config.model_validate({**config, "no_such_setting": 1})
+        assert "no_such_setting" in str(info.value)
+
+    def test_construction_is_cheap_and_does_not_start(self, config: dict[str, Any]) -> None:
+        comp = self.component_cls(self.component_cls.Config.model_validate(config))
+        assert comp.status.state.value == "created"
+
+    async def test_start_makes_it_ready(self, component: Component) -> None:  # type: ignore[type-arg]
+        assert component.status.state.value == "ready"
+
+
+class VADContract(ComponentContract):
+    component_cls: ClassVar[type[VAD]]
+
+    async def test_silence_has_low_probability(self, component: VAD) -> None:
+        state = component.new_state()
+        frame = np.zeros(component.frame_samples, dtype=np.float32)
+        probs = [component.speech_probability(frame, state) for _ in range(10)]
+        assert max(probs) < component.config.threshold
+
+    async def test_wrong_frame_size_is_invalid_input(self, component: VAD) -> None:
+        with pytest.raises(InvalidInput):
+            component.speech_probability(np.zeros(7, dtype=np.float32), component.new_state())
+
+    async def test_detector_reports_nothing_for_silence(self, component: VAD) -> None:
+        detector = component.new_detector()
+        events = detector.push(np.zeros(component.sample_rate * 2, dtype=np.float32))
+        assert events == []
+
+
+class ASRContract(ComponentContract):
+    component_cls: ClassVar[type[ASR]]
+
+    @pytest.fixture
+    def speech(self) -> AudioClip:
+        """Override with a real utterance when the ASR can be checked for content."""
+        t = np.arange(16000, dtype=np.float32) / 16000
+        return AudioClip((0.1 * np.sin(2 * math.pi * 220 * t)).astype(np.float32), 16000)
+
+    async def test_transcribes_to_a_string(self, component: ASR, speech: AudioClip) -> None:
+        result = await component.transcribe(speech)
+        assert isinstance(result.text, str)
+
+    async def test_empty_audio_is_invalid_input(self, component: ASR) -> None:
+        with pytest.raises(InvalidInput):
+            await component.transcribe(AudioClip(np.zeros(0, dtype=np.float32), 16000))
+
+    async def test_other_sample_rates_are_resampled(self, component: ASR,
+                                                    speech: AudioClip) -> None:
+        from omoide.audio import resample
+        result = await component.transcribe(resample(speech, 48000))
+        assert isinstance(result.text, str)
+
+    async def test_overlong_audio_is_refused(self, component: ASR) -> None:
+        seconds = component.config.max_seconds + 1
+        clip = AudioClip(np.zeros(int(seconds * 8000), dtype=np.float32), 8000)
+        with pytest.raises(InvalidInput):
+            await component.transcribe(clip)
+
+
+class EmbedderContract(ComponentContract):
+    component_cls: ClassVar[type[Embedder]]
+
+    async def test_vectors_have_dims_and_unit_norm(self, component: Embedder) -> None:
+        vecs = await component.embed(["今日はいい天気", "hello world"], "document")
+        assert vecs.shape == (2, component.dims)
+        assert vecs.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+
+    async def test_same_text_same_vector(self, component: Embedder) -> None:
+        a = await component.embed(["箱根に行く"], "document")
+        b = await component.embed(["箱根に行く"], "document")
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+    async def test_batches_match_single_calls(self, component: Embedder) -> None:
+        texts = [f"文{i}: ラーメンが好き" for i in range(component.config.batch_size + 3)]
+        batch = await component.embed(texts, "document")
+        single = np.stack([(await component.embed([t], "document"))[0] for t in texts[:3]])
+        np.testing.assert_allclose(batch[:3], single, atol=2e-3)
+
+    async def test_empty_input_gives_empty_array(self, component: Embedder) -> None:
+        assert (await component.embed([], "query")).shape == (0, component.dims)
+
+    async def test_fingerprint_names_model_and_dims(self, component: Embedder) -> None:
+        fp = await component.fingerprint()
+        assert fp.model == component.model_id and fp.dims == component.dims
+        assert fp.agreement(await component.fingerprint()) > 0.999
+
+
+def _unit(rng: np.random.Generator, dims: int) -> np.ndarray:
+    v = rng.standard_normal(dims).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _fingerprint(model: str = "contract-model", dims: int = 8, seed: int = 0
+                 ) -> EmbedderFingerprint:
+    vec = _unit(np.random.default_rng(seed), dims)
+    return EmbedderFingerprint(model, dims, "probe", tuple(float(x) for x in vec))
+
+
+class VectorStoreContract(ComponentContract):
+    """Stores: round trips, cosine order, per-user isolation, the embedder guard."""
+
+    component_cls: ClassVar[type[VectorStore]]
+    dims: ClassVar[int] = 8
+
+    @pytest.fixture
+    async def opened(self, component: VectorStore) -> VectorStore:
+        await component.open(_fingerprint(dims=self.dims))
+        return component
+
+    def _records(self, n: int, seed: int = 1, text: str = "m") -> list[VectorRecord]:
+        rng = np.random.default_rng(seed)
+        return [VectorRecord(str(uuid.uuid4()), _unit(rng, self.dims),
+                             {"text": f"{text}{i}", "n": i}) for i in range(n)]
+
+    async def test_upsert_then_get_round_trips(self, opened: VectorStore) -> None:
+        recs = self._records(3)
+        await opened.upsert("alice", recs)
+        got = {r.id: r for r in await opened.get("alice", [r.id for r in recs])}
+        assert set(got) == {r.id for r in recs}
+        for r in recs:
+            assert got[r.id].payload["text"] == r.payload["text"]
+            np.testing.assert_allclose(got[r.id].vector, r.vector, atol=1e-4)
+
+    async def test_search_orders_by_cosine(self, opened: VectorStore) -> None:
+        recs = self._records(10)
+        await opened.upsert("alice", recs)
+        hits = await opened.search("alice", recs[4].vector, limit=3)
+        assert hits[0].id == recs[4].id
+        assert hits[0].score == pytest.approx(1.0, abs=1e-3)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    async def test_users_never_see_each_other(self, opened: VectorStore) -> None:
+        alice, bob = self._records(5, seed=2, text="a"), self._records(5, seed=2, text="b")
+        bob = [VectorRecord(str(uuid.uuid4()), r.vector, r.payload) for r in bob]
+        await opened.upsert("alice", alice)
+        await opened.upsert("bob", bob)
+        for hit in await opened.search("alice", alice[0].vector, limit=10):
+            assert hit.payload["text"].startswith("a")
+        assert await opened.get("bob", [r.id for r in alice]) == []
+        assert {r.id for r in await opened.scroll("bob")} == {r.id for r in bob}
+        await opened.delete("bob", [alice[0].id])
+        assert await opened.count("alice") == 5
+
+    async def test_delete_removes(self, opened: VectorStore) -> None:
+        recs = self._records(4)
+        await opened.upsert("alice", recs)
+        await opened.delete("alice", [recs[0].id])
+        assert await opened.count("alice") == 3
+        assert await opened.get("alice", [recs[0].id]) == []
+
+    async def test_where_filters_on_payload(self, opened: VectorStore) -> None:
+        if not opened.capabilities.filters:
+            pytest.skip(f"{self.component_cls.name} has no payload filters")
+        recs = self._records(6)
+        await opened.upsert("alice", recs)
+        hits = await opened.search("alice", recs[0].vector, limit=6, where={"n": 3})
+        assert [h.payload["n"] for h in hits] == [3]
+
+    async def test_a_different_embedder_is_refused(self, opened: VectorStore) -> None:
+        with pytest.raises(EmbedderMismatch, match="reembed"):
+            await opened.open(_fingerprint(model="other-model", dims=self.dims))
+        with pytest.raises(EmbedderMismatch):
+            await opened.open(_fingerprint(dims=self.dims, seed=99))
+
+    async def test_the_same_embedder_reopens(self, opened: VectorStore) -> None:
+        await opened.open(_fingerprint(dims=self.dims))
+        fp = await opened.fingerprint()
+        assert fp is not None and fp.model == "contract-model"
+
+
+class ChatModelContract(ComponentContract):
+    component_cls: ClassVar[type[ChatModel]]
+
+    async def test_streams_text(self, component: ChatModel) -> None:
+        pieces = [d.text async for d in component.stream(
+            [ChatMessage("system", "Answer briefly."), ChatMessage("user", "こんにちは")])]
+        assert "".join(pieces).strip()
+
+    async def test_complete_joins_the_stream(self, component: ChatModel) -> None:
+        text = await component.complete([ChatMessage("user", "こんにちは")])
+        assert isinstance(text, str) and text
+
+
+class TTSContract(ComponentContract):
+    component_cls: ClassVar[type[TTS]]
+
+    async def test_speaks_a_sentence(self, component: TTS) -> None:
+        clip = await component.synthesize("こんにちは、元気ですか。")
+        assert clip.sample_rate > 0 and clip.duration_s > 0.2
+        assert clip.samples.dtype == np.float32
+        assert float(np.abs(clip.samples).max()) <= 1.0
+
+    async def test_empty_text_is_invalid_input(self, component: TTS) -> None:
+        with pytest.raises(InvalidInput):
+            await component.synthesize("   ")
+
+
+class DeviceContract(ComponentContract):
+    component_cls: ClassVar[type[Device]]
+
+    async def test_contributes_routes(self, component: Device, tmp_path: Any) -> None:
+        from omoide.testing.doubles import DeviceHostDouble
+        router = component.router(DeviceHostDouble(tmp_path))
+        assert router.routes
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = ["ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
+           "EmbedderContract", "TTSContract", "VADContract", "VectorStoreContract",
+           "assert_config_strict_and_described"]

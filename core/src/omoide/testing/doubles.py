@@ -1,0 +1,247 @@
+"""Test doubles for every component kind, with fixed, configurable latencies.
+
+They are registered under the name ``fake`` through the ``testing`` plugin (the
+same entry-point path a third-party plugin takes), so a config can say
+``asr: {use: fake, text: ...}``. They are for tests and benchmarks, never for use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from omoide.components import (ASR, TTS, VAD, ASRConfig, ChatConfig, ChatModel, Embedder,
+                               EmbedderConfig, TTSConfig, VADConfig, VectorStore)
+from omoide.components.base import ComponentConfig
+from omoide.components.store import StoreCapabilities, VectorStoreConfig
+from omoide.components.vad import EndOfSpeechDetector
+from omoide.errors import ComponentError
+from omoide.types import (AudioClip, ChatDelta, ChatMessage, EmbedderFingerprint, EmbedPurpose,
+                          FloatArray, Priority, ToolSpec, Transcript, VectorHit, VectorRecord)
+
+DOUBLE = "a test double, not for real use"
+
+
+class FakeASRConfig(ASRConfig):
+    text: str = Field("こんにちは", description="Transcript returned for any audio.")
+    latency_ms: float = Field(0.0, ge=0, description="Simulated recognition time.")
+
+
+class FakeASR(ASR):
+    """Returns ``text`` for any audio after ``latency_ms``."""
+
+    name = "fake"
+    Config = FakeASRConfig
+    stand_in = DOUBLE
+
+    async def _transcribe(self, audio: AudioClip) -> Transcript:
+        await asyncio.sleep(self.config.latency_ms / 1000)
+        return Transcript(self.config.text, self.config.language)
+
+
+class FakeVAD(VAD):
+    """Speech = frame RMS above 0.02 (good enough for synthetic test audio)."""
+
+    name = "fake"
+    Config = VADConfig
+    stand_in = DOUBLE
+
+    def new_state(self) -> Any:
+        return None
+
+    def _speech_probability(self, frame: FloatArray, state: Any) -> float:
+        rms = float(np.sqrt(np.mean(frame.astype(np.float64) ** 2)))
+        return min(1.0, rms / 0.02 * 0.5)
+
+
+class FakeChatConfig(ChatConfig):
+    reply: str = Field("[happy] はい、元気です。あなたはどう？", description="Reply text.")
+    first_token_ms: float = Field(0.0, ge=0, description="Delay before the first piece.")
+    per_token_ms: float = Field(0.0, ge=0, description="Delay between pieces.")
+    chunk_chars: int = Field(2, ge=1, description="Characters per streamed piece.")
+    fail_with: str | None = Field(None, description="Raise this message instead of replying.")
+    echo_memories: bool = Field(
+        False, description="Append the <retrieved_memory> block to the reply (tests).")
+
+
+class FakeChat(ChatModel):
+    """Streams ``reply`` in ``chunk_chars`` pieces with fixed delays; records requests."""
+
+    name = "fake"
+    Config = FakeChatConfig
+    stand_in = DOUBLE
+
+    def __init__(self, config: FakeChatConfig) -> None:
+        super().__init__(config)
+        self.requests: list[list[ChatMessage]] = []
+
+    async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
+                      json_output: bool) -> AsyncIterator[ChatDelta]:
+        self.requests.append(list(messages))
+        cfg = self.config
+        if cfg.fail_with:
+            raise ComponentError(cfg.fail_with, retryable=False)
+        reply = cfg.reply
+        if cfg.echo_memories:
+            block = re.search(r"<retrieved_memory>.*?</retrieved_memory>",
+                              messages[0].content, re.S)
+            reply += block.group(0) if block else "(no memory)"
+        await asyncio.sleep(cfg.first_token_ms / 1000)
+        for i in range(0, len(reply), cfg.chunk_chars):
+            if i:
+                await asyncio.sleep(cfg.per_token_ms / 1000)
+            yield ChatDelta(text=reply[i:i + cfg.chunk_chars])
+
+
+class FakeTTSConfig(TTSConfig):
+    latency_ms: float = Field(0.0, ge=0, description="Simulated synthesis time per sentence.")
+    sample_rate: int = Field(24000, gt=0, description="Output sample rate.")
+    ms_per_char: float = Field(60.0, gt=0, description="Audio length per character.")
+    fail_on: str | None = Field(None, description="Fail for sentences containing this text.")
+
+
+class FakeTTS(TTS):
+    """A 440 Hz tone as long as the text would take to say."""
+
+    name = "fake"
+    Config = FakeTTSConfig
+    stand_in = DOUBLE
+
+    async def _synthesize(self, text: str) -> AudioClip:
+        cfg = self.config
+        await asyncio.sleep(cfg.latency_ms / 1000)
+        if cfg.fail_on and cfg.fail_on in text:
+            raise ComponentError(f"fake tts refuses {text!r}")
+        n = int(cfg.sample_rate * cfg.ms_per_char * len(text) / 1000)
+        t = np.arange(n, dtype=np.float32) / cfg.sample_rate
+        return AudioClip((0.2 * np.sin(2 * math.pi * 440 * t)).astype(np.float32),
+                         cfg.sample_rate)
+
+
+class HashEmbedderConfig(EmbedderConfig):
+    dims: int = Field(64, ge=4, le=4096, description="Vector length.")
+    latency_ms: float = Field(0.0, ge=0, description="Simulated time per call.")
+
+
+class HashEmbedder(Embedder):
+    """Character-bigram hashing: similar strings get similar vectors. A test double."""
+
+    name = "fake"
+    Config = HashEmbedderConfig
+    stand_in = DOUBLE
+
+    @property
+    def model_id(self) -> str:
+        return f"fake-hash-{self.config.dims}"
+
+    @property
+    def dims(self) -> int:
+        return self.config.dims
+
+    def _vector(self, text: str) -> FloatArray:
+        text = unicodedata.normalize("NFKC", text)
+        vec = np.zeros(self.config.dims, dtype=np.float32)
+        grams = [text[i:i + 2] for i in range(max(1, len(text) - 1))]
+        for g in grams:
+            h = int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little")
+            vec[h % self.config.dims] += 1.0 if (h >> 32) & 1 else -1.0
+        if not vec.any():
+            vec[0] = 1.0
+        return vec
+
+    async def _embed(self, texts: Sequence[str], purpose: EmbedPurpose,
+                     priority: Priority) -> FloatArray:
+        if self.config.latency_ms:
+            await asyncio.sleep(self.config.latency_ms / 1000)
+        return np.stack([self._vector(t) for t in texts])
+
+
+class MemoryStoreConfig(VectorStoreConfig):
+    pass
+
+
+class InMemoryStore(VectorStore):
+    """A dict per user; brute-force cosine. Not persistent. A test double."""
+
+    name = "fake"
+    Config = MemoryStoreConfig
+    capabilities = StoreCapabilities(persistent=False)
+    stand_in = DOUBLE
+
+    def __init__(self, config: MemoryStoreConfig) -> None:
+        super().__init__(config)
+        self._data: dict[str, dict[str, VectorRecord]] = {}
+        self._fp: EmbedderFingerprint | None = None
+
+    async def _read_fingerprint(self) -> EmbedderFingerprint | None:
+        return self._fp
+
+    async def _write_fingerprint(self, fingerprint: EmbedderFingerprint) -> None:
+        self._fp = fingerprint
+
+    async def _create(self, dims: int) -> None:
+        self._data = {}
+
+    async def _drop(self) -> None:
+        self._data, self._fp = {}, None
+
+    async def _upsert(self, user: str, records: Sequence[VectorRecord]) -> None:
+        bucket = self._data.setdefault(user, {})
+        for r in records:
+            bucket[r.id] = r
+
+    async def _search(self, user: str, vector: FloatArray, limit: int,
+                      where: dict[str, Any] | None) -> list[VectorHit]:
+        recs = [r for r in self._data.get(user, {}).values()
+                if not where or all(r.payload.get(k) == v for k, v in where.items())]
+        if not recs:
+            return []
+        scores = np.stack([r.vector for r in recs]) @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-scores)[:limit]
+        return [VectorHit(recs[i].id, float(scores[i]), dict(recs[i].payload)) for i in order]
+
+    async def _get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
+        bucket = self._data.get(user, {})
+        return [bucket[i] for i in ids if i in bucket]
+
+    async def _delete(self, user: str, ids: Sequence[str]) -> None:
+        bucket = self._data.get(user, {})
+        for i in ids:
+            bucket.pop(i, None)
+
+    async def _scroll(self, user: str) -> list[VectorRecord]:
+        return list(self._data.get(user, {}).values())
+
+    async def _count(self, user: str) -> int:
+        return len(self._data.get(user, {}))
+
+
+class DeviceHostDouble:
+    """A :class:`omoide.components.DeviceHost` that records calls; runs no pipeline."""
+
+    def __init__(self, data_dir: Path, vad: VAD | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.requests: list[Any] = []
+        self.ended: list[str] = []
+        self._vad = vad
+
+    async def run_turn(self, request: Any, sink: Any) -> Any:
+        self.requests.append(request)
+        raise ComponentError("DeviceHostDouble runs no turns")
+
+    def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
+        return self._vad.new_detector() if self._vad else None
+
+    async def session_ended(self, user: str) -> None:
+        self.ended.append(user)
+
+

@@ -1,0 +1,4 @@
+"""omoide plugin `chat_modelscope`: OpenAI-compatible streaming chat (ModelScope API-Inference by default).
+
+Registers nothing yet: its components arrive with the issue that fills this stage.
+"""
