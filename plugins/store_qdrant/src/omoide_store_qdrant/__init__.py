@@ -1,4 +1,18 @@
-"""omoide plugin `store_qdrant`: Qdrant vector store (local mode or server).
+"""omoide plugin `store_qdrant`: the `qdrant` vector store (local mode, in memory, or a server).
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: qdrant-client is imported when the store starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from omoide.components import VectorStore
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_stores(register: Callable[[type[VectorStore]], None]) -> None:
+    from omoide_store_qdrant.store import QdrantStore
+
+    register(QdrantStore)

@@ -1,0 +1,32 @@
+"""The `qdrant` store passes the store and package contracts in local mode and in memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omoide.testing import PluginPackageContract, VectorStoreContract
+from omoide_store_qdrant.store import QdrantStore
+
+
+class TestQdrantLocalMode(VectorStoreContract):
+    component_cls = QdrantStore
+
+    @pytest.fixture
+    def config(self, tmp_path: Path) -> dict[str, Any]:
+        return {"path": str(tmp_path / "qdrant")}
+
+
+class TestQdrantInMemory(VectorStoreContract):
+    component_cls = QdrantStore
+
+    @pytest.fixture
+    def config(self) -> dict[str, Any]:
+        return {"location": ":memory:"}
+
+
+class TestQdrantPackage(PluginPackageContract):
+    plugin_name = "store_qdrant"
+    expected_components = {("store", "qdrant")}
