@@ -245,3 +245,54 @@ class DeviceHostDouble:
         self.ended.append(user)
 
 
+
+
+class MemoryServiceDouble:
+    """A :class:`omoide.memory.api.MemoryService` that returns canned memories.
+
+    Records journaled exchanges and extraction requests; ``delay_s`` simulates a slow
+    store; ``fail`` makes ``recall`` raise.
+    """
+
+    engine_name = "double"
+
+    def __init__(self, memories: Sequence[Any] = (), *, delay_s: float = 0.0,
+                 fail: bool = False) -> None:
+        self.memories = list(memories)
+        self.delay_s = delay_s
+        self.fail = fail
+        self.journal: list[Any] = []
+        self.noted: list[Any] = []
+        self.ended: list[str] = []
+        self.extracted: list[str] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    async def recall(self, user: str, query: str, now: Any) -> Any:
+        from omoide.memory.api import Recall
+        if self.fail:
+            raise ComponentError("memory double fails on purpose")
+        await asyncio.sleep(self.delay_s)
+        return Recall([m for m in self.memories if m.memory.user == user], "double",
+                      {"embed": 0.0, "search": self.delay_s * 1000})
+
+    async def record_exchange(self, exchange: Any) -> None:
+        self.journal.append(exchange)
+
+    def note_turn_completed(self, exchange: Any) -> None:
+        self.noted.append(exchange)
+
+    async def session_ended(self, user: str) -> None:
+        self.ended.append(user)
+
+    async def extract_now(self, user: str) -> Any:
+        from omoide.memory.api import ExtractionReport
+        self.extracted.append(user)
+        return ExtractionReport(user, 0, [])
+
+    async def list_memories(self, user: str) -> list[Any]:
+        return [m.memory for m in self.memories if m.memory.user == user]

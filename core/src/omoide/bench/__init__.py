@@ -1,0 +1,1 @@
+"""Benchmarks: ``omoide bench <name>``; each module exposes ``register(sub)``."""

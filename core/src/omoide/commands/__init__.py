@@ -1,0 +1,1 @@
+"""Subcommands of ``omoide``; each module exposes ``register(sub)``."""
