@@ -1,4 +1,18 @@
-"""omoide plugin `store_chroma`: Chroma vector store (persistent or server).
+"""omoide plugin `store_chroma`: the `chroma` vector store (a local directory or a Chroma server).
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: chromadb is imported when the store starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from omoide.components import VectorStore
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_stores(register: Callable[[type[VectorStore]], None]) -> None:
+    from omoide_store_chroma.store import ChromaStore
+
+    register(ChromaStore)

@@ -1,0 +1,285 @@
+"""The `chroma` vector store: one cosine collection shared by all users, isolated by filter.
+
+Layout of an entry (callers never see it):
+
+* id: ``uuid5(NAMESPACE, user + "\\n" + record id)``, so two users' records with the same
+  id are two entries and one user can never overwrite the other's;
+* metadata: ``user``, ``id`` (the record id), ``payload_json`` (the whole payload, so it
+  round-trips exactly) and ``p.<key>`` for every payload value Chroma can filter on
+  (str, int, float, bool, non-empty lists of one of those); ``where`` keys are matched
+  against ``p.<key>``.
+
+Every read, count and delete carries ``user == U`` in the Chroma ``where`` itself.
+The embedder fingerprint is kept in the collection's metadata. Embeddings are always
+ours (``embedding_function=None``): Chroma never tries to download a model.
+
+chromadb is synchronous; every call runs on the component's worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+
+from omoide.components.store import USER_FIELD, StoreCapabilities, VectorStore
+from omoide.errors import ComponentError, InvalidInput
+from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
+from omoide_store_chroma.config import ChromaStoreConfig
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
+log = logging.getLogger("omoide.store.chroma")
+
+T = TypeVar("T")
+
+ENTRY_ID_NAMESPACE = uuid.UUID("6f6d6f69-6465-5f63-6872-6f6d615f6964")
+ID_FIELD = "id"
+PAYLOAD_JSON_FIELD = "payload_json"
+FILTER_PREFIX = "p."
+FINGERPRINT_KEY = "omoide_fingerprint"
+PAGE = 500
+_SCALARS = (str, int, float, bool)
+
+
+def entry_id(user: str, record_id: str) -> str:
+    """The Chroma id of ``user``'s record ``record_id`` (a deterministic UUID string)."""
+    return str(uuid.uuid5(ENTRY_ID_NAMESPACE, f"{user}\n{record_id}"))
+
+
+class ChromaStore(VectorStore):
+    """Vectors in Chroma: an embedded persistent store (``path``) or a server (``host``)."""
+
+    name = "chroma"
+    Config = ChromaStoreConfig
+    capabilities: ClassVar[StoreCapabilities] = StoreCapabilities(persistent=True, filters=True)
+
+    config: ChromaStoreConfig
+
+    def __init__(self, config: ChromaStoreConfig) -> None:
+        super().__init__(config)
+        self._client: ClientAPI | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def _start(self) -> None:
+        self._client = await self.run_blocking(lambda: _translate_errors(self._open_client))
+
+    async def _stop(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await self.run_blocking(client.close)
+
+    def _open_client(self) -> ClientAPI:
+        import chromadb
+        from chromadb.config import Settings
+
+        cfg = self.config
+        # No telemetry: omoide runs offline and keeps users' data to itself.
+        settings = Settings(anonymized_telemetry=False)
+        if cfg.path is not None:
+            return chromadb.PersistentClient(path=cfg.path, settings=settings)
+        headers = dict(cfg.headers)
+        if cfg.token is not None:
+            headers["Authorization"] = f"Bearer {cfg.token.get_secret_value()}"
+        try:
+            return chromadb.HttpClient(host=cfg.host or "localhost", port=cfg.port, ssl=cfg.ssl,
+                                       headers=headers, settings=settings)
+        except ValueError as exc:
+            # chromadb reports an unreachable server as a ValueError raised over the
+            # httpx error; the server may just be starting, so that one is retryable.
+            import httpx
+
+            unreachable = isinstance(exc.__context__, httpx.TransportError)
+            raise ComponentError(
+                f"store chroma: cannot use the Chroma server at {cfg.host}:{cfg.port} ({exc})",
+                retryable=unreachable) from exc
+
+    async def _run(self, fn: Callable[[ClientAPI], T],
+                   priority: Priority = Priority.INTERACTIVE) -> T:
+        client = self._client
+        if client is None:
+            raise ComponentError("store chroma: not started")
+        return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)), priority)
+
+    def _collection(self, client: ClientAPI) -> Collection:
+        return client.get_collection(self.config.collection, embedding_function=None)
+
+    def _collection_or_none(self, client: ClientAPI) -> Collection | None:
+        from chromadb.errors import NotFoundError
+
+        try:
+            return self._collection(client)
+        except (NotFoundError, ValueError):
+            return None
+
+    # -- fingerprint -----------------------------------------------------------------
+    async def _read_fingerprint(self) -> EmbedderFingerprint | None:
+        def read(client: ClientAPI) -> EmbedderFingerprint | None:
+            collection = self._collection_or_none(client)
+            raw = (collection.metadata or {}).get(FINGERPRINT_KEY) if collection else None
+            return EmbedderFingerprint.from_json(json.loads(raw)) if raw else None
+
+        return await self._run(read)
+
+    async def _write_fingerprint(self, fingerprint: EmbedderFingerprint) -> None:
+        raw = json.dumps(fingerprint.to_json())
+
+        def write(client: ClientAPI) -> None:
+            collection = self._collection(client)
+            collection.modify(metadata={**(collection.metadata or {}), FINGERPRINT_KEY: raw})
+
+        await self._run(write)
+
+    # -- collection ------------------------------------------------------------------
+    async def _create(self, dims: int) -> None:
+        # Chroma fixes a collection's dimension with its first vector; nothing to size here.
+        name = self.config.collection
+        await self._run(lambda c: c.get_or_create_collection(
+            name, configuration={"hnsw": {"space": "cosine"}}, embedding_function=None))
+
+    async def _drop(self) -> None:
+        def drop(client: ClientAPI) -> None:
+            if self._collection_or_none(client) is not None:
+                client.delete_collection(self.config.collection)
+
+        await self._run(drop)
+
+    # -- entries ---------------------------------------------------------------------
+    async def _upsert(self, user: str, records: Sequence[VectorRecord]) -> None:
+        ids = [entry_id(user, r.id) for r in records]
+        embeddings = np.stack([np.asarray(r.vector, dtype=np.float32) for r in records])
+        metadatas = [_metadata(user, r) for r in records]
+
+        def upsert(client: ClientAPI) -> None:
+            collection = self._collection(client)
+            step = max(1, min(client.get_max_batch_size(), 5000))
+            for i in range(0, len(ids), step):
+                collection.upsert(ids=ids[i:i + step], embeddings=embeddings[i:i + step],
+                                  metadatas=metadatas[i:i + step])  # type: ignore[arg-type]
+
+        await self._run(upsert, Priority.BATCH)
+
+    async def _search(self, user: str, vector: FloatArray, limit: int,
+                      where: dict[str, Any] | None) -> list[VectorHit]:
+        chroma_where = _user_where(user, where)
+        query = np.asarray(vector, dtype=np.float32)[None, :]
+
+        def search(client: ClientAPI) -> list[VectorHit]:
+            result = self._collection(client).query(
+                query_embeddings=query, n_results=limit, where=chroma_where,
+                include=["metadatas", "distances"])
+            metadatas = (result["metadatas"] or [[]])[0]
+            distances = (result["distances"] or [[]])[0]
+            # Chroma's cosine space returns the distance 1 - cosine.
+            return [VectorHit(str(m[ID_FIELD]), 1.0 - float(d), _payload(m))
+                    for m, d in zip(metadatas, distances, strict=True)]
+
+        return await self._run(search)
+
+    async def _get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
+        wanted = list(dict.fromkeys(ids))
+        entry_ids = [entry_id(user, i) for i in wanted]
+        chroma_where = _user_where(user, None)
+
+        def get(client: ClientAPI) -> list[VectorRecord]:
+            result = self._collection(client).get(ids=entry_ids, where=chroma_where,
+                                                  include=["metadatas", "embeddings"])
+            return _records(result)
+
+        found = {r.id: r for r in await self._run(get)}
+        return [found[i] for i in wanted if i in found]
+
+    async def _delete(self, user: str, ids: Sequence[str]) -> None:
+        entry_ids = [entry_id(user, i) for i in ids]
+        chroma_where = _user_where(user, None)
+        await self._run(lambda c: self._collection(c).delete(ids=entry_ids, where=chroma_where))
+
+    async def _scroll(self, user: str) -> list[VectorRecord]:
+        chroma_where = _user_where(user, None)
+
+        def scroll(client: ClientAPI) -> list[VectorRecord]:
+            collection = self._collection(client)
+            out: list[VectorRecord] = []
+            while True:
+                page = _records(collection.get(where=chroma_where, limit=PAGE, offset=len(out),
+                                               include=["metadatas", "embeddings"]))
+                out.extend(page)
+                if len(page) < PAGE:
+                    return out
+
+        return await self._run(scroll, Priority.BATCH)
+
+    async def _count(self, user: str) -> int:
+        chroma_where = _user_where(user, None)
+        # Chroma counts only whole collections; fetching ids alone is the cheap filtered count.
+        return await self._run(lambda c: len(self._collection(c).get(
+            where=chroma_where, include=[])["ids"]))
+
+
+def _metadata(user: str, record: VectorRecord) -> dict[str, Any]:
+    try:
+        payload_json = json.dumps(record.payload, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"store chroma: payload of {record.id!r} is not JSON ({exc})") from exc
+    meta: dict[str, Any] = {USER_FIELD: user, ID_FIELD: record.id,
+                            PAYLOAD_JSON_FIELD: payload_json}
+    for key, value in record.payload.items():
+        if _filterable(value):
+            meta[FILTER_PREFIX + key] = value
+    return meta
+
+
+def _filterable(value: Any) -> bool:
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, list) and value:
+        kinds = {type(v) for v in value}
+        return len(kinds) == 1 and issubclass(kinds.pop(), _SCALARS)
+    return False
+
+
+def _payload(meta: Any) -> dict[str, Any]:
+    return dict(json.loads(meta[PAYLOAD_JSON_FIELD]))
+
+
+def _records(result: Any) -> list[VectorRecord]:
+    embeddings = result["embeddings"]
+    return [VectorRecord(str(meta[ID_FIELD]), np.asarray(embeddings[i], dtype=np.float32),
+                         _payload(meta))
+            for i, meta in enumerate(result["metadatas"] or [])]
+
+
+def _user_where(user: str, where: dict[str, Any] | None) -> dict[str, Any]:
+    """``user == U`` and one exact match per ``where`` item, as a Chroma ``where``."""
+    conditions: list[dict[str, Any]] = [{USER_FIELD: {"$eq": user}}]
+    for key, value in (where or {}).items():
+        if not isinstance(value, _SCALARS):
+            raise InvalidInput(f"store chroma: where[{key!r}] must be a str, int, float or bool"
+                               f" for an exact match, not {type(value).__name__}")
+        conditions.append({FILTER_PREFIX + key: {"$eq": value}})
+    return conditions[0] if len(conditions) == 1 else {"$and": conditions}
+
+
+def _translate_errors(fn: Callable[[], T]) -> T:
+    """Call ``fn``; report server/transport failures as :class:`ComponentError`.
+
+    429, 5xx and connection failures are retryable; other errors are not.
+    """
+    import httpx
+    from chromadb.errors import ChromaError
+
+    try:
+        return fn()
+    except ChromaError as exc:
+        code = exc.code()
+        raise ComponentError(f"store chroma: {exc.name()} {code}: {exc}",
+                             retryable=code == 429 or code >= 500) from exc
+    except (httpx.TransportError, ConnectionError) as exc:
+        raise ComponentError(f"store chroma: cannot reach the server ({exc})",
+                             retryable=True) from exc
