@@ -256,17 +256,48 @@ def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 def parse_envelope(data: dict[str, Any], source: str | None = None,
                    environ: dict[str, str] | os._Environ[str] = os.environ) -> Envelope:
-    """Phase 1. Raises :class:`ConfigError` listing every envelope problem."""
+    """Phase 1 alone. Raises :class:`ConfigError` listing every envelope problem."""
+    envelope, _, problems = _phase_one(data, environ)
+    if problems or envelope is None:
+        raise ConfigError(problems, source)
+    return envelope
+
+
+def _phase_one(data: dict[str, Any], environ: dict[str, str] | os._Environ[str]
+               ) -> tuple[Envelope | None, list[tuple[str, str, StageSpec]], list[ConfigProblem]]:
+    """Envelope validation; when it fails, the stage specs that do parse are still
+    returned so phase 2 can report their problems in the same run."""
     problems: list[ConfigProblem] = []
     resolved = resolve_env(data, "", problems, environ)
     try:
         envelope = Envelope.model_validate(resolved)
     except ValidationError as exc:
         problems.extend(pydantic_problems(exc, "", Envelope))
-        raise ConfigError(problems, source) from None
-    if problems:
-        raise ConfigError(problems, source)
-    return envelope
+        return None, _raw_stage_specs(resolved), problems
+    return envelope, _stage_specs(envelope), problems
+
+
+def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
+    out: list[tuple[str, str, StageSpec]] = []
+
+    def add(path: str, kind: str, node: Any, cls: type[StageSpec] = StageSpec) -> None:
+        if isinstance(node, dict) and isinstance(node.get("use"), str):
+            try:
+                out.append((path, kind, cls.model_validate(node)))
+            except ValidationError:
+                pass  # already reported by the envelope
+
+    for section, kind in STAGES.items():
+        node = data.get(section)
+        if section == "embed" and isinstance(node, dict):
+            add("embed.fallback", "embedder", node.get("fallback"), EmbedFallbackSpec)
+            node = {k: v for k, v in node.items() if k != "fallback"}
+        add(section, kind, node)
+    devices = data.get("devices")
+    if isinstance(devices, list):
+        for i, node in enumerate(devices):
+            add(f"devices[{i}]", "device", node)
+    return out
 
 
 def wanted_components(envelope: Envelope) -> list[tuple[str, str]]:
@@ -287,14 +318,11 @@ def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
 
 
 # -- phase 2 -----------------------------------------------------------------------
-def validate_components(envelope: Envelope, registry: Any, source: str | None = None) -> Settings:
-    """Phase 2: check every ``use:`` name and each component's own config.
-
-    ``registry`` is a :class:`omoide.plugins.PluginRegistry`.
-    """
+def _validate_stages(specs: list[tuple[str, str, StageSpec]], registry: Any
+                     ) -> tuple[dict[str, ComponentChoice], list[ConfigProblem]]:
     problems: list[ConfigProblem] = []
     choices: dict[str, ComponentChoice] = {}
-    for path, kind, spec in _stage_specs(envelope):
+    for path, kind, spec in specs:
         cls = registry.components[kind].get(spec.use)
         if cls is None:
             broken = registry.failed_provider(kind, spec.use)
@@ -313,10 +341,38 @@ def validate_components(envelope: Envelope, registry: Any, source: str | None = 
             problems.extend(pydantic_problems(exc, path, cls.Config))
             continue
         choices[path] = ComponentChoice(path, kind, cls, config)
-    names = [s.use for s in envelope.devices]
-    for dup in {n for n in names if names.count(n) > 1}:
+    names = [s.use for p, _, s in specs if p.startswith("devices[")]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(ConfigProblem("devices", f"device {dup!r} is listed twice"))
+    return choices, problems
+
+
+def validate_components(envelope: Envelope, registry: Any, source: str | None = None) -> Settings:
+    """Phase 2 alone: check every ``use:`` name and each component's own config.
+
+    ``registry`` is a :class:`omoide.plugins.PluginRegistry`.
+    """
+    choices, problems = _validate_stages(_stage_specs(envelope), registry)
     if problems:
+        raise ConfigError(problems, source)
+    return Settings(envelope, choices, source)
+
+
+def validate_config(data: dict[str, Any], *, source: str | None = None, registry: Any = None,
+                    environ: dict[str, str] | os._Environ[str] = os.environ) -> Settings:
+    """Both phases on parsed YAML; every problem of both is reported in one ConfigError.
+
+    Without ``registry``, loads only the plugins the config uses.
+    """
+    from omoide.plugins import build_registry
+
+    envelope, specs, problems = _phase_one(data, environ)
+    if registry is None:
+        registry = build_registry([(kind, spec.use) for _, kind, spec in specs])
+    choices, stage_problems = _validate_stages(specs, registry)
+    reported = {p.path for p in problems}
+    problems.extend(p for p in stage_problems if p.path not in reported)
+    if problems or envelope is None:
         raise ConfigError(problems, source)
     return Settings(envelope, choices, source)
 
@@ -327,18 +383,14 @@ def load_settings(path: str | Path, registry: Any = None,
 
     Relative ``server.data_dir`` stays relative to the working directory.
     """
-    from omoide.plugins import build_registry
-
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([ConfigProblem("", f"cannot read {source}: {exc.strerror}")],
                           source) from None
-    envelope = parse_envelope(load_yaml(text, source), source, environ)
-    if registry is None:
-        registry = build_registry(wanted_components(envelope))
-    return validate_components(envelope, registry, source)
+    return validate_config(load_yaml(text, source), source=source, registry=registry,
+                           environ=environ)
 
 
 def json_schema(registry: Any) -> dict[str, Any]:

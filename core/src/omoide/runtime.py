@@ -93,8 +93,6 @@ class Runtime:
             raise StartupFailed(failures)
 
     async def stop(self) -> None:
-        if "memory" in self.__dict__:
-            await self.memory.stop()
         comps = self.components()
         for path in list(self._started):
             try:

@@ -27,6 +27,7 @@ from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
+from omoide.memory.api import MemoryService
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
 from omoide.pipeline.trace import TraceLog
 from omoide.pipeline.turn import NullSink, TurnRequest, TurnResult, TurnSink
@@ -84,8 +85,10 @@ class OmoideServer:
 
     def __init__(self, settings: Settings, registry: PluginRegistry,
                  runtime: Runtime | None = None,
-                 on_fatal: Callable[[str], None] | None = None) -> None:
+                 on_fatal: Callable[[str], None] | None = None,
+                 memory: MemoryService | None = None) -> None:
         self.settings = settings
+        self._memory_override = memory
         self.registry = registry
         self.runtime = runtime or Runtime(settings)
         self.on_fatal = on_fatal
@@ -115,7 +118,7 @@ class OmoideServer:
         memory = None
         self.memory_state = ComponentState.STARTING
         try:
-            memory = rt.memory
+            memory = self.memory
             await memory.start()
             self.memory_state = ComponentState.READY
         except Exception as exc:  # noqa: BLE001 - rendered for the user
@@ -132,6 +135,12 @@ class OmoideServer:
         self.ready.set()
         log.info("omoide is ready")
 
+    @property
+    def memory(self) -> MemoryService:
+        """The memory service (the runtime's engine unless one was given)."""
+        return (self._memory_override if self._memory_override is not None
+                else self.runtime.memory)
+
     def _fatal(self, message: str) -> None:
         log.error("%s", message)
         if self.on_fatal is not None:
@@ -140,6 +149,11 @@ class OmoideServer:
     async def stop(self) -> None:
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()
+        if self.memory_state is ComponentState.READY:
+            try:
+                await self.memory.stop()
+            except Exception:  # noqa: BLE001 - shutting down
+                log.exception("stopping memory failed")
         await self.runtime.stop()
 
     def health(self) -> dict[str, Any]:
@@ -189,14 +203,18 @@ class ServerDeviceHost:
 
     async def session_ended(self, user: str) -> None:
         if self._server.ready.is_set():
-            await self._server.runtime.memory.session_ended(user)
+            await self._server.memory.session_ended(user)
 
 
 def create_app(settings: Settings, registry: PluginRegistry, *,
                runtime: Runtime | None = None,
-               on_fatal: Callable[[str], None] | None = None) -> FastAPI:
-    """Build the app for ``settings``. Components start when the app starts."""
-    server = OmoideServer(settings, registry, runtime, on_fatal)
+               on_fatal: Callable[[str], None] | None = None,
+               memory: MemoryService | None = None) -> FastAPI:
+    """Build the app for ``settings``. Components start when the app starts.
+
+    ``memory`` replaces the configured memory engine (tests, embedding omoide).
+    """
+    server = OmoideServer(settings, registry, runtime, on_fatal, memory)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -230,7 +248,7 @@ def _version() -> str:
 def _memory_router(server: OmoideServer) -> APIRouter | None:
     try:
         from omoide.server.memory_routes import memory_router
-        engine = server.runtime.memory
+        engine = server.memory
     except ImportError:
         log.warning("memory routes unavailable: the memory engine is not installed")
         return None
