@@ -1,4 +1,19 @@
-"""omoide plugin `chat_modelscope`: OpenAI-compatible streaming chat (ModelScope API-Inference by default).
+"""omoide plugin `chat_modelscope`: streaming chat through any OpenAI-compatible API,
+ModelScope API-Inference by default, registered as ``modelscope``.
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: the SDK loads when the component starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_chat_models(register: Callable[[Any], None]) -> None:
+    from omoide_chat_modelscope.chat import ModelScopeChat
+
+    register(ModelScopeChat)
