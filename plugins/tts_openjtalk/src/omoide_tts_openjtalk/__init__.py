@@ -1,4 +1,19 @@
-"""omoide plugin `tts_openjtalk`: Japanese TTS with pyopenjtalk-plus (offline).
+"""omoide plugin `tts_openjtalk`: the `openjtalk` offline Japanese TTS (pyopenjtalk-plus).
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: pyopenjtalk (which loads onnxruntime) is imported when
+the TTS starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from omoide.components import TTS
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_tts(register: Callable[[type[TTS]], None]) -> None:
+    from omoide_tts_openjtalk.tts import OpenJTalkTTS
+
+    register(OpenJTalkTTS)
