@@ -1,4 +1,18 @@
-"""omoide plugin `tts_irodori`: Irodori-TTS-Server HTTP client.
+"""omoide plugin `tts_irodori`: Irodori-TTS-Server HTTP client, registered as ``irodori``.
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: httpx loads when the component starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_tts(register: Callable[[Any], None]) -> None:
+    from omoide_tts_irodori.tts import IrodoriTTS
+
+    register(IrodoriTTS)
