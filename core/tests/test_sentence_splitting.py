@@ -39,10 +39,18 @@ def test_streamed_pieces_give_the_same_sentences_as_whole_text() -> None:
         assert out == split_sentences(text), size
 
 
-def test_a_sentence_is_released_as_soon_as_the_next_text_starts() -> None:
+def test_a_sentence_is_released_as_soon_as_its_terminator_arrives() -> None:
     splitter = SentenceSplitter()
-    assert splitter.feed("こんにちは。") == []      # a closer or another 。 may follow
-    assert splitter.feed("元") == ["こんにちは。"]
+    assert splitter.feed("こんにちは。") == ["こんにちは。"]
+    assert splitter.feed("元気") == []
+    assert splitter.flush() == ["元気"]
+
+
+def test_punctuation_arriving_after_a_released_sentence_is_not_spoken_twice() -> None:
+    splitter = SentenceSplitter()
+    assert splitter.feed("えっ！") == ["えっ！"]
+    assert splitter.feed("？」本当") == []
+    assert splitter.feed("に？") == ["本当に？"]
 
 
 def test_overlong_text_without_terminators_is_cut_at_a_comma() -> None:

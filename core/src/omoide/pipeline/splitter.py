@@ -1,8 +1,14 @@
 """Cuts a streamed reply into sentences for TTS, as soon as each one is complete.
 
 Sentences end at 。！？ and ASCII ?! (with any run of them and trailing closing
-brackets/quotes), at … runs, and at newlines. Optionally the *first* sentence is cut
-at a comma (、，,) once it is long enough, so the first audio starts sooner.
+brackets/quotes), at … runs followed by a space, and at newlines. Optionally the
+*first* sentence is cut at a comma (、，,) once it is long enough, so the first
+audio starts sooner.
+
+A sentence whose terminator is the last character received is released at once
+rather than held for the next piece (that wait would add a token's latency to every
+sentence); terminators or closing brackets that then arrive at the head of the next
+piece belong to the sentence already released and are not spoken again.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ class SentenceSplitter:
     def __init__(self, *, first_sentence_comma_split: bool = False,
                  min_first_chars: int = 6, max_chars: int = 120) -> None:
         self._buf = ""
+        self._skip_orphans = False
         self._first_pending = first_sentence_comma_split
         self._min_first = min_first_chars
         self._max_chars = max_chars
@@ -23,6 +30,12 @@ class SentenceSplitter:
     def feed(self, text: str) -> list[str]:
         """Add streamed text; return the sentences it completed (possibly none)."""
         self._buf += text
+        if self._skip_orphans:
+            head = self._buf.lstrip()
+            rest = head.lstrip("".join(TERMINATORS | CLOSERS))
+            if rest:
+                self._skip_orphans = False
+            self._buf = rest
         out: list[str] = []
         while True:
             cut = self._find_cut()
@@ -37,6 +50,8 @@ class SentenceSplitter:
     def flush(self) -> list[str]:
         """End of stream: whatever is left is the last sentence."""
         rest, self._buf = self._buf.strip(), ""
+        if self._skip_orphans:
+            rest = rest.lstrip("".join(TERMINATORS | CLOSERS))
         return [rest] if rest else []
 
     def _find_cut(self) -> int | None:
@@ -50,7 +65,10 @@ class SentenceSplitter:
                                         or buf[j] in "…‥"):
                     j += 1
                 if j == len(buf):
-                    return None  # more terminators or a closer may still arrive
+                    if ch in "…‥":
+                        return None  # an ellipsis may go on inside the sentence
+                    self._skip_orphans = True
+                    return j
                 if ch in "…‥" and buf[j] not in " 　\n" and not _has_terminator(buf[i:j]):
                     continue  # an ellipsis inside a sentence
                 if ch in "!?" and buf[j].isascii() and buf[j].isalnum():

@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import math
 import re
+import time
 import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -43,8 +44,15 @@ class FakeASR(ASR):
     Config = FakeASRConfig
     stand_in = DOUBLE
 
+    def __init__(self, config: FakeASRConfig) -> None:
+        super().__init__(config)
+        self.durations_ms: list[float] = []
+        """How long each call really took (benchmarks subtract it from turn times)."""
+
     async def _transcribe(self, audio: AudioClip) -> Transcript:
+        started = time.perf_counter()
         await asyncio.sleep(self.config.latency_ms / 1000)
+        self.durations_ms.append((time.perf_counter() - started) * 1000)
         return Transcript(self.config.text, self.config.language)
 
 
@@ -83,6 +91,8 @@ class FakeChat(ChatModel):
     def __init__(self, config: FakeChatConfig) -> None:
         super().__init__(config)
         self.requests: list[list[ChatMessage]] = []
+        self.token_times_ms: list[float] = []
+        """When each piece of the last reply was yielded, ms after the call started."""
 
     async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
                       json_output: bool) -> AsyncIterator[ChatDelta]:
@@ -95,10 +105,13 @@ class FakeChat(ChatModel):
             block = re.search(r"<retrieved_memory>.*?</retrieved_memory>",
                               messages[0].content, re.S)
             reply += block.group(0) if block else "(no memory)"
+        started = time.perf_counter()
+        self.token_times_ms = []
         await asyncio.sleep(cfg.first_token_ms / 1000)
         for i in range(0, len(reply), cfg.chunk_chars):
             if i:
                 await asyncio.sleep(cfg.per_token_ms / 1000)
+            self.token_times_ms.append((time.perf_counter() - started) * 1000)
             yield ChatDelta(text=reply[i:i + cfg.chunk_chars])
 
 
@@ -116,9 +129,16 @@ class FakeTTS(TTS):
     Config = FakeTTSConfig
     stand_in = DOUBLE
 
+    def __init__(self, config: FakeTTSConfig) -> None:
+        super().__init__(config)
+        self.durations_ms: list[float] = []
+        """How long each synthesis really took, in call order."""
+
     async def _synthesize(self, text: str) -> AudioClip:
         cfg = self.config
+        started = time.perf_counter()
         await asyncio.sleep(cfg.latency_ms / 1000)
+        self.durations_ms.append((time.perf_counter() - started) * 1000)
         if cfg.fail_on and cfg.fail_on in text:
             raise ComponentError(f"fake tts refuses {text!r}")
         n = int(cfg.sample_rate * cfg.ms_per_char * len(text) / 1000)

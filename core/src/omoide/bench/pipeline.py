@@ -1,0 +1,159 @@
+"""``omoide bench pipeline``: the framework's overhead over the components' critical path.
+
+N turns go through the real :class:`Assistant` with test-double components of fixed
+latency (ASR, chat first token then per token, TTS per sentence). For each turn the
+critical path is computed from the components' own durations as they really ran
+(the doubles record them, so timer granularity of the event loop is not charged to
+the framework): ASR, then the chat until each sentence's last token, then its
+synthesis (``tts_lookahead`` at a time), delivered in order. Overhead is what the
+measured end-of-speech -> first audio and -> done add to that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from typing import Any
+
+import numpy as np
+
+from omoide.bench._stats import percentiles
+
+REPLY = ("[happy] うん、それはいいね！今日はとても楽しかったよ。"
+         "また明日も一緒に遊ぼうね。おやすみなさい。")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("pipeline", help="turn pipeline overhead over the critical path")
+    p.add_argument("--turns", type=int, default=30)
+    p.add_argument("--asr-ms", type=float, default=300)
+    p.add_argument("--first-token-ms", type=float, default=500)
+    p.add_argument("--token-ms", type=float, default=30)
+    p.add_argument("--tts-ms", type=float, default=200)
+    p.add_argument("--chunk-chars", type=int, default=2, help="characters per streamed token")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_run)
+
+
+def critical_path(sentences_end_token: list[int], *, asr: float, token_times: list[float],
+                  tts: list[float], lookahead: int) -> tuple[float, float]:
+    """(first audio, done) in ms from end of speech, from component durations alone.
+
+    ``token_times``: when each chat piece arrived after the chat call started;
+    ``tts``: each sentence's synthesis time.
+    """
+    complete = [asr + token_times[i] for i in sentences_end_token]
+    slots = [0.0] * lookahead
+    ends: list[float] = []
+    for t, d in zip(complete, tts, strict=True):
+        k = int(np.argmin(slots))
+        start = max(t, slots[k])
+        slots[k] = start + d
+        ends.append(start + d)
+    delivered = 0.0
+    for e in ends:  # sentences are delivered in order
+        delivered = max(delivered, e)
+    return ends[0], delivered
+
+
+def _sentence_end_tokens(reply: str, chunk: int, comma_split: bool) -> list[int]:
+    from omoide.pipeline.emotion import StreamingEmotionParser
+    from omoide.pipeline.splitter import SentenceSplitter
+
+    splitter = SentenceSplitter(first_sentence_comma_split=comma_split)
+    parser = StreamingEmotionParser()
+    ends: list[int] = []
+    pieces = [reply[i:i + chunk] for i in range(0, len(reply), chunk)]
+    for i, piece in enumerate(pieces):
+        tagged = parser.feed(piece)
+        if tagged is not None:
+            ends += [i] * len(splitter.feed(tagged.text))
+    ends += [len(pieces) - 1] * len(splitter.flush())
+    return ends
+
+
+async def _bench(args: argparse.Namespace) -> dict[str, Any]:
+    from omoide.config import AssistantSettings
+    from omoide.pipeline import sections
+    from omoide.pipeline.assistant import Assistant
+    from omoide.pipeline.turn import TurnRequest
+    from omoide.plugins import PluginRegistry
+    from omoide.testing.doubles import FakeASR, FakeChat, FakeTTS, MemoryServiceDouble
+    from omoide.types import AudioClip, Emotion
+
+    registry = PluginRegistry()
+    registry.pm.register(sections)
+    settings = AssistantSettings()
+    assistant = Assistant(
+        settings=settings,
+        asr=FakeASR(FakeASR.Config(latency_ms=args.asr_ms, text="今日はどうだった？")),
+        chat=FakeChat(FakeChat.Config(reply=REPLY, first_token_ms=args.first_token_ms,
+                                      per_token_ms=args.token_ms,
+                                      chunk_chars=args.chunk_chars)),
+        tts=FakeTTS(FakeTTS.Config(latency_ms=args.tts_ms)),
+        memory=MemoryServiceDouble(), hooks=registry.pm)
+
+    class Sink:
+        first_audio: float | None = None
+
+        async def on_transcript(self, text: str) -> None: ...
+
+        async def on_emotion(self, emotion: Emotion) -> None: ...
+
+        async def on_sentence(self, text: str, audio: Any) -> None:
+            if self.first_audio is None and audio is not None:
+                self.first_audio = time.perf_counter()
+
+    ends = _sentence_end_tokens(REPLY, args.chunk_chars, settings.first_sentence_comma_split)
+    asr, chat, tts = assistant.asr, assistant.chat, assistant.tts
+    clip = AudioClip(np.full(16000, 0.1, dtype=np.float32), 16000)
+    firsts, dones, over_first, over_done, crit = [], [], [], [], []
+    for i in range(args.turns):
+        sink = Sink()
+        tts.durations_ms.clear()  # type: ignore[union-attr]
+        t0 = time.perf_counter()
+        await assistant.run_turn(TurnRequest(user=f"u{i % 3}", audio=clip,
+                                             end_of_speech_at=t0), sink)
+        done = time.perf_counter()
+        assert sink.first_audio is not None
+        c_first, c_done = critical_path(
+            ends, asr=asr.durations_ms[-1], token_times=chat.token_times_ms,  # type: ignore[union-attr]
+            tts=tts.durations_ms, lookahead=settings.tts_lookahead)  # type: ignore[union-attr]
+        firsts.append((sink.first_audio - t0) * 1000)
+        dones.append((done - t0) * 1000)
+        over_first.append(firsts[-1] - c_first)
+        over_done.append(dones[-1] - c_done)
+        crit.append((c_first, c_done))
+    serial = args.asr_ms + args.first_token_ms + (
+        len(range(0, len(REPLY), args.chunk_chars)) - 1) * args.token_ms + len(ends) * args.tts_ms
+    return {
+        "turns": args.turns, "sentences": len(ends),
+        "latencies_ms": {"asr": args.asr_ms, "first_token": args.first_token_ms,
+                         "per_token": args.token_ms, "tts_per_sentence": args.tts_ms},
+        "critical_path_ms": {"first_audio": percentiles([c[0] for c in crit])["p50"],
+                             "done": percentiles([c[1] for c in crit])["p50"],
+                             "done_if_tts_were_serial": round(serial, 2)},
+        "end_of_speech_to_first_audio_ms": percentiles(firsts),
+        "end_of_speech_to_done_ms": percentiles(dones),
+        "overhead_first_audio_ms": percentiles(over_first),
+        "overhead_done_ms": percentiles(over_done),
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    result = asyncio.run(_bench(args))
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return 0
+    cp = result["critical_path_ms"]
+    print(f"pipeline bench: {result['turns']} turns, {result['sentences']} sentences per reply")
+    print(f"  component latencies: {result['latencies_ms']}")
+    print(f"  critical path (median): first audio {cp['first_audio']} ms, done {cp['done']} ms "
+          f"(serial TTS would be {cp['done_if_tts_were_serial']} ms)")
+    for key in ("end_of_speech_to_first_audio_ms", "end_of_speech_to_done_ms",
+                "overhead_first_audio_ms", "overhead_done_ms"):
+        s = result[key]
+        print(f"  {key:34s} p50 {s['p50']:8.2f}  p95 {s['p95']:8.2f}  max {s['max']:8.2f}")
+    return 0
