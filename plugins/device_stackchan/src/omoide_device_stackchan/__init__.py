@@ -1,4 +1,18 @@
-"""omoide plugin `device_stackchan`: StackChan (xiaozhi protocol) OTA + WebSocket device transport.
+"""omoide plugin `device_stackchan`: StackChan (xiaozhi protocol) OTA + WebSocket transport.
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Also ships the device simulator (:mod:`omoide_device_stackchan.simulator`), which
+speaks the same protocol from the robot's side.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_devices(register: Callable[[Any], None]) -> None:
+    from omoide_device_stackchan.device import StackChan
+    register(StackChan)

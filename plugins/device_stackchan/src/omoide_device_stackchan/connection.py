@@ -1,0 +1,576 @@
+"""One device connection: hello, listening, turns, barge-in, paced reply audio.
+
+Each connection runs in its own task with its own state; nothing here waits on another
+device. Three things run concurrently per connection:
+
+- the receive loop (this task): JSON commands, uplink Opus -> end-of-speech detection;
+- at most one turn task: ``host.run_turn`` streaming into :class:`DeviceTurnSink`,
+  which sends ``stt`` / ``llm`` / ``tts`` and paces Opus frames in real time;
+- a watchdog closing the connection after ``close_after_silence_s`` without speech.
+
+Every send goes through one lock with ``send_timeout_s``: a device that stops reading
+is disconnected instead of holding anything up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from omoide.errors import InvalidInput
+from omoide.pipeline.turn import TurnRequest
+from omoide.types import AudioClip, Emotion, ToolCall
+
+from omoide_device_stackchan import framing
+from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
+from omoide_device_stackchan.emotions import face_emoji, stackchan_face
+from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
+from omoide_device_stackchan.mcp import DeviceMcpClient
+
+if TYPE_CHECKING:
+    from starlette.websockets import WebSocket
+
+    from omoide.components.device import DeviceHost
+
+    from omoide_device_stackchan.device import StackChanConfig
+
+log = logging.getLogger("omoide.device.stackchan")
+
+UPLINK_RATE = 16000
+
+# WebSocket close codes
+CLOSE_NORMAL = 1000
+CLOSE_PROTOCOL_ERROR = 1002
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+
+
+class DeviceGone(Exception):
+    """The device stopped taking messages (closed, or slower than ``send_timeout_s``)."""
+
+
+class CloseConnection(Exception):
+    """Close the connection with ``code`` and ``reason``."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class DeviceIdentity:
+    """Who is on the other end, as established by the handshake."""
+
+    device_id: str
+    client_id: str
+    user: str
+    framing_version: int
+    peer: str = "?"
+
+
+@dataclass
+class ConnectionStats:
+    """Counters a test or the benchmark may read."""
+
+    frames_in: int = 0
+    frames_out: int = 0
+    bad_frames: int = 0
+    errors: int = 0
+    turns: int = 0
+    barge_ins: int = 0
+    late_frames: int = 0
+    closed_reason: str | None = None
+    send_lag_ms: list[float] = field(default_factory=list)
+
+
+class AudioPacer:
+    """Sends downlink frames in real time, keeping ``pre_buffer`` frames ahead of playback.
+
+    ``play_end`` estimates when the device will have played everything sent so far;
+    a frame may go when less than ``pre_buffer - 1`` frames are still unplayed, so the
+    first ``pre_buffer`` frames of a reply go at once and the rest at the frame rate.
+    """
+
+    def __init__(self, frame_s: float, pre_buffer: int) -> None:
+        self.frame_s = frame_s
+        self.pre_buffer = pre_buffer
+        self.play_end = 0.0
+
+    def reset(self) -> None:
+        self.play_end = 0.0
+
+    async def wait_for_slot(self) -> float:
+        """Sleep until the next frame may be sent; returns how late the slot is (s)."""
+        now = time.perf_counter()
+        if self.play_end < now:
+            late = now - self.play_end if self.play_end else 0.0
+            self.play_end = now
+        else:
+            late = 0.0
+        wait = self.play_end - now - (self.pre_buffer - 1) * self.frame_s
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return late
+
+    def sent(self) -> None:
+        self.play_end = max(self.play_end, time.perf_counter()) + self.frame_s
+
+    async def drain(self) -> None:
+        """Wait until the device should have played everything sent."""
+        wait = self.play_end - time.perf_counter()
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+
+class DeviceTurnSink:
+    """Delivers one turn to the device: ``stt``, ``llm``, ``tts`` + paced Opus."""
+
+    def __init__(self, conn: DeviceConnection) -> None:
+        self._conn = conn
+        self.tts_started = False
+        self.emotion_sent = False
+        self.sentences = 0
+
+    async def on_transcript(self, text: str) -> None:
+        await self._conn.send_json({"type": "stt", "text": text})
+
+    async def on_emotion(self, emotion: Emotion) -> None:
+        if self.emotion_sent:
+            return
+        self.emotion_sent = True
+        face = stackchan_face(emotion)
+        await self._conn.send_json({"type": "llm", "text": face_emoji(face), "emotion": face})
+
+    async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
+        conn = self._conn
+        if not self.tts_started:
+            self.tts_started = True
+            await conn.send_json({"type": "tts", "state": "start"})
+        self.sentences += 1
+        await conn.send_json({"type": "tts", "state": "sentence_start", "text": text})
+        if audio is not None and len(audio.samples):
+            await conn.stream_audio(audio)
+
+
+class DeviceConnection:
+    """The protocol state machine of one connected device."""
+
+    def __init__(self, ws: WebSocket, host: DeviceHost, config: StackChanConfig,
+                 identity: DeviceIdentity) -> None:
+        self.ws = ws
+        self.host = host
+        self.config = config
+        self.identity = identity
+        self.session_id = str(uuid.uuid4())
+        self.stats = ConnectionStats()
+        self.features: dict[str, Any] = {}
+        self.mcp: DeviceMcpClient | None = None
+        self._send_lock = asyncio.Lock()
+        self._closed = False
+        self._hello_done = False
+        self._decoder: OpusDecoder | None = None
+        self._encoder = OpusEncoder(config.downlink_sample_rate, config.downlink_frame_ms)
+        self._pacer = AudioPacer(config.downlink_frame_ms / 1000, config.pre_buffer_frames)
+        # listening state
+        self.listen_mode: str | None = None
+        self._detector: Any = None
+        self._buffer = UtteranceBuffer(UPLINK_RATE)
+        self._speech_from: int | None = None
+        # turn state
+        self._turn: asyncio.Task[None] | None = None
+        self._last_voice = time.monotonic()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- sending -------------------------------------------------------------------
+    async def _send(self, message: dict[str, Any]) -> None:
+        if self._closed:
+            raise DeviceGone("connection closed")
+        try:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation
+            # that lands just as the send completes, which would defeat barge-in.
+            async with self._send_lock, asyncio.timeout(self.config.send_timeout_s):
+                await self.ws.send(message)
+        except (asyncio.TimeoutError, TimeoutError):
+            self._closed = True
+            log.warning("device %s: not reading for %.1fs; disconnecting",
+                        self.identity.device_id, self.config.send_timeout_s)
+            with contextlib.suppress(Exception):
+                await self.ws.close(CLOSE_POLICY, "too slow")
+            raise DeviceGone("send timed out") from None
+        except DeviceGone:
+            raise
+        except Exception as exc:  # starlette raises RuntimeError/OSError once closed
+            self._closed = True
+            raise DeviceGone(str(exc)) from exc
+
+    async def send_json(self, payload: dict[str, Any]) -> None:
+        payload.setdefault("session_id", self.session_id)
+        await self._send({"type": "websocket.send",
+                          "text": json.dumps(payload, ensure_ascii=False)})
+
+    async def send_binary(self, data: bytes) -> None:
+        await self._send({"type": "websocket.send", "bytes": data})
+
+    async def send_error(self, message: str) -> None:
+        """Tell the device (or a test client) what was wrong; close after too many."""
+        self.stats.errors += 1
+        log.info("device %s: %s", self.identity.device_id, message)
+        if self.stats.errors > self.config.max_errors:
+            raise CloseConnection(CLOSE_POLICY, "too many protocol errors")
+        with contextlib.suppress(DeviceGone):
+            await self.send_json({"type": "error", "message": message})
+
+    async def stream_audio(self, clip: AudioClip) -> None:
+        """Encode ``clip`` to Opus frames and send them paced in real time."""
+        start_ms = int(time.monotonic() * 1000)
+        for i, packet in enumerate(self._encoder.frames(clip)):
+            late = await self._pacer.wait_for_slot()
+            if i and late > self._pacer.frame_s / 2:   # a gap inside a sentence: a stutter
+                self.stats.late_frames += 1
+            data = framing.encode(self.identity.framing_version, packet,
+                                  timestamp_ms=start_ms + i * self.config.downlink_frame_ms)
+            await self.send_binary(data)
+            self._pacer.sent()
+            self.stats.frames_out += 1
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve the connection until the device leaves or is closed. Never raises."""
+        code, reason = CLOSE_NORMAL, "bye"
+        try:
+            await self._await_hello()
+            self._spawn(self._watch_silence())
+            while True:
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    reason = "device disconnected"
+                    break
+                await self._dispatch(message)
+        except CloseConnection as exc:
+            code, reason = exc.code, exc.reason
+            log.warning("device %s: closing (%d %s)", self.identity.device_id, code, reason)
+        except DeviceGone as exc:
+            reason = f"gone: {exc}"
+        except Exception:  # a bug here must cost one connection, not the server
+            log.exception("device %s: connection failed", self.identity.device_id)
+            code, reason = 1011, "internal error"
+        finally:
+            await self._shutdown(code, reason)
+
+    async def close(self, code: int = CLOSE_NORMAL, reason: str = "bye") -> None:
+        """Close from outside (server stopping, a newer connection of the same device)."""
+        await self._shutdown(code, reason)
+
+    async def _shutdown(self, code: int, reason: str) -> None:
+        if self.stats.closed_reason is not None:
+            return
+        self.stats.closed_reason = reason
+        turn = self._turn
+        if turn is not None and not turn.done():
+            turn.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(turn), 5.0)
+        for task in list(self._tasks):
+            if task is not asyncio.current_task():
+                task.cancel()
+        if self.mcp is not None:
+            self.mcp.close()
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.ws.close(code, reason[:120]), 2.0)
+        log.info("device %s (user %s) disconnected: %s", self.identity.device_id,
+                 self.identity.user, reason)
+        try:
+            await self.host.session_ended(self.identity.user)
+        except Exception:
+            log.exception("device %s: session_ended failed", self.identity.device_id)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- hello -----------------------------------------------------------------------
+    async def _await_hello(self) -> None:
+        deadline = time.monotonic() + self.config.hello_timeout_s
+        while not self._hello_done:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CloseConnection(CLOSE_PROTOCOL_ERROR, "no hello")
+            try:
+                message = await asyncio.wait_for(self.ws.receive(), remaining)
+            except (asyncio.TimeoutError, TimeoutError):
+                raise CloseConnection(CLOSE_PROTOCOL_ERROR, "no hello") from None
+            if message["type"] == "websocket.disconnect":
+                raise DeviceGone("disconnected before hello")
+            if message.get("bytes") is not None:
+                self._check_size(message["bytes"], self.config.max_frame_bytes)
+                await self.send_error("send hello first; audio before hello is dropped")
+                continue
+            payload = self._parse_json(message.get("text") or "")
+            if payload is None:
+                await self.send_error("malformed JSON")
+                continue
+            if payload.get("type") != "hello":
+                await self.send_error(f"send hello first; {payload.get('type')!r} ignored")
+                continue
+            await self._on_hello(payload)
+
+    async def _on_hello(self, hello: dict[str, Any]) -> None:
+        features = hello.get("features")
+        self.features = dict(features) if isinstance(features, dict) else {}
+        params = hello.get("audio_params") if isinstance(hello.get("audio_params"), dict) else {}
+        rate = params.get("sample_rate", UPLINK_RATE)
+        if params.get("format", "opus") != "opus" or rate not in (8000, 12000, 16000, 24000,
+                                                                   48000):
+            raise CloseConnection(CLOSE_PROTOCOL_ERROR,
+                                  f"unsupported uplink audio {params.get('format')}/{rate}")
+        self._decoder = OpusDecoder(int(rate))
+        await self.send_json({
+            "type": "hello", "transport": "websocket", "version": 1,
+            "audio_params": {"format": "opus", "sample_rate": self.config.downlink_sample_rate,
+                             "channels": 1, "frame_duration": self.config.downlink_frame_ms}})
+        first = not self._hello_done
+        self._hello_done = True
+        log.info("device %s (user %s, framing v%d) said hello; session %s",
+                 self.identity.device_id, self.identity.user, self.identity.framing_version,
+                 self.session_id)
+        if first and self.features.get("mcp"):
+            self.mcp = DeviceMcpClient(self._send_mcp, self.config.mcp_timeout_s)
+            self._spawn(self.mcp.start())
+
+    async def _send_mcp(self, payload: dict[str, Any]) -> None:
+        await self.send_json({"type": "mcp", "payload": payload})
+
+    # -- incoming ------------------------------------------------------------------
+    def _check_size(self, data: bytes | str, limit: int) -> None:
+        if len(data) > limit:
+            raise CloseConnection(CLOSE_TOO_BIG, f"message of {len(data)} bytes is too big")
+
+    @staticmethod
+    def _parse_json(text: str) -> dict[str, Any] | None:
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            return None
+        return payload if isinstance(payload, dict) else None
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        data = message.get("bytes")
+        if data is not None:
+            self._check_size(data, self.config.max_frame_bytes)
+            try:
+                frame = framing.decode(self.identity.framing_version, data)
+            except framing.FramingError as exc:
+                raise CloseConnection(CLOSE_PROTOCOL_ERROR, str(exc)) from None
+            if frame.type == framing.TYPE_JSON:
+                await self._on_text(frame.payload.decode("utf-8", "replace"))
+            else:
+                await self._on_audio(frame.payload)
+            return
+        await self._on_text(message.get("text") or "")
+
+    async def _on_text(self, text: str) -> None:
+        self._check_size(text.encode("utf-8"), self.config.max_text_bytes)
+        payload = self._parse_json(text)
+        if payload is None:
+            await self.send_error("malformed JSON (expected an object with a type)")
+            return
+        kind = payload.get("type")
+        if kind == "listen":
+            await self._on_listen(payload)
+        elif kind == "abort":
+            await self._on_abort(str(payload.get("reason") or "abort"))
+        elif kind == "mcp":
+            if self.mcp is not None:
+                self.mcp.handle(payload.get("payload"))
+        elif kind == "hello":
+            await self._on_hello(payload)
+        elif kind == "ping":
+            await self.send_json({"type": "pong"})
+        elif kind == "iot":
+            log.debug("device %s: legacy iot message ignored", self.identity.device_id)
+        else:
+            await self.send_error(f"unknown message type {kind!r}")
+
+    async def _on_listen(self, payload: dict[str, Any]) -> None:
+        state = payload.get("state")
+        if state == "start":
+            mode = payload.get("mode", "auto")
+            if mode not in ("auto", "manual", "realtime"):
+                await self.send_error(f"unknown listen mode {mode!r}")
+                return
+            if self._turn_running() and mode != "realtime":
+                # The user wants to talk while the robot speaks: that is a barge-in.
+                await self._on_abort("listen start while speaking")
+            self._start_listening(mode)
+        elif state == "stop":
+            if self.listen_mode is None:
+                return
+            audio = self._buffer.take(self._speech_from if self._speech_from is not None
+                                      else 0)
+            self.listen_mode = None
+            if len(audio) >= UPLINK_RATE // 10:
+                await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter())
+        elif state == "detect":
+            text = str(payload.get("text") or "").strip()
+            if not text or text in self.config.wake_words:
+                self._last_voice = time.monotonic()
+                return
+            await self._start_turn(text=text)
+        else:
+            await self.send_error(f"unknown listen state {state!r}")
+
+    def _start_listening(self, mode: str) -> None:
+        self.listen_mode = mode
+        self._buffer = UtteranceBuffer(UPLINK_RATE)
+        self._speech_from = None
+        self._detector = None
+        if mode != "manual":
+            self._detector = self.host.new_end_of_speech_detector() or EnergyEndOfSpeech(
+                self.config.energy_threshold, self.config.energy_silence_ms)
+
+    async def _on_audio(self, packet: bytes) -> None:
+        self.stats.frames_in += 1
+        if self._decoder is None:
+            await self.send_error("audio before hello is dropped")
+            return
+        try:
+            samples = self._decoder.decode(packet)
+        except InvalidInput as exc:
+            self.stats.bad_frames += 1
+            await self.send_error(str(exc))
+            return
+        if self.listen_mode is None:
+            return  # the device may stream while we think; xiaozhi servers drop it too
+        if self._decoder.sample_rate != UPLINK_RATE:
+            from omoide.audio import resample
+            samples = resample(AudioClip(samples, self._decoder.sample_rate),
+                               UPLINK_RATE).samples
+        self._buffer.append(samples)
+        if self._detector is None:   # manual: keep everything until listen stop
+            if self._buffer.kept_seconds > self.config.max_utterance_s:
+                await self._end_utterance(self._buffer.end)
+            return
+        await self._detect(samples)
+
+    async def _detect(self, samples: np.ndarray) -> None:
+        pre_roll = UPLINK_RATE * self.config.pre_roll_ms // 1000
+        for event in self._detector.push(samples):
+            if event.kind == "speech_start":
+                self._speech_from = max(0, int(event.at_s * UPLINK_RATE) - pre_roll)
+                self._last_voice = time.monotonic()
+                if self._turn_running() and self.listen_mode == "realtime" \
+                        and self.features.get("aec"):
+                    await self._on_abort("voice barge-in")
+            elif event.kind == "speech_end" and self._speech_from is not None:
+                await self._end_utterance(int(event.at_s * UPLINK_RATE))
+                return
+        if self._speech_from is None or not self._detector.in_speech:
+            if self._speech_from is not None and not self._detector.in_speech:
+                self._speech_from = None   # too short to count: a click or a cough
+            self._buffer.drop_before(self._buffer.end - pre_roll)
+        elif (self._buffer.end - self._speech_from) / UPLINK_RATE > self.config.max_utterance_s:
+            await self._end_utterance(self._buffer.end)
+
+    async def _end_utterance(self, end: int) -> None:
+        audio = self._buffer.take(self._speech_from or 0, end)
+        mode = self.listen_mode
+        self._speech_from = None
+        # auto: the device keeps streaming until `tts start`; ignore that audio.
+        self.listen_mode = None
+        await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
+                               resume_mode=mode if mode == "realtime" else None,
+                               listen_again=mode)
+
+    # -- turns ---------------------------------------------------------------------
+    def _turn_running(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    async def _start_turn(self, *, audio: np.ndarray | None = None, text: str | None = None,
+                          end_of_speech_at: float | None = None,
+                          resume_mode: str | None = None,
+                          listen_again: str | None = None) -> None:
+        if self._turn_running():
+            await self._on_abort("new utterance")
+        if resume_mode is not None:
+            self._start_listening(resume_mode)
+        self._last_voice = time.monotonic()
+        tools, handler = [], None
+        if self.mcp is not None:
+            tools = self.mcp.tool_specs()
+            handler = self._call_tool if tools else None
+        request = TurnRequest(
+            user=self.identity.user, session_id=self.session_id,
+            device=self.identity.device_id, text=text,
+            audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
+            tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at)
+        self.stats.turns += 1
+        self._turn = self._spawn(self._run_turn(request, listen_again))
+
+    async def _call_tool(self, call: ToolCall) -> str:
+        assert self.mcp is not None
+        return await self.mcp.call(call)
+
+    async def _run_turn(self, request: TurnRequest, listen_again: str | None) -> None:
+        sink = DeviceTurnSink(self)
+        try:
+            await self.host.run_turn(request, sink)
+        except asyncio.CancelledError:
+            # barge-in: `_on_abort` sends `tts stop` itself
+            raise
+        except DeviceGone:
+            return
+        except Exception as exc:
+            log.exception("device %s: turn failed", self.identity.device_id)
+            with contextlib.suppress(DeviceGone):
+                await self.send_json({"type": "error", "message": f"turn failed: {exc}"})
+        finally:
+            self._last_voice = time.monotonic()
+        try:
+            if sink.tts_started:
+                await self._pacer.drain()
+                await self.send_json({"type": "tts", "state": "stop"})
+            elif listen_again == "auto" and self.listen_mode is None:
+                # Nothing was said, so the device never leaves Listening: keep listening.
+                self._start_listening("auto")
+        except DeviceGone:
+            return
+
+    async def _on_abort(self, reason: str) -> None:
+        turn = self._turn
+        if turn is not None and not turn.done():
+            self.stats.barge_ins += 1
+            log.info("device %s: barge-in (%s)", self.identity.device_id, reason)
+            turn.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(turn), 2.0)
+        self._pacer.reset()
+        await self.send_json({"type": "tts", "state": "stop"})
+
+    async def _watch_silence(self) -> None:
+        limit = self.config.close_after_silence_s
+        while True:
+            await asyncio.sleep(min(1.0, limit / 4))
+            if self._turn_running() or (self._detector is not None
+                                        and self._detector.in_speech):
+                self._last_voice = time.monotonic()
+                continue
+            if time.monotonic() - self._last_voice > limit:
+                log.info("device %s: %.0fs without speech; closing",
+                         self.identity.device_id, limit)
+                self._closed = True
+                with contextlib.suppress(Exception):
+                    await self.ws.close(CLOSE_NORMAL, "idle")
+                return
