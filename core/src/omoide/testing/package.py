@@ -27,10 +27,11 @@ class PluginPackageContract:
     """Set it to the ``(kind, name)`` pairs the plugin must register, to pin them."""
 
     @pytest.fixture(scope="class")
-    def registry(self) -> PluginRegistry:
+    @classmethod
+    def registry(cls) -> PluginRegistry:
         registry = PluginRegistry()
         registry.discover()
-        registry.load(self.plugin_name)
+        registry.load(cls.plugin_name)
         return registry
 
     def test_entry_point_resolves_and_loads(self, registry: PluginRegistry) -> None:
