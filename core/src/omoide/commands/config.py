@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check.add_argument("file")
     check.set_defaults(handler=_check)
     schema = cmds.add_parser("schema", help="print the JSON schema of the config")
+    schema.add_argument("--markdown", action="store_true",
+                        help="print a Markdown reference of every section and component")
     schema.set_defaults(handler=_schema)
 
 
@@ -35,5 +37,10 @@ def _check(args: argparse.Namespace) -> int:
 def _schema(args: argparse.Namespace) -> int:
     from omoide.plugins import build_registry
 
-    print(json.dumps(json_schema(build_registry()), indent=2, ensure_ascii=False))
+    registry = build_registry()
+    if args.markdown:
+        from omoide.config_reference import markdown_reference
+        print(markdown_reference(registry))
+        return 0
+    print(json.dumps(json_schema(registry), indent=2, ensure_ascii=False))
     return 0

@@ -1,0 +1,66 @@
+"""A Markdown reference of the config, generated from the pydantic models themselves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from omoide.config import AssistantSettings, ServerSettings
+from omoide.memory.config import MemoryConfig
+from omoide.plugins import PluginRegistry
+
+SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
+                   "chat": "chat", "tts": "tts", "device": "devices[]"}
+
+
+def _default(field: Any) -> str:
+    if field.default_factory is not None:
+        try:
+            value = field.default_factory()
+        except TypeError:
+            return "…"
+        if isinstance(value, BaseModel):
+            return "(section)"
+        return f"`{value!r}`"
+    if field.default is PydanticUndefined:
+        return "**required**"
+    return f"`{field.default!r}`"
+
+
+def _type(field: Any) -> str:
+    ann = field.annotation
+    name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+    return name.replace("|", "\\|")
+
+
+def model_table(model: type[BaseModel], prefix: str = "") -> list[str]:
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    nested: list[tuple[str, type[BaseModel]]] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            nested.append((f"{prefix}{name}.", ann))
+            continue
+        desc = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        rows.append(f"| `{prefix}{name}` | {_type(field)} | {_default(field)} | {desc} |")
+    for sub_prefix, sub in nested:
+        rows += [r for r in model_table(sub, sub_prefix)[2:]]
+    return rows
+
+
+def markdown_reference(registry: PluginRegistry) -> str:
+    out: list[str] = []
+    for title, model in (("assistant", AssistantSettings), ("server", ServerSettings),
+                         ("memory", MemoryConfig)):
+        out += [f"#### `{title}:`", "", *model_table(model), ""]
+    for kind, by_name in registry.components.items():
+        for name, cls in sorted(by_name.items()):
+            owner = registry.owner_of(kind, name)
+            if owner == "testing":
+                continue
+            label = f" — stand-in: {cls.stand_in}" if cls.stand_in else ""
+            out += [f"#### `{SECTION_OF_KIND[kind]}: {{use: {name}}}` (plugin `{owner}`){label}",
+                    "", *model_table(cls.Config), ""]
+    return "\n".join(out)
