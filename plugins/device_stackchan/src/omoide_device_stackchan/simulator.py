@@ -152,6 +152,8 @@ class SimulatedStackChan:
         self.server_hello: dict[str, Any] | None = None
         self.tool_calls: list[dict[str, Any]] = []
         self.mcp_requests: list[str] = []
+        self.answer_tool_calls = True
+        """Set False to play a robot that never answers ``tools/call`` (timeouts)."""
         self.stray: list[dict[str, Any]] = []
         self.close_code: int | None = None
         self._ws: Any = None
@@ -336,6 +338,8 @@ class SimulatedStackChan:
         elif method == "tools/call":
             name = params.get("name")
             self.tool_calls.append({"name": name, "arguments": params.get("arguments")})
+            if not self.answer_tool_calls:
+                return
             if any(t["name"] == name for t in self.tools):
                 result = {"content": [{"type": "text", "text": "true"}], "isError": False}
             else:
