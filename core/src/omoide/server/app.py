@@ -142,8 +142,9 @@ class OmoideServer:
                 else self.runtime.memory)
 
     def _fatal(self, message: str) -> None:
-        log.error("%s", message)
-        if self.on_fatal is not None:
+        if self.on_fatal is None:
+            log.error("%s", message)
+        else:
             self.on_fatal(message)
 
     async def stop(self) -> None:
