@@ -1,4 +1,19 @@
-"""omoide plugin `asr_qwen`: Qwen3-ASR speech recognition (qwen-asr).
+"""omoide plugin `asr_qwen`: Qwen3-ASR speech recognition (qwen-asr), registered as ``qwen``.
 
-Registers nothing yet: its components arrive with the issue that fills this stage.
+Importing this module is cheap: qwen-asr, transformers and torch load when the
+component starts.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omoide.hookspecs import hookimpl
+
+
+@hookimpl
+def register_asr(register: Callable[[Any], None]) -> None:
+    from omoide_asr_qwen.asr import QwenASR
+
+    register(QwenASR)
