@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -21,4 +21,4 @@ class TestChromaPersistent(VectorStoreContract):
 
 class TestChromaPackage(PluginPackageContract):
     plugin_name = "store_chroma"
-    expected_components = {("store", "chroma")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("store", "chroma")}

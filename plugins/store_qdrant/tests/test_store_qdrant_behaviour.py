@@ -36,8 +36,17 @@ async def store(tmp_path: Path) -> AsyncIterator[QdrantStore]:
     await s.stop()
 
 
+@pytest.fixture
+async def memory_store() -> AsyncIterator[QdrantStore]:
+    """In memory: the same filters as local mode without its one-SQLite-commit-per-point."""
+    s = await _started({"location": ":memory:"})
+    yield s
+    await s.stop()
+
+
 async def test_two_users_with_identical_records_never_see_each_other_at_high_limits(
-        store: QdrantStore) -> None:
+        memory_store: QdrantStore) -> None:
+    store = memory_store
     vectors = _unit_rows(300, seed=5)
     for user in ("alice", "bob"):
         # Same ids, same vectors, same texts for both users: only the filter tells them apart.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -29,4 +29,4 @@ class TestQdrantInMemory(VectorStoreContract):
 
 class TestQdrantPackage(PluginPackageContract):
     plugin_name = "store_qdrant"
-    expected_components = {("store", "qdrant")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("store", "qdrant")}

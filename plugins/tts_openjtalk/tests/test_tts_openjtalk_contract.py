@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from omoide.testing import PluginPackageContract, TTSContract
 from omoide_tts_openjtalk.tts import OpenJTalkTTS
 
@@ -12,4 +14,4 @@ class TestOpenJTalkTTS(TTSContract):
 
 class TestOpenJTalkPackage(PluginPackageContract):
     plugin_name = "tts_openjtalk"
-    expected_components = {("tts", "openjtalk")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("tts", "openjtalk")}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from omoide.testing import PluginPackageContract, VADContract
 from omoide_vad_silero.vad import SileroVAD
 
@@ -12,4 +14,4 @@ class TestSileroVAD(VADContract):
 
 class TestSileroPackage(PluginPackageContract):
     plugin_name = "vad_silero"
-    expected_components = {("vad", "silero")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("vad", "silero")}

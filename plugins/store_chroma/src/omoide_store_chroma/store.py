@@ -72,8 +72,9 @@ class ChromaStore(VectorStore):
 
     async def _stop(self) -> None:
         client, self._client = self._client, None
-        if client is not None:
-            await self.run_blocking(client.close)
+        close = getattr(client, "close", None)  # chromadb < 1.1 has no close()
+        if close is not None:
+            await self.run_blocking(close)
 
     def _open_client(self) -> ClientAPI:
         import chromadb

@@ -20,7 +20,7 @@ from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.types import AudioClip
 
 if TYPE_CHECKING:
-    from pyopenjtalk import HTSEngine
+    from pyopenjtalk.htsengine import HTSEngine
 
 log = logging.getLogger("omoide.tts.openjtalk")
 
@@ -58,6 +58,7 @@ class OpenJTalkTTS(TTS):
     def _load(self) -> HTSEngine:
         try:
             import pyopenjtalk
+            from pyopenjtalk.htsengine import HTSEngine
         except ImportError as exc:
             raise ModelNotAvailable("tts openjtalk: pyopenjtalk is not installed",
                                     hint="pip install pyopenjtalk-plus") from exc
@@ -69,7 +70,7 @@ class OpenJTalkTTS(TTS):
                                         hint="fix tts.voice, or drop it to use the bundled voice")
             voice = str(path).encode()
         try:
-            engine = pyopenjtalk.HTSEngine(voice)
+            engine = HTSEngine(voice)
         except Exception as exc:
             raise ComponentError(f"tts openjtalk: cannot load voice {voice.decode()}: {exc}"
                                  ) from exc

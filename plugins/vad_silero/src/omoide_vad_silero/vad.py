@@ -88,16 +88,16 @@ class SileroVAD(VAD):
 
     def _model_path(self) -> Path:
         if self.config.model_path is not None:
-            path = Path(self.config.model_path).expanduser()
-            if not path.is_file():
-                raise ModelNotAvailable(f"vad silero: no model file at {path}",
+            configured = Path(self.config.model_path).expanduser()
+            if not configured.is_file():
+                raise ModelNotAvailable(f"vad silero: no model file at {configured}",
                                         hint=f"fix vad.model_path, or drop it and {INSTALL_HINT}")
-            return path
-        path = packaged_model_path()
-        if path is None:
+            return configured
+        packaged = packaged_model_path()
+        if packaged is None:
             raise ModelNotAvailable("vad silero: silero_vad.onnx not found (package silero-vad"
                                     " is not installed)", hint=INSTALL_HINT)
-        return path
+        return packaged
 
     def _load(self, path: Path) -> onnxruntime.InferenceSession:
         import onnxruntime
@@ -113,7 +113,7 @@ class SileroVAD(VAD):
             raise ComponentError(f"vad silero: cannot load {path}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}
         outputs = {o.name for o in session.get_outputs()}
-        if inputs != EXPECTED_INPUTS or not EXPECTED_OUTPUTS <= outputs:
+        if inputs != EXPECTED_INPUTS or not outputs >= EXPECTED_OUTPUTS:
             raise ComponentError(
                 f"vad silero: {path} is not a streaming Silero VAD v5 model (inputs"
                 f" {sorted(inputs)}, outputs {sorted(outputs)}; expected inputs"
