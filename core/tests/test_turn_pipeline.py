@@ -213,3 +213,36 @@ async def test_tool_calls_are_relayed_and_answered(registry: PluginRegistry) -> 
         RecordingSink())
     assert [c.name for c in calls] == ["self.robot.set_head_angles"]
     assert result.reply == "うなずいたよ。"
+
+
+async def test_a_failing_observer_does_not_break_the_turn_or_other_observers(
+        registry: PluginRegistry) -> None:
+    from omoide.hookspecs import hookimpl
+
+    class Broken:
+        @hookimpl
+        def on_turn_completed(self, turn: Any) -> None:
+            raise RuntimeError("observer bug")
+
+    memory = MemoryServiceDouble()
+    assistant = _assistant(registry, memory=memory, chat={"reply": "[happy] はい。"})
+    registry.pm.register(Broken())
+    result = await assistant.run_turn(TurnRequest(user="u1", text="やあ"), RecordingSink())
+    assert result.reply == "はい。"
+    assert len(memory.noted) == 1  # the extraction scheduler still heard of the turn
+
+
+async def test_plugins_contribute_prompt_sections_in_order(registry: PluginRegistry) -> None:
+    from omoide.hookspecs import hookimpl
+    from omoide.pipeline.prompt import PromptSection
+
+    class Weather:
+        @hookimpl
+        def prompt_sections(self, context: Any) -> list[PromptSection]:
+            return [PromptSection("house-rules", "ルール: 敬語は使わない。", 15)]
+
+    assistant = _assistant(registry)
+    registry.pm.register(Weather())
+    await assistant.run_turn(TurnRequest(user="u1", text="やあ", now=SUNDAY), RecordingSink())
+    system = assistant.chat.requests[0][0].content  # type: ignore[attr-defined]
+    assert system.index("感情タグ") < system.index("ルール: 敬語") < system.index("今日は")

@@ -24,6 +24,7 @@ from omoide.components import ASR, TTS, ChatModel
 from omoide.config import AssistantSettings
 from omoide.errors import OmoideError
 from omoide.hookspecs import hookimpl
+from omoide.hooks import Hooks
 from omoide.memory.api import MemoryService, Recall
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
@@ -67,6 +68,7 @@ class Assistant:
         self.tts = tts
         self.memory = memory
         self.hooks = hooks
+        self._hooks = Hooks(hooks)
         self.traces = traces or TraceLog(None)
         self.history = ConversationHistory(
             settings.history_exchanges, timedelta(minutes=settings.history_window_minutes))
@@ -146,10 +148,7 @@ class Assistant:
         return recall
 
     def _sections(self, context: PromptContext) -> list[PromptSection]:
-        sections: list[PromptSection] = []
-        for contributed in self.hooks.hook.prompt_sections(context=context):
-            sections.extend(contributed or [])
-        return sections
+        return self._hooks.prompt_sections(context)
 
     async def _speak_reply(self, request: TurnRequest, messages: list[ChatMessage],
                            sink: TurnSink, trace: TurnTrace, reply: _Reply) -> None:
@@ -289,12 +288,8 @@ class Assistant:
             log.exception("journaling failed for user %s", request.user)
         self.history.add(exchange)
         self.traces.record(trace)
-        completed = CompletedTurn(exchange, trace, tuple(recall.memories if recall else ()),
-                                  interrupted)
-        try:
-            self.hooks.hook.on_turn_completed(turn=completed)
-        except Exception:  # noqa: BLE001 - an observer must not break the turn
-            log.exception("an on_turn_completed observer failed")
+        self._hooks.turn_completed(CompletedTurn(
+            exchange, trace, tuple(recall.memories if recall else ()), interrupted))
 
     def _result(self, turn_id: str, request: TurnRequest, transcript: str, reply: _Reply,
                 recall: Recall | None, trace: TurnTrace) -> TurnResult:
