@@ -173,3 +173,17 @@ async def test_a_second_connection_of_one_device_replaces_the_first(server: Live
     finally:
         await first.close()
         await second.close()
+
+
+async def test_revoking_a_connected_device_closes_it_with_a_policy_code(
+        paired_server: LiveServer) -> None:
+    robot = SimulatedStackChan(paired_server.url)
+    paired_server.service.pairings.pair(robot.device_id, "hanako")
+    await robot.provision()
+    await robot.connect()
+    try:
+        paired_server.service.pairings.revoke(robot.device_id)
+        assert await robot.wait_closed(timeout=5) == 1008
+    finally:
+        await robot.close()
+    assert paired_server.host.ended == ["hanako"]

@@ -21,6 +21,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -165,8 +166,10 @@ class DeviceConnection:
     """The protocol state machine of one connected device."""
 
     def __init__(self, ws: WebSocket, host: DeviceHost, config: StackChanConfig,
-                 identity: DeviceIdentity) -> None:
+                 identity: DeviceIdentity,
+                 still_allowed: Callable[[], bool] | None = None) -> None:
         self.ws = ws
+        self._still_allowed = still_allowed
         self.host = host
         self.config = config
         self.identity = identity
@@ -560,9 +563,15 @@ class DeviceConnection:
         await self.send_json({"type": "tts", "state": "stop"})
 
     async def _watch_silence(self) -> None:
+        """Close after ``close_after_silence_s`` without speech, or once revoked."""
         limit = self.config.close_after_silence_s
         while True:
             await asyncio.sleep(min(1.0, limit / 4))
+            if self._still_allowed is not None and not self._still_allowed():
+                log.warning("device %s was revoked; closing its connection",
+                            self.identity.device_id)
+                await self._shutdown(CLOSE_POLICY, "revoked")
+                return
             if self._turn_running() or (self._detector is not None
                                         and self._detector.in_speech):
                 self._last_voice = time.monotonic()

@@ -104,6 +104,15 @@ class StackChanService:
             return AuthDecision(None, "device is not paired")
         return AuthDecision(self.config.open_user or f"device-{device_id.replace(':', '')}")
 
+    def _still_allowed(self, device_id: str) -> bool:
+        """False once the device's pairing was revoked (checked while it is connected)."""
+        try:
+            pairing = self.pairings.get(device_id)
+        except OSError:
+            return True
+        return pairing is None and not self.config.pairing_required or (
+            pairing is not None and pairing.active)
+
     # -- routes --------------------------------------------------------------------
     def router(self) -> APIRouter:
         router = APIRouter(tags=["stackchan"])
@@ -213,7 +222,8 @@ class StackChanService:
         assert decision.user is not None
         await ws.accept()
         identity = DeviceIdentity(device_id, client_id, decision.user, version, peer)
-        conn = DeviceConnection(ws, self.host, self.config, identity)
+        conn = DeviceConnection(ws, self.host, self.config, identity,
+                                still_allowed=lambda: self._still_allowed(device_id))
         previous = self.connections.get(device_id)
         self.connections[device_id] = conn
         if previous is not None:

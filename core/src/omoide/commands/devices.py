@@ -1,0 +1,136 @@
+"""``omoide devices pair|list|revoke --config FILE``: which robot belongs to whom.
+
+Pairing binds a StackChan's device id (its MAC address) to the user whose memories it
+uses. An unpaired robot that calls the OTA endpoint shows a six-digit activation code;
+``omoide devices pair --code 123456 --user hanako`` pairs it. Pairings live in the
+device plugin's data folder (``<server.data_dir>/devices/<plugin>/``) and a running
+server picks changes up at the robot's next connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser("devices", help="pair, list and revoke StackChan robots")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    pair = actions.add_parser("pair", help="bind a robot to a user")
+    _common(pair)
+    which = pair.add_mutually_exclusive_group(required=True)
+    which.add_argument("device_id", nargs="?", help="the robot's device id (MAC address)")
+    which.add_argument("--code", help="the activation code the robot shows")
+    pair.add_argument("--user", required=True, help="user id whose memories the robot uses")
+    pair.set_defaults(handler=_pair)
+
+    listing = actions.add_parser("list", help="paired robots and robots waiting to be paired")
+    _common(listing)
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(handler=_list)
+
+    revoke = actions.add_parser("revoke", help="refuse a robot from now on")
+    _common(revoke)
+    revoke.add_argument("device_id", help="the robot's device id (MAC address)")
+    revoke.set_defaults(handler=_revoke)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="YAML config file")
+    parser.add_argument("--device", type=int, default=None,
+                        help="index in the config's `devices:` list (default: the first "
+                             "stackchan)")
+
+
+def device_data_dir(config: str, index: int | None) -> Path:
+    """The data folder the server gives the chosen device plugin (see the server's
+    ``host_for``: ``<server.data_dir>/devices/<plugin id>``)."""
+    from omoide.commands._common import load_or_exit
+    from omoide.config import wanted_components
+    from omoide.plugins import build_registry
+
+    settings = load_or_exit(config)
+    registry = build_registry(wanted_components(settings.envelope))
+    devices = [(path, choice) for path, choice in settings.components.items()
+               if path.startswith("devices[")]
+    if index is not None:
+        devices = [d for d in devices if d[0] == f"devices[{index}]"]
+    else:
+        devices = [d for d in devices if d[1].cls.name == "stackchan"]
+    if not devices:
+        raise SystemExit(f"{config}: no {'such ' if index is not None else 'stackchan '}"
+                         "device in `devices:`")
+    name = devices[0][1].cls.name
+    owner = registry.owner_of("device", name) or name
+    return settings.data_dir / "devices" / owner
+
+
+def _store(args: argparse.Namespace) -> Any:
+    try:
+        from omoide_device_stackchan.pairing import PairingStore
+    except ImportError:
+        raise SystemExit("the StackChan plugin is not installed "
+                         "(pip install -e plugins/device_stackchan)") from None
+    return PairingStore(device_data_dir(args.config, args.device))
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def _pair(args: argparse.Namespace) -> int:
+    from omoide_device_stackchan.pairing import PairingError
+
+    store = _store(args)
+    try:
+        if args.code:
+            pairing = store.pair_by_code(args.code, args.user)
+        else:
+            pairing = store.pair(args.device_id, args.user)
+    except PairingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"paired {pairing.device_id} with user {pairing.user}; the robot connects at its "
+          "next start (or within a minute while it shows the code)")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    pairings, pending = store.pairings(), store.pending()
+    if args.json:
+        print(json.dumps({"paired": [vars(p) for p in pairings],
+                          "pending": [vars(p) for p in pending]}, indent=2,
+                         ensure_ascii=False))
+        return 0
+    if not pairings and not pending:
+        print("no robots paired or waiting")
+        return 0
+    rows = [("DEVICE", "USER", "STATE", "PAIRED", "LAST SEEN")]
+    for p in pairings:
+        rows.append((p.device_id, p.user, "active" if p.active else "revoked",
+                     _when(p.paired_at), _when(p.last_seen)))
+    for w in pending:
+        rows.append((w.device_id, "-", f"waiting, code {w.code}", _when(w.requested_at), "-"))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(cell.ljust(widths[c]) for c, cell in enumerate(r)).rstrip())
+    return 0
+
+
+def _revoke(args: argparse.Namespace) -> int:
+    from omoide_device_stackchan.pairing import PairingError
+
+    try:
+        pairing = _store(args).revoke(args.device_id)
+    except PairingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"revoked {pairing.device_id} (was user {pairing.user}); it is refused from its "
+          "next connection")
+    return 0
