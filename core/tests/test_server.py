@@ -142,3 +142,10 @@ def test_a_component_that_fails_to_start_is_reported_and_fatal(
         assert "no voice files" in body["components"]["tts"]["reason"]
         assert client.post("/v1/turns", json={"user": "u", "text": "x"}).status_code == 503
     assert fatal and "no voice files" in fatal[0]
+
+
+def test_the_web_page_is_served(client: TestClient) -> None:
+    response = client.get("/")
+    assert response.status_code == 200
+    assert "text/html" in response.headers["content-type"]
+    assert "/v1/traces" in response.text and "/healthz" in response.text

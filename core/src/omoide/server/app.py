@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from importlib import resources
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.audio import read_wav, resample, write_wav
@@ -278,6 +279,12 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def _core_routes(server: OmoideServer) -> APIRouter:
     router = APIRouter()
+
+    @router.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        """The web page: components, a user's memories (search, forget), recent traces."""
+        html = resources.files("omoide.server").joinpath("static/index.html")
+        return HTMLResponse(html.read_text(encoding="utf-8"))
 
     @router.get("/healthz")
     async def healthz() -> JSONResponse:
