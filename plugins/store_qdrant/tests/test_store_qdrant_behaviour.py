@@ -151,3 +151,18 @@ def test_config_needs_exactly_one_place(config: dict[str, object]) -> None:
 def test_config_refuses_a_literal_api_key() -> None:
     with pytest.raises(ValueError, match=r"\$env"):
         QdrantStoreConfig.model_validate({"url": "http://localhost:6333", "api_key": "abc"})
+
+
+async def test_an_unreachable_server_is_a_retryable_component_error() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = QdrantStore(QdrantStoreConfig.model_validate(
+        {"url": f"http://127.0.0.1:{port}", "retries": 0, "timeout_s": 5}))
+    await store.start()
+    with pytest.raises(ComponentError) as info:
+        await store.open(FINGERPRINT)
+    assert info.value.retryable
+    await store.stop()

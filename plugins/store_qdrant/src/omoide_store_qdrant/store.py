@@ -93,8 +93,10 @@ class QdrantStore(VectorStore):
         if cfg.location is not None:
             return QdrantClient(location=cfg.location)
         api_key = cfg.api_key.get_secret_value() if cfg.api_key is not None else None
+        # No version probe at start: it only warns, and a server that is still starting
+        # should fail the first real call (retryably), not print at start-up.
         return QdrantClient(url=cfg.url, api_key=api_key, prefer_grpc=cfg.prefer_grpc,
-                            timeout=max(1, int(cfg.timeout_s)))
+                            timeout=max(1, int(cfg.timeout_s)), check_compatibility=False)
 
     @property
     def _is_server(self) -> bool:
