@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 
-def test_offline_config_is_valid_without_any_secret(omoide_cli, configs, no_secrets: dict[str, str]) -> None:
+def test_offline_config_is_valid_without_any_secret(omoide_cli, configs, no_secrets) -> None:  # type: ignore[no-untyped-def]
     out = omoide_cli("config", "check", str(configs / "offline.yaml"), env=no_secrets)
     assert out.returncode == 0, out.stderr
 
 
-def test_default_config_without_keys_names_the_env_var(omoide_cli, configs, no_secrets: dict[str, str]) -> None:
+def test_default_config_without_keys_names_the_env_var(omoide_cli, configs, no_secrets) -> None:  # type: ignore[no-untyped-def]
     out = omoide_cli("config", "check", str(configs / "default.yaml"), env=no_secrets)
     assert out.returncode == 2
     assert "MODELSCOPE_API_KEY is not set" in out.stderr

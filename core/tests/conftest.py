@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from omoide.plugins import PluginRegistry, build_registry
 
 

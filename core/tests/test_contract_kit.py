@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
-
-from omoide.testing import (ASRContract, ChatModelContract, EmbedderContract,
-                            PluginPackageContract, TTSContract, VADContract,
-                            VectorStoreContract)
-from omoide.testing.doubles import (FakeASR, FakeChat, FakeTTS, FakeVAD, HashEmbedder,
-                                    InMemoryStore)
+from omoide.testing import (
+    ASRContract,
+    ChatModelContract,
+    EmbedderContract,
+    PluginPackageContract,
+    TTSContract,
+    VADContract,
+    VectorStoreContract,
+)
+from omoide.testing.doubles import FakeASR, FakeChat, FakeTTS, FakeVAD, HashEmbedder, InMemoryStore
 
 
 class TestFakeVAD(VADContract):
@@ -43,8 +47,8 @@ class TestFakeTTS(TTSContract):
 
 class TestTestingPluginPackage(PluginPackageContract):
     plugin_name = "testing"
-    expected_components = {("vad", "fake"), ("asr", "fake"), ("embedder", "fake"),
-                           ("store", "fake"), ("chat", "fake"), ("tts", "fake")}
+    expected_components: ClassVar[set[tuple[str, str]]] = {
+        (kind, "fake") for kind in ("vad", "asr", "embedder", "store", "chat", "tts")}
 
 
 def test_a_store_that_leaks_across_users_fails_the_contract() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from omoide.pipeline.emotion import StreamingEmotionParser, parse_emotion
 from omoide.types import Emotion
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from omoide.pipeline.history import ConversationHistory
 from omoide.types import Exchange
 
-T0 = datetime(2026, 9, 27, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 27, 12, 0, tzinfo=UTC)
 
 
 def _ex(i: int, user: str = "u1", minutes: float = 0) -> Exchange:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-
 from omoide.pipeline.dates import date_block, format_date_ja
 
 TOKYO = "Asia/Tokyo"
@@ -22,7 +21,7 @@ TOKYO = "Asia/Tokyo"
     ("2028-02-28T10:00:00", "2028年2月28日（月曜日）", "2028年2月29日（火曜日）"),
 ])
 def test_today_and_tomorrow_with_weekdays(utc: str, today: str, tomorrow: str) -> None:
-    now = datetime.fromisoformat(utc).replace(tzinfo=timezone.utc)
+    now = datetime.fromisoformat(utc).replace(tzinfo=UTC)
     block = date_block(now, TOKYO)
     assert f"今日は{today}" in block
     assert f"明日は{tomorrow}" in block
@@ -30,7 +29,7 @@ def test_today_and_tomorrow_with_weekdays(utc: str, today: str, tomorrow: str) -
 
 def test_the_users_time_zone_decides_the_day() -> None:
     # 2026-09-26 16:00 UTC is already Sunday in Tokyo but still Saturday in New York.
-    now = datetime(2026, 9, 26, 16, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 9, 26, 16, 0, tzinfo=UTC)
     assert "今日は2026年9月27日（日曜日）" in date_block(now, TOKYO)
     assert "今日は2026年9月26日（土曜日）" in date_block(now, "America/New_York")
 

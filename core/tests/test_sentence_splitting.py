@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from omoide.pipeline.splitter import SentenceSplitter, split_sentences
 
 

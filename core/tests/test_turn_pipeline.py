@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
-
 from omoide.config import AssistantSettings
 from omoide.pipeline import sections
 from omoide.pipeline.assistant import APOLOGY, Assistant, ExtractionScheduler
 from omoide.pipeline.turn import TurnRequest
 from omoide.plugins import PluginRegistry
-from omoide.testing.doubles import (FakeASR, FakeChat, FakeTTS, MemoryServiceDouble)
+from omoide.testing.doubles import FakeASR, FakeChat, FakeTTS, MemoryServiceDouble
 from omoide.types import AudioClip, Emotion, Memory, RetrievedMemory, ToolCall, ToolSpec
 
-SUNDAY = datetime(2026, 9, 27, 12, 0, tzinfo=timezone.utc)  # 21:00 JST
+SUNDAY = datetime(2026, 9, 27, 12, 0, tzinfo=UTC)  # 21:00 JST
 
 
 class RecordingSink:
@@ -86,7 +85,7 @@ async def test_the_emotion_tag_is_never_spoken(registry: PluginRegistry) -> None
     result = await assistant.run_turn(TurnRequest(user="u1", text="財布なくした"), sink)
     spoken = [e[1][0] for e in sink.events if e[0] == "sentence"]
     assert spoken == ["そっか。", "残念だね。"]
-    assert ("emotion", Emotion.SAD) == sink.events[1][:2]
+    assert sink.events[1][:2] == ("emotion", Emotion.SAD)
     assert "[sad]" not in result.reply
 
 
@@ -105,7 +104,8 @@ async def test_the_next_sentence_is_synthesised_while_the_current_one_plays(
 
 
 async def test_memories_and_dates_reach_the_system_prompt(registry: PluginRegistry) -> None:
-    memory = MemoryServiceDouble([_memory("あなたは来週の土曜日（2026年10月3日）に箱根に行く予定だ。")])
+    hakone = _memory("あなたは来週の土曜日（2026年10月3日）に箱根に行く予定だ。")
+    memory = MemoryServiceDouble([hakone])
     assistant = _assistant(registry, memory=memory)
     await assistant.run_turn(TurnRequest(user="u1", text="週末の予定覚えてる?", now=SUNDAY),
                              RecordingSink())

@@ -12,6 +12,7 @@ never literally in the file.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from collections.abc import Iterable
@@ -21,8 +22,15 @@ from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, SecretStr,
-                      ValidationError, field_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from omoide.components import Component, ComponentConfig
 from omoide.errors import ConfigError, ConfigProblem
@@ -153,7 +161,8 @@ class Settings:
     """A fully validated config."""
 
     envelope: Envelope
-    components: dict[str, ComponentChoice]   # path -> choice ("asr", "embed.fallback", "devices[0]")
+    components: dict[str, ComponentChoice]
+    """YAML path ("asr", "embed.fallback", "devices[0]") -> the validated choice."""
     source: str | None = None
 
     @property
@@ -282,10 +291,8 @@ def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
 
     def add(path: str, kind: str, node: Any, cls: type[StageSpec] = StageSpec) -> None:
         if isinstance(node, dict) and isinstance(node.get("use"), str):
-            try:
+            with contextlib.suppress(ValidationError):  # already reported by the envelope
                 out.append((path, kind, cls.model_validate(node)))
-            except ValidationError:
-                pass  # already reported by the envelope
 
     for section, kind in STAGES.items():
         node = data.get(section)

@@ -43,5 +43,5 @@ class Hooks:
         for impl in reversed(self.pm.hook.on_turn_completed.get_hookimpls()):
             try:
                 impl.function(turn=turn)
-            except Exception:  # noqa: BLE001 - an observer must not break the turn
+            except Exception:
                 log.exception("on_turn_completed observer %s failed", impl.plugin_name)

@@ -182,7 +182,8 @@ class PluginRegistry:
                     info.error = f"{hook_name} raised {type(exc).__name__}: {exc}"
                     self.pm.unregister(module)
                     return
-        clashes = [f"{kind} {cls.name!r} is already registered by plugin {self._owner[(kind, cls.name)]}"
+        clashes = [f"{kind} {cls.name!r} is already registered by plugin"
+                   f" {self._owner[(kind, cls.name)]}"
                    for kind, cls in registered if (kind, cls.name) in self._owner]
         if clashes:
             info.error = "; ".join(clashes)

@@ -11,8 +11,7 @@ import logging
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from omoide.components import (ASR, TTS, VAD, ChatModel, Component, Device, Embedder,
-                               VectorStore)
+from omoide.components import ASR, TTS, VAD, ChatModel, Component, Device, Embedder, VectorStore
 from omoide.config import Settings
 
 if TYPE_CHECKING:
@@ -97,7 +96,7 @@ class Runtime:
         for path in list(self._started):
             try:
                 await comps[path].stop()
-            except Exception:  # noqa: BLE001 - shutting down; log and go on
+            except Exception:
                 log.exception("stopping %s failed", path)
         self._started.clear()
 

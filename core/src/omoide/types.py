@@ -37,7 +37,7 @@ class Transcript:
     language: str | None = None
 
 
-class Emotion(str, enum.Enum):
+class Emotion(enum.StrEnum):
     """Faces omoide can ask a device to show (the devices map these to what they have)."""
 
     NEUTRAL = "neutral"

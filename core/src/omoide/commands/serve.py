@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from omoide.plugins import build_registry
     from omoide.config import wanted_components
+    from omoide.plugins import build_registry
     from omoide.server.app import create_app
 
     settings = load_or_exit(args.config)

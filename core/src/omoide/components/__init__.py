@@ -6,8 +6,13 @@
 from __future__ import annotations
 
 from omoide.components.asr import ASR, ASRConfig
-from omoide.components.base import (Capabilities, Component, ComponentConfig, ComponentState,
-                                    ComponentStatus)
+from omoide.components.base import (
+                                    Capabilities,
+                                    Component,
+                                    ComponentConfig,
+                                    ComponentState,
+                                    ComponentStatus,
+)
 from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.components.embedder import Embedder, EmbedderConfig
@@ -20,8 +25,28 @@ KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "chat": ChatModel, "tts": TTS, "device": Device,
 }
 
-__all__ = ["ASR", "ASRConfig", "Capabilities", "ChatConfig", "ChatModel", "Component",
-           "ComponentConfig", "ComponentState", "ComponentStatus", "Device", "DeviceConfig",
-           "DeviceHost", "Embedder", "EmbedderConfig", "EndOfSpeechDetector", "KINDS",
-           "StoreCapabilities", "TTS", "TTSConfig", "VAD", "VADConfig", "VectorStore",
-           "VectorStoreConfig"]
+__all__ = [
+                                    "ASR",
+                                    "KINDS",
+                                    "TTS",
+                                    "VAD",
+                                    "ASRConfig",
+                                    "Capabilities",
+                                    "ChatConfig",
+                                    "ChatModel",
+                                    "Component",
+                                    "ComponentConfig",
+                                    "ComponentState",
+                                    "ComponentStatus",
+                                    "Device",
+                                    "DeviceConfig",
+                                    "DeviceHost",
+                                    "Embedder",
+                                    "EmbedderConfig",
+                                    "EndOfSpeechDetector",
+                                    "StoreCapabilities",
+                                    "TTSConfig",
+                                    "VADConfig",
+                                    "VectorStore",
+                                    "VectorStoreConfig",
+]

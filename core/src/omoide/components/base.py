@@ -51,7 +51,7 @@ class Capabilities:
     streaming: bool = False
 
 
-class ComponentState(str, enum.Enum):
+class ComponentState(enum.StrEnum):
     """Lifecycle state shown by ``GET /healthz``."""
 
     CREATED = "created"
@@ -148,7 +148,7 @@ class Component(ABC, Generic[ConfigT]):
             started = time.perf_counter()
             try:
                 return await asyncio.wait_for(attempt(), timeout=budget)
-            except (asyncio.TimeoutError, TimeoutError) as exc:
+            except TimeoutError as exc:
                 err: ComponentError = ComponentTimeout(
                     f"{self.kind} {self.name}: {what} took longer than {budget:.1f}s")
                 err.__cause__ = exc

@@ -50,7 +50,7 @@ class ChatModel(Component[ChatConfig]):
                                                timeout=self.config.first_token_timeout_s)
             except StopAsyncIteration:
                 return
-            except (asyncio.TimeoutError, TimeoutError) as exc:
+            except TimeoutError as exc:
                 err: ComponentError = ComponentTimeout(
                     f"chat {self.name}: no reply within"
                     f" {self.config.first_token_timeout_s:g}s")
@@ -86,6 +86,6 @@ async def _bounded(it: AsyncIterator[ChatDelta], timeout_s: float,
             yield await asyncio.wait_for(it.__anext__(), timeout=remaining)
         except StopAsyncIteration:
             return
-        except (asyncio.TimeoutError, TimeoutError) as exc:
+        except TimeoutError as exc:
             raise ComponentTimeout(
                 f"chat {name}: reply took longer than {timeout_s:g}s") from exc

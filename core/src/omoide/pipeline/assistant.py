@@ -15,21 +15,24 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-
+from datetime import UTC, datetime, timedelta
 
 import pluggy
 
 from omoide.components import ASR, TTS, ChatModel
 from omoide.config import AssistantSettings
 from omoide.errors import OmoideError
-from omoide.hookspecs import hookimpl
 from omoide.hooks import Hooks
+from omoide.hookspecs import hookimpl
 from omoide.memory.api import MemoryService, Recall
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
-from omoide.pipeline.prompt import (PromptContext, PromptSection, assemble_system_prompt,
-                                    build_messages)
+from omoide.pipeline.prompt import (
+    PromptContext,
+    PromptSection,
+    assemble_system_prompt,
+    build_messages,
+)
 from omoide.pipeline.splitter import SentenceSplitter
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
@@ -80,7 +83,7 @@ class Assistant:
         if request.end_of_speech_at is not None:
             trace.t0 = request.end_of_speech_at
         trace.mark("end_of_speech")
-        now = request.now or datetime.now(timezone.utc)
+        now = request.now or datetime.now(UTC)
         reply = _Reply()
         transcript = ""
         recall: Recall | None = None
@@ -137,7 +140,7 @@ class Assistant:
         trace.begin("retrieve", getattr(self.memory, "engine_name", None))
         try:
             recall = await self.memory.recall(user, text, now)
-        except Exception as exc:  # noqa: BLE001 - memory must never break a turn
+        except Exception as exc:
             log.exception("retrieval failed for %s", user)
             trace.end("retrieve", error=f"{type(exc).__name__}: {exc}")
             return None
@@ -284,7 +287,7 @@ class Assistant:
         try:
             if self.memory is not None:
                 await self.memory.record_exchange(exchange)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("journaling failed for user %s", request.user)
         self.history.add(exchange)
         self.traces.record(trace)

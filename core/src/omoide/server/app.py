@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from importlib import resources
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,7 @@ class OmoideServer:
         if self.memory_state is ComponentState.READY:
             try:
                 await self.memory.stop()
-            except Exception:  # noqa: BLE001 - shutting down
+            except Exception:
                 log.exception("stopping memory failed")
         await self.runtime.stop()
 

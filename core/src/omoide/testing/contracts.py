@@ -22,17 +22,16 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from omoide.components import (ASR, TTS, VAD, ChatModel, Component, Device, Embedder,
-                               VectorStore)
+from omoide.components import ASR, TTS, VAD, ChatModel, Component, Device, Embedder, VectorStore
 from omoide.errors import EmbedderMismatch, InvalidInput
-from omoide.types import (AudioClip, ChatMessage, EmbedderFingerprint, VectorRecord)
+from omoide.types import AudioClip, ChatMessage, EmbedderFingerprint, VectorRecord
 
 
 def assert_config_strict_and_described(config_cls: type[BaseModel]) -> None:
@@ -278,7 +277,7 @@ class DeviceContract(ComponentContract):
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 __all__ = ["ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",

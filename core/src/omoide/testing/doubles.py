@@ -20,14 +20,35 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from omoide.components import (ASR, TTS, VAD, ASRConfig, ChatConfig, ChatModel, Embedder,
-                               EmbedderConfig, TTSConfig, VADConfig, VectorStore)
-from omoide.components.base import ComponentConfig
+from omoide.components import (
+    ASR,
+    TTS,
+    VAD,
+    ASRConfig,
+    ChatConfig,
+    ChatModel,
+    Embedder,
+    EmbedderConfig,
+    TTSConfig,
+    VADConfig,
+    VectorStore,
+)
 from omoide.components.store import StoreCapabilities, VectorStoreConfig
 from omoide.components.vad import EndOfSpeechDetector
 from omoide.errors import ComponentError
-from omoide.types import (AudioClip, ChatDelta, ChatMessage, EmbedderFingerprint, EmbedPurpose,
-                          FloatArray, Priority, ToolSpec, Transcript, VectorHit, VectorRecord)
+from omoide.types import (
+    AudioClip,
+    ChatDelta,
+    ChatMessage,
+    EmbedderFingerprint,
+    EmbedPurpose,
+    FloatArray,
+    Priority,
+    ToolSpec,
+    Transcript,
+    VectorHit,
+    VectorRecord,
+)
 
 DOUBLE = "a test double, not for real use"
 
