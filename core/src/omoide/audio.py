@@ -28,7 +28,7 @@ def pcm16_to_float(data: bytes) -> np.ndarray:
 
 
 def float_to_pcm16(samples: np.ndarray) -> bytes:
-    return (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+    return bytes((np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2").tobytes())
 
 
 def read_wav(data: bytes) -> AudioClip:

@@ -15,13 +15,13 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from omoide.types import Priority
 
 T = TypeVar("T")
 
-_STOP = object()
+_Job = tuple[Callable[[], Any], Future[Any]]
 
 
 class PriorityRunner:
@@ -30,7 +30,7 @@ class PriorityRunner:
     def __init__(self, name: str, workers: int = 1) -> None:
         self._name = name
         self._workers = workers
-        self._queue: queue.PriorityQueue[tuple[int, int, object]] = queue.PriorityQueue()
+        self._queue: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
         self._counter = itertools.count()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -48,9 +48,9 @@ class PriorityRunner:
     def _work(self) -> None:
         while True:
             _, _, item = self._queue.get()
-            if item is _STOP:
+            if item is None:  # stop marker
                 return
-            fn, fut = item  # type: ignore[misc]
+            fn, fut = item
             if not fut.set_running_or_notify_cancel():
                 continue
             try:
@@ -73,5 +73,5 @@ class PriorityRunner:
         """Let the workers finish what is queued, then stop them."""
         with self._lock:
             for _ in self._threads:
-                self._queue.put((99, next(self._counter), _STOP))
+                self._queue.put((99, next(self._counter), None))
             self._threads = []

@@ -152,7 +152,7 @@ class ComponentChoice:
 
     path: str
     kind: str
-    cls: type[Component]
+    cls: type[Component[Any]]
     config: ComponentConfig
 
 

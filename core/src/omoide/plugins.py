@@ -93,7 +93,7 @@ class PluginRegistry:
         self.pm.add_hookspecs(hookspecs)
         self.plugins: dict[str, PluginInfo] = {}
         self.problems: list[str] = []
-        self.components: dict[str, dict[str, type[Component]]] = {k: {} for k in KINDS}
+        self.components: dict[str, dict[str, type[Component[Any]]]] = {k: {} for k in KINDS}
         self._owner: dict[tuple[str, str], str] = {}
         self._entry_points: dict[str, _EntryPoint] = {}
         self._provides: dict[tuple[str, str], list[str]] = {}
@@ -171,7 +171,7 @@ class PluginRegistry:
             return
         info.hooks = sorted(impl.name for impl in
                             (c for c in self.pm.get_hookcallers(module) or []))
-        registered: list[tuple[str, type[Component]]] = []
+        registered: list[tuple[str, type[Component[Any]]]] = []
         for hook_name, kind in REGISTRATION_HOOKS.items():
             impls = [i for i in getattr(self.pm.hook, hook_name).get_hookimpls()
                      if i.plugin is module]
@@ -197,11 +197,11 @@ class PluginRegistry:
         info.loaded = True
 
     @staticmethod
-    def _collector(kind: str, sink: list[tuple[str, type[Component]]]
-                   ) -> Callable[[type[Component]], None]:
+    def _collector(kind: str, sink: list[tuple[str, type[Component[Any]]]]
+                   ) -> Callable[[type[Component[Any]]], None]:
         base = KINDS[kind]
 
-        def register(cls: type[Component]) -> None:
+        def register(cls: type[Component[Any]]) -> None:
             if not (isinstance(cls, type) and issubclass(cls, base)):
                 raise PluginLoadError(f"{cls!r} is not a subclass of {base.__name__}")
             if not getattr(cls, "name", None):

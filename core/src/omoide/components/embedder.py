@@ -8,6 +8,7 @@ instruction, e5's ``query:``/``passage:`` prefixes); callers say which with
 
 from __future__ import annotations
 
+import functools
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
@@ -62,7 +63,8 @@ class Embedder(Component[EmbedderConfig]):
         parts: list[FloatArray] = []
         for i in range(0, len(texts), size):
             chunk = list(texts[i:i + size])
-            out = await self._call("embed", lambda c=chunk: self._embed(c, purpose, priority))
+            out = await self._call("embed", functools.partial(self._embed, chunk, purpose,
+                                                              priority))
             arr = np.asarray(out, dtype=np.float32)
             if arr.shape != (len(chunk), self.dims):
                 raise ComponentError(f"embedder {self.name}: returned shape {arr.shape},"
@@ -71,11 +73,13 @@ class Embedder(Component[EmbedderConfig]):
         vectors = np.concatenate(parts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (vectors / norms).astype(np.float32)
+        normalised: FloatArray = (vectors / norms).astype(np.float32)
+        return normalised
 
     async def embed_query(self, text: str) -> FloatArray:
         """One query vector, interactive priority."""
-        return (await self.embed([text], "query", Priority.INTERACTIVE))[0]
+        vector: FloatArray = (await self.embed([text], "query", Priority.INTERACTIVE))[0]
+        return vector
 
     async def fingerprint(self) -> EmbedderFingerprint:
         """The identity of this embedding space (model, dims, a probe vector)."""

@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -209,7 +210,8 @@ class Assistant:
                 trace.end("tts")
 
     async def _sentences(self, request: TurnRequest, messages: list[ChatMessage],
-                         sink: TurnSink, trace: TurnTrace, reply: _Reply):  # type: ignore[no-untyped-def]
+                         sink: TurnSink, trace: TurnTrace, reply: _Reply
+                         ) -> AsyncIterator[str]:
         """Yield complete sentences of the reply; handles the emotion tag and tool calls."""
         splitter = SentenceSplitter(
             first_sentence_comma_split=self.settings.first_sentence_comma_split)
@@ -217,7 +219,7 @@ class Assistant:
         trace.begin("chat", self.chat.name)
         emotion_sent = False
 
-        async def emit(text: str):  # type: ignore[no-untyped-def]
+        async def emit(text: str) -> list[str]:
             nonlocal emotion_sent
             tagged = parser.feed(text)
             if tagged is None:

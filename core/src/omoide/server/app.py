@@ -254,7 +254,8 @@ def _memory_router(server: OmoideServer) -> APIRouter | None:
     except ImportError:
         log.warning("memory routes unavailable: the memory engine is not installed")
         return None
-    return memory_router(engine)  # type: ignore[arg-type]
+    router: APIRouter = memory_router(engine)
+    return router
 
 
 def _install_error_handlers(app: FastAPI) -> None:
