@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
 from omoide.testing import PluginPackageContract, VectorStoreContract
 from omoide_store_chroma.store import ChromaStore
 

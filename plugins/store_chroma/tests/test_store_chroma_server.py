@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-
 from omoide.errors import ComponentError
 from omoide.testing import VectorStoreContract
 from omoide.types import EmbedderFingerprint, VectorRecord

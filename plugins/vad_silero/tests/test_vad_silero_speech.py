@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from omoide.audio import resample
 from omoide.errors import ModelNotAvailable
 from omoide.types import AudioClip
