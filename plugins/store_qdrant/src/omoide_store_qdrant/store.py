@@ -86,8 +86,9 @@ class QdrantStore(VectorStore):
                 if "already accessed" in str(exc):
                     raise ComponentError(
                         f"store qdrant: the local store at {cfg.path} is open in another"
-                        " process (local mode allows one process per path). Stop the other"
-                        " omoide process, or run a Qdrant server and use `url:` to share it."
+                        " process (or by another store in this one): local mode allows one"
+                        " client per path. Stop the other omoide process, or run a Qdrant"
+                        " server and use `url:` to share the data."
                     ) from exc
                 raise
         if cfg.location is not None:
