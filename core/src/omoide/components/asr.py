@@ -27,7 +27,7 @@ class ASR(Component[ASRConfig]):
     """Template: validates and resamples audio, bounds the call, normalises the text."""
 
     kind: ClassVar[str] = "asr"
-    Config = ASRConfig
+    Config: ClassVar[type[ASRConfig]] = ASRConfig
     input_sample_rate: ClassVar[int] = 16000
 
     async def transcribe(self, audio: AudioClip) -> Transcript:

@@ -29,7 +29,7 @@ class ChatConfig(ComponentConfig):
 
 class ChatModel(Component[ChatConfig]):
     kind: ClassVar[str] = "chat"
-    Config = ChatConfig
+    Config: ClassVar[type[ChatConfig]] = ChatConfig
     capabilities: ClassVar[Capabilities] = Capabilities(streaming=True)
 
     @abstractmethod

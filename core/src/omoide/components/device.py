@@ -48,7 +48,7 @@ class DeviceConfig(ComponentConfig):
 
 class Device(Component[DeviceConfig]):
     kind: ClassVar[str] = "device"
-    Config = DeviceConfig
+    Config: ClassVar[type[DeviceConfig]] = DeviceConfig
 
     @abstractmethod
     def router(self, host: DeviceHost) -> APIRouter:

@@ -32,7 +32,7 @@ class Embedder(Component[EmbedderConfig]):
     """Template: chunking, priorities, timing, shape and norm checks."""
 
     kind: ClassVar[str] = "embedder"
-    Config = EmbedderConfig
+    Config: ClassVar[type[EmbedderConfig]] = EmbedderConfig
 
     @property
     @abstractmethod

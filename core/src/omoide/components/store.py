@@ -41,7 +41,7 @@ class StoreCapabilities(Capabilities):
 
 class VectorStore(Component[VectorStoreConfig]):
     kind: ClassVar[str] = "store"
-    Config = VectorStoreConfig
+    Config: ClassVar[type[VectorStoreConfig]] = VectorStoreConfig
     capabilities: ClassVar[StoreCapabilities] = StoreCapabilities()
 
     async def open(self, fingerprint: EmbedderFingerprint) -> None:

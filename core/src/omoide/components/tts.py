@@ -18,7 +18,7 @@ class TTSConfig(ComponentConfig):
 
 class TTS(Component[TTSConfig]):
     kind: ClassVar[str] = "tts"
-    Config = TTSConfig
+    Config: ClassVar[type[TTSConfig]] = TTSConfig
 
     async def synthesize(self, text: str) -> AudioClip:
         """Speak ``text``. Raises :class:`InvalidInput` for empty or overlong text."""

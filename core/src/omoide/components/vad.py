@@ -41,7 +41,7 @@ class VAD(Component[VADConfig]):
     """Frame-level speech probability. Cheap and synchronous (sub-millisecond per frame)."""
 
     kind: ClassVar[str] = "vad"
-    Config = VADConfig
+    Config: ClassVar[type[VADConfig]] = VADConfig
     sample_rate: ClassVar[int] = 16000
     frame_samples: ClassVar[int] = 512
 
