@@ -30,7 +30,8 @@ system_packages() {
 python_env() {
   local stamp="$VENV/.omoide-setup"
   local want
-  want=$(cat constraints.txt core/pyproject.toml plugins/*/pyproject.toml | sha1sum | cut -c1-16)
+  want=$(cat constraints.txt requirements-test.txt core/pyproject.toml plugins/*/pyproject.toml \
+         | sha1sum | cut -c1-16)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return
   fi
@@ -41,7 +42,7 @@ python_env() {
   "$PY" -m pip install -q -c constraints.txt torch
   local editables=(-e "core[testing]")
   for p in plugins/*/; do editables+=(-e "$p"); done
-  "$PY" -m pip install -q -c constraints.txt "${editables[@]}"
+  "$PY" -m pip install -q -c constraints.txt "${editables[@]}" -r requirements-test.txt
   # Silero's wheel carries the ONNX model but declares torch/torchaudio deps we do not
   # use (we run the model with onnxruntime): install it without them.
   "$PY" -m pip install -q --no-deps silero-vad
