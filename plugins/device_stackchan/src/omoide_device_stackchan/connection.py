@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from omoide.audio import resample
 from omoide.errors import InvalidInput
 from omoide.pipeline.turn import TurnRequest
 from omoide.types import AudioClip, Emotion, ToolCall
@@ -181,7 +182,8 @@ class DeviceConnection:
         self._closed = False
         self._hello_done = False
         self._decoder: OpusDecoder | None = None
-        self._encoder = OpusEncoder(config.downlink_sample_rate, config.downlink_frame_ms)
+        self._encoder = OpusEncoder(config.downlink_sample_rate, config.downlink_frame_ms,
+                                    voice=False, complexity=config.opus_complexity)
         self._pacer = AudioPacer(config.downlink_frame_ms / 1000, config.pre_buffer_frames)
         # listening state
         self.listen_mode: str | None = None
@@ -233,17 +235,40 @@ class DeviceConnection:
             await self.send_json({"type": "error", "message": message})
 
     async def stream_audio(self, clip: AudioClip) -> None:
-        """Encode ``clip`` to Opus frames and send them paced in real time."""
+        """Encode ``clip`` to Opus frames and send them paced in real time.
+
+        Encoding runs on worker threads, one pre-buffer's worth of frames at a time
+        with the next chunk encoded while the current one is paced out, so the event
+        loop (shared by every device) only sends.
+        """
+        encoder = self._encoder
+        if clip.sample_rate != encoder.sample_rate:
+            clip = await asyncio.to_thread(resample, clip, encoder.sample_rate)
+        samples = clip.samples
+        total = -(-len(samples) // encoder.frame_samples)
+        chunk = max(1, self.config.pre_buffer_frames)
         start_ms = int(time.monotonic() * 1000)
-        for i, packet in enumerate(self._encoder.frames(clip)):
-            late = await self._pacer.wait_for_slot()
-            if i and late > self._pacer.frame_s / 2:   # a gap inside a sentence: a stutter
-                self.stats.late_frames += 1
-            data = framing.encode(self.identity.framing_version, packet,
-                                  timestamp_ms=start_ms + i * self.config.downlink_frame_ms)
-            await self.send_binary(data)
-            self._pacer.sent()
-            self.stats.frames_out += 1
+        pending: asyncio.Future[list[bytes]] = asyncio.ensure_future(
+            asyncio.to_thread(encoder.encode_frames, samples, 0, chunk))
+        sent = 0
+        try:
+            while sent < total:
+                packets = await pending
+                if sent + len(packets) < total:
+                    pending = asyncio.ensure_future(asyncio.to_thread(
+                        encoder.encode_frames, samples, sent + len(packets), chunk))
+                for packet in packets:
+                    late = await self._pacer.wait_for_slot()
+                    if sent and late > self._pacer.frame_s / 2:   # a stutter inside a sentence
+                        self.stats.late_frames += 1
+                    data = framing.encode(self.identity.framing_version, packet,
+                                          timestamp_ms=start_ms + sent * encoder.frame_ms)
+                    await self.send_binary(data)
+                    self._pacer.sent()
+                    self.stats.frames_out += 1
+                    sent += 1
+        finally:
+            pending.cancel()
 
     # -- lifecycle -----------------------------------------------------------------
     async def run(self) -> None:
@@ -458,7 +483,6 @@ class DeviceConnection:
         if self.listen_mode is None:
             return  # the device may stream while we think; xiaozhi servers drop it too
         if self._decoder.sample_rate != UPLINK_RATE:
-            from omoide.audio import resample
             samples = resample(AudioClip(samples, self._decoder.sample_rate),
                                UPLINK_RATE).samples
         self._buffer.append(samples)

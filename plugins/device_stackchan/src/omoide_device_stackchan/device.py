@@ -54,6 +54,9 @@ class StackChanConfig(DeviceConfig):
         24000, description="Sample rate of reply audio sent to the device (Opus).")
     downlink_frame_ms: Literal[20, 40, 60] = Field(
         60, description="Length of one downlink Opus frame.")
+    opus_complexity: int = Field(
+        3, ge=0, le=10, description="Opus encoder complexity for reply audio (0-10; higher "
+                                    "costs more CPU per device for little audible gain).")
     pre_buffer_frames: int = Field(
         5, ge=1, le=50, description="Frames sent ahead of real time before pacing starts.")
     max_frame_bytes: int = Field(

@@ -30,7 +30,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -354,23 +354,31 @@ class SimulatedStackChan:
         await self.send_json({"type": "mcp", "payload": response})
 
     # -- talking -------------------------------------------------------------------
-    async def stream_clip(self, clip: AudioClip, *, stop: asyncio.Event | None = None) -> float:
-        """Send ``clip`` as 60 ms Opus frames paced at ``speed`` x real time; returns the
-        ``perf_counter`` after the last frame."""
+    def encode(self, clip: AudioClip) -> list[bytes]:
+        """``clip`` as the 60 ms Opus packets the robot would send (reusable)."""
         samples = resample(clip, UPLINK_RATE).samples
         n = self._encoder.frame_samples
+        return [self._encoder.encode_frame(samples[lo:lo + n])
+                for lo in range(0, len(samples), n)]
+
+    async def stream_clip(self, clip: AudioClip | Sequence[bytes], *,
+                          stop: asyncio.Event | None = None) -> float:
+        """Send ``clip`` (audio, or packets from :meth:`encode`) as 60 ms Opus frames
+        paced at ``speed`` x real time; returns the ``perf_counter`` after the last."""
+        packets = self.encode(clip) if isinstance(clip, AudioClip) else clip
         period = FRAME_MS / 1000 / self.speed
         start = time.perf_counter()
-        for i, lo in enumerate(range(0, len(samples), n)):
+        for i, packet in enumerate(packets):
             if stop is not None and stop.is_set():
                 break
-            await self.send_opus(self._encoder.encode_frame(samples[lo:lo + n]))
+            await self.send_opus(packet)
             wait = start + (i + 1) * period - time.perf_counter()
             if wait > 0:
                 await asyncio.sleep(wait)
         return time.perf_counter()
 
-    async def say(self, clip: AudioClip, *, mode: str = "auto", timeout: float = 60.0,
+    async def say(self, clip: AudioClip | Sequence[bytes], *, mode: str = "auto",
+                  timeout: float = 60.0,
                   max_trailing_silence_s: float = 5.0) -> Reply:
         """Speak ``clip`` and collect the reply until ``tts stop``.
 
