@@ -1,0 +1,298 @@
+"""``omoide demo``: a simulated StackChan talks to omoide, offline, on a fresh machine.
+
+It starts the server in this process on ``configs/offline.yaml`` (data in a temporary
+folder), pairs a simulated robot the way a real one is paired (OTA -> activation code ->
+pairing), and speaks the reference's scenario with Japanese speech synthesised offline:
+five exchanges about a new ramen shop, a Hakone trip next Saturday and guitar practice;
+then a forced extraction; then five questions that need (or must not use) memory.
+For every turn it shows the reply with the robot's face, what memory retrieval found
+and the time of each stage. Components that stand in for a real model are named as
+such, with the setting that switches to the real one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+SETUP_LINES = (
+    "駅前に新しいラーメン屋ができたから行ってきたよ",
+    "みそラーメンを食べたんだけど、すごくおいしかった",
+    "また行きたいな",
+    "来週の土曜日に友達と箱根に行くんだ",
+    "最近、仕事終わりにギターの練習をしてるんだ",
+)
+RECALL_QUESTIONS = (
+    "私の好きなラーメンって何だっけ？",
+    "週末の予定覚えてる?",
+    "最近私が練習してることって何？",
+    "おすすめの映画ある？",
+    "日本で一番高い山は？",
+)
+DEMO_USER = "demo"
+STAGE_LABELS = (("asr", "asr"), ("retrieve", "retrieve"), ("chat_first_token", "first token"),
+                ("first_sentence_audio", "first audio"), ("done", "done"))
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("demo", help="a simulated StackChan talks to omoide (offline, no keys)")
+    p.add_argument("--config", default=None,
+                   help="config to run (default: configs/offline.yaml of this checkout)")
+    p.add_argument("--data-dir", default=None,
+                   help="keep the server's data here (default: a temporary folder)")
+    p.add_argument("--out", default=None, help="save the robot's reply audio (WAV) here")
+    p.add_argument("--fast", action="store_true",
+                   help="send the user's speech 4x faster than real time")
+    p.set_defaults(handler=_demo)
+
+
+def default_config() -> Path:
+    here = Path("configs/offline.yaml")
+    if here.exists():
+        return here
+    import omoide
+    return Path(omoide.__file__).resolve().parents[3] / "configs" / "offline.yaml"
+
+
+def prepare_config(path: Path, data_dir: Path) -> dict[str, Any]:
+    """The config with its data moved to ``data_dir`` and every demo line in the
+    phrase-book recogniser's list (the stand-in knows only the phrases it is given)."""
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data.setdefault("server", {})["data_dir"] = str(data_dir)
+    store = data.get("store")
+    if isinstance(store, dict) and "path" in store:
+        store["path"] = str(data_dir / "store")
+    asr = data.get("asr")
+    if isinstance(asr, dict) and asr.get("use") == "phrasebook":
+        phrases = list(asr.get("phrases") or [])
+        asr["phrases"] = phrases + [p for p in (*SETUP_LINES, *RECALL_QUESTIONS)
+                                    if p not in phrases]
+    return data
+
+
+def real_choices(config_path: Path) -> dict[str, str]:
+    """``use:`` of each stage in the production config next to ``config_path``."""
+    import yaml
+
+    default = config_path.parent / "default.yaml"
+    if not default.exists():
+        return {}
+    data = yaml.safe_load(default.read_text(encoding="utf-8")) or {}
+    return {k: v["use"] for k, v in data.items() if isinstance(v, dict) and "use" in v}
+
+
+def synthesise_user_speech(text: str) -> Any:
+    """The user's line as 16 kHz speech, synthesised offline with Open JTalk."""
+    import numpy as np
+
+    from omoide.audio import resample
+    from omoide.types import AudioClip
+
+    try:
+        import pyopenjtalk
+    except ImportError:
+        raise SystemExit("the demo synthesises the user's speech with pyopenjtalk: "
+                         "pip install pyopenjtalk-plus") from None
+    wave, rate = pyopenjtalk.tts(text)
+    clip = AudioClip((np.asarray(wave) / 32768.0).astype(np.float32), int(rate))
+    clip = resample(clip, 16000)
+    pad = np.zeros(int(0.3 * 16000), dtype=np.float32)
+    return AudioClip(np.concatenate([pad, clip.samples, pad]), 16000)
+
+
+class TurnObserver:
+    """Collects completed turns (trace, memories) through the ``on_turn_completed`` hook."""
+
+    def __init__(self) -> None:
+        self.turns: list[Any] = []
+
+
+def turn_observer() -> TurnObserver:
+    """A :class:`TurnObserver` ready to register with the plugin manager."""
+    from omoide.hookspecs import hookimpl
+
+    class Observer(TurnObserver):
+        @hookimpl
+        def on_turn_completed(self, turn: Any) -> None:
+            self.turns.append(turn)
+
+    return Observer()
+
+
+def _ms(trace: Any, stage: str) -> str:
+    value = trace.ms(stage)
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _print(*lines: str) -> None:
+    for line in lines:
+        print(line, flush=True)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    import logging
+    import tempfile
+
+    import httpx
+
+    try:
+        from omoide_device_stackchan.emotions import face_emoji
+        from omoide_device_stackchan.loopback import (LoopbackOmoide, StartFailed,
+                                                      settings_from_data)
+        from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
+    except ImportError:
+        _print("the demo needs the StackChan plugin: pip install -e plugins/device_stackchan")
+        return 1
+    from omoide.errors import ConfigError
+
+    logging.getLogger("omoide").setLevel(logging.WARNING)
+    config_path = Path(args.config) if args.config else default_config()
+    if not config_path.exists():
+        _print(f"no config at {config_path}; pass --config FILE")
+        return 2
+    tmp = None
+    if args.data_dir:
+        data_dir = Path(args.data_dir).resolve()
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="omoide-demo-")
+        data_dir = Path(tmp.name)
+    out = Path(args.out) if args.out else None
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+
+    _print("omoide demo: a simulated StackChan talks to omoide, offline.",
+           f"config {config_path}, data in {data_dir}", "")
+    try:
+        settings = settings_from_data(prepare_config(config_path, data_dir),
+                                      str(config_path))
+    except ConfigError as exc:
+        _print(str(exc))
+        return 2
+    server = LoopbackOmoide(settings, log_level="error")
+    _print("starting the server (loading models)...")
+    try:
+        await server.start(ready_timeout_s=600)
+    except StartFailed as exc:
+        _print(f"the server did not start: {exc}")
+        await server.stop()
+        return 1
+    observer = turn_observer()
+    server.omoide.registry.pm.register(observer, name="demo.observer")
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+            health = (await http.get("/healthz")).json()
+            _show_components(health, real_choices(config_path))
+            robot = SimulatedStackChan(server.url, speed=4.0 if args.fast else 1.0)
+            try:
+                await robot.provision()
+            except ProvisioningRefused as refused:
+                code = refused.activation["code"]
+                _print(f"robot {robot.device_id} called the OTA endpoint: not paired yet, "
+                       f"it shows activation code {code}",
+                       f"  pairing it: omoide devices pair --code {code} --user {DEMO_USER}")
+                server.stackchan().pairings.pair_by_code(code, DEMO_USER)
+                await robot.provision()
+            await robot.connect()
+            _print(f"robot connected over WebSocket (session {robot.session_id}); "
+                   f"user {DEMO_USER!r}", "")
+
+            _print("== part 1: five things the user tells the robot ==")
+            for i, line in enumerate(SETUP_LINES, 1):
+                await _turn(i, line, robot, observer, face_emoji, out, show_memories=False)
+
+            _print("", "== forced extraction (POST /v1/memory/extract) ==")
+            await _extract(http, server)
+
+            _print("", "== part 2: questions (recall, and two that need no memory) ==")
+            for i, line in enumerate(RECALL_QUESTIONS, len(SETUP_LINES) + 1):
+                await _turn(i, line, robot, observer, face_emoji, out, show_memories=True)
+            await robot.close()
+            _show_stand_ins(health, real_choices(config_path))
+    finally:
+        await server.stop()
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+def _show_components(health: dict[str, Any], real: dict[str, str]) -> None:
+    _print("components:")
+    for path, comp in health["components"].items():
+        label = f"  {path:<11} {comp['name']:<11} {comp['state']}"
+        if comp.get("stand_in"):
+            label += "  STAND-IN"
+        _print(label)
+    _print("")
+
+
+def _show_stand_ins(health: dict[str, Any], real: dict[str, str]) -> None:
+    stand_ins = {p: c for p, c in health["components"].items() if c.get("stand_in")}
+    if not stand_ins:
+        return
+    _print("", "== what stood in for a real model in this run ==")
+    for path, comp in stand_ins.items():
+        _print(f"  {path} ({comp['name']}): {comp['stand_in']}")
+        if path in real and real[path] != comp["name"]:
+            _print(f"    the real one: `{path}: {{use: {real[path]}, ...}}` as in "
+                   "configs/default.yaml (omoide serve --config configs/default.yaml)")
+
+
+async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_emoji: Any,
+                out: Path | None, *, show_memories: bool) -> None:
+    clip = await asyncio.to_thread(synthesise_user_speech, line)
+    seen = len(observer.turns)
+    reply = await robot.say(clip, mode="auto", timeout=180)
+    for _ in range(100):                       # the hook fires as the turn is journaled
+        if len(observer.turns) > seen:
+            break
+        await asyncio.sleep(0.02)
+    turn = observer.turns[seen] if len(observer.turns) > seen else None
+    _print(f"[{index:>2}] user : {line}",
+           f"     heard: {reply.transcript}")
+    if show_memories and turn is not None:
+        if turn.memories:
+            for m in turn.memories:
+                _print(f"     recalled ({m.score:.2f}): {m.memory.text}")
+        else:
+            _print("     recalled: nothing")
+    face = reply.face or "neutral"
+    _print(f"     robot {face_emoji(face)} [{face}]: {reply.text}")
+    if reply.errors:
+        _print(f"     errors: {'; '.join(reply.errors)}")
+    if turn is not None:
+        trace = turn.trace
+        times = " · ".join(f"{label} {_ms(trace, stage)}" for stage, label in STAGE_LABELS)
+        _print(f"     ms after end of speech: {times}")
+    if out is not None:
+        reply.save_wav(out / f"reply-{index:02d}.wav")
+
+
+async def _extract(http: Any, server: Any) -> None:
+    response = await http.post("/v1/memory/extract", json={"user": DEMO_USER})
+    if response.status_code == 404:   # the HTTP route is not mounted: ask the engine itself
+        report = await server.omoide.memory.extract_now(DEMO_USER)
+        error = report.error
+    else:
+        body = response.json() if response.content else {}
+        error = body.get("error") if response.status_code >= 400 or body.get("error") else None
+    if error:
+        _print(f"  extraction failed: {error}")
+    memories = await server.omoide.memory.list_memories(DEMO_USER)
+    _print(f"  {len(memories)} memories stored for {DEMO_USER!r}:")
+    for m in memories:
+        dates = f"  (dates: {', '.join(d.isoformat() for d in m.event_dates)})" \
+            if m.event_dates else ""
+        _print(f"   - {m.text}{dates}")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
