@@ -1,0 +1,86 @@
+"""The ``standin`` chat model: a rule-based Japanese responder that runs offline.
+
+It exists so ``configs/offline.yaml`` can run the whole pipeline with no chat API. It
+is deterministic, streams its replies in small pieces like a real model, answers recall
+questions from the ``<retrieved_memory>`` block (:mod:`omoide_standins.replies`) and
+answers the extraction call (``json_output=True``) with rule-based facts
+(:mod:`omoide_standins.extraction`). It knows nothing about the world.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from omoide.components import ChatConfig, ChatModel
+from omoide.types import ChatDelta, ChatMessage, Priority, ToolSpec
+
+log = logging.getLogger("omoide.chat.standin")
+
+
+class StandinChatConfig(ChatConfig):
+    chunk_chars: int = Field(4, ge=1, le=200,
+                             description="Characters per streamed piece of a reply.")
+    piece_delay_ms: float = Field(0.0, ge=0, le=2000,
+                                  description="Pause between streamed pieces, to imitate a"
+                                  " model's pace in demos (0 streams as fast as possible).")
+    entities: bool = Field(True, description="Find named entities of extracted facts with"
+                           " Sudachi (proper nouns); off leaves them empty.")
+
+
+class StandinChat(ChatModel):
+    """Rule-based Japanese chat and fact extraction (a labelled stand-in, not a model)."""
+
+    name = "standin"
+    Config = StandinChatConfig
+    stand_in = ("stands in for the ModelScope chat model with a few Japanese rules: it"
+                " answers recall questions from the memories in the prompt, extracts facts"
+                " with rules and cannot look anything up; set chat.use: modelscope and"
+                " MODELSCOPE_API_KEY for the real one")
+
+    def __init__(self, config: StandinChatConfig) -> None:
+        super().__init__(config)
+        self._tokenizer: Any = None
+
+    async def _start(self) -> None:
+        cfg: StandinChatConfig = self.config  # type: ignore[assignment]
+        if cfg.entities:
+            self._tokenizer = await self.run_blocking(_sudachi_tokenizer, Priority.BATCH)
+
+    async def _stop(self) -> None:
+        self._tokenizer = None
+
+    async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
+                      json_output: bool) -> AsyncIterator[ChatDelta]:
+        cfg: StandinChatConfig = self.config  # type: ignore[assignment]
+        if json_output:
+            text = await self.run_blocking(lambda: self._extract(messages), Priority.BATCH)
+        else:
+            from omoide_standins.replies import reply_to
+            text = reply_to(messages)
+        for i in range(0, len(text), cfg.chunk_chars):
+            if i and cfg.piece_delay_ms:
+                await asyncio.sleep(cfg.piece_delay_ms / 1000)
+            else:
+                await asyncio.sleep(0)  # let the consumer run between pieces, as a stream does
+            yield ChatDelta(text=text[i:i + cfg.chunk_chars])
+
+    def _extract(self, messages: Sequence[ChatMessage]) -> str:
+        from omoide_standins.extraction import facts_json
+        users = [m.content for m in messages if m.role == "user"]
+        if not users:
+            return json.dumps({"facts": []})
+        result = facts_json(users[-1], self._tokenizer)
+        log.debug("standin extraction: %s", result)
+        return result
+
+
+def _sudachi_tokenizer() -> Any:
+    """A Sudachi tokenizer in mode C (whole proper nouns such as 箱根 or 東京タワー)."""
+    from sudachipy import Dictionary, SplitMode
+    return Dictionary().tokenizer(mode=SplitMode.C)

@@ -1,0 +1,261 @@
+"""Rule-based fact extraction: the stand-in's answer to the memory engine's JSON call.
+
+The memory engine sends the conversation log inside ``<conversation>`` with one line per
+message (``[2026-09-27 20:50 (日)] user: ...``) and expects
+``{"facts": [{"text": ..., "kind": ..., "entities": [...]}]}``. A real chat model writes
+those facts; this module does a small, honest imitation with rules:
+
+- only user lines; questions, greetings, fillers and weather/news talk are skipped;
+- each remaining sentence becomes one あなた-sentence: first person becomes あなた,
+  casual endings become plain declaratives (行くんだ → 行く予定だ, 好きなんだ → 好きだ,
+  練習してる → 練習している, 行きたいな → 行きたいと思っている);
+- relative dates stay as said, with the absolute date in （） computed from the line's
+  own timestamp (:mod:`omoide_standins.relative_dates`);
+- a sentence with no content of its own (「また行きたいな」) continues the fact before it
+  (「…美味しかったので、また行きたいと思っている。」);
+- entities are the proper nouns Sudachi finds (箱根, 佐藤, USJ).
+
+It handles everyday casual Japanese of the kind the reference's users speak; anything
+it cannot rewrite confidently it leaves out rather than store a garbled memory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from omoide_standins.relative_dates import annotate_relative_dates
+
+_LINE = re.compile(
+    r"^\s*\[(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})(?:[ T](?P<h>\d{1,2}):(?P<mi>\d{2}))?"
+    r"[^\]]*\]\s*(?P<role>user|assistant|ユーザー|アシスタント)\s*[:：]\s*(?P<text>.*)$")
+_CONVERSATION = re.compile(r"<conversation>(.*?)</conversation>", re.S)
+
+_GREETINGS = ("こんにちは", "こんばんは", "おはよう", "おやすみ", "ありがとう", "ただいま",
+              "いってきます", "行ってきます", "はじめまして", "よろしく", "またね", "じゃあね",
+              "バイバイ", "さようなら", "お疲れ", "おつかれ", "すみません", "ごめん")
+_OFF_TOPIC = ("天気", "気温", "湿度", "ニュース", "降水確率", "温度")
+_FILLERS = re.compile(r"^(?:うん|ええと|えっと|えーと|あのね|あの|ねえ|ねぇ|そういえば|実は|じつは|"
+                      r"まあ|まぁ|そうそう|あ|あっ|はい|いや|でも|それで|で|あとね|あと)[、,\s]*")
+_FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし|自分)(?=[はがのもをにと])")
+_QUESTION_END = re.compile(r"(?:[?？]|(?:か|かな|かしら|の|っけ|だっけ)[?？]?)$")
+_INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|いくら)")
+_PLAN_WORDS = re.compile(r"(?:明日|あした|明後日|あさって|来週|今度|次の|週末|来月|来年|予定|つもり|"
+                         r"今夜|今晩|\d+日後)")
+_PREFERENCE_WORDS = re.compile(r"(?:好き|嫌い|苦手|美味し|おいし|うまかった|まずかった|気に入|ハマ|はま"
+                               r"って|最高|大好物)")
+_HABIT_WORDS = re.compile(r"(?:最近|毎日|毎朝|毎晩|毎週|毎月|いつも|よく|習慣|ずっと|週に|日に)")
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One user line of the log: what was said and when (in the speaker's local time)."""
+
+    said_at: datetime
+    text: str
+
+
+@dataclass
+class Fact:
+    """One あなた-sentence with its kind and proper-noun entities."""
+
+    text: str
+    kind: str
+    entities: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "kind": self.kind, "entities": self.entities}
+
+
+def parse_conversation(prompt: str) -> list[Utterance]:
+    """The user lines of the ``<conversation>`` block of ``prompt`` (none if absent)."""
+    block = _CONVERSATION.search(prompt)
+    if block is None:
+        return []
+    out: list[Utterance] = []
+    for line in block.group(1).splitlines():
+        m = _LINE.match(line)
+        if m is None or m.group("role") not in ("user", "ユーザー"):
+            continue
+        said_at = datetime(int(m.group("y")), int(m.group("mo")), int(m.group("d")),
+                           int(m.group("h") or 0), int(m.group("mi") or 0))
+        out.append(Utterance(said_at, m.group("text").strip()))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split at 。！？!? and newlines, keeping a question mark with its sentence."""
+    parts = re.findall(r"[^。！？!?\n]+[？?]?", text)
+    return [p.strip(" 　、,") for p in parts if p.strip(" 　、,")]
+
+
+def is_question(sentence: str) -> bool:
+    s = sentence.rstrip("！!…ー〜")
+    if s.endswith(("?", "？")):
+        return True
+    return bool(_QUESTION_END.search(s)) and bool(_INTERROGATIVE.search(s) or s.endswith("か"))
+
+
+def _is_small_talk(sentence: str) -> bool:
+    bare = re.sub(r"[、,！!。\s〜ー…]", "", sentence)
+    if len(bare) < 4:
+        return True
+    return any(bare.startswith(g) for g in _GREETINGS) and len(bare) <= 12
+
+
+def _strip_fillers(sentence: str) -> str:
+    previous = None
+    while previous != sentence:
+        previous = sentence
+        sentence = _FILLERS.sub("", sentence, count=1)
+    return sentence
+
+
+def _is_past(sentence: str) -> bool:
+    core = re.sub(r"(?:んだ|のだ|んです|よ|ね|な|わ|さ|ぞ|ぜ|なあ|なぁ)+$", "", sentence)
+    return bool(re.search(r"(?:た|だった|でした|ました)$", core))
+
+
+# Casual sentence endings and their plain declarative form, applied in order to the end
+# of the sentence (after fillers, first person and dates are handled).
+_ENDINGS: list[tuple[str, str]] = [
+    (r"(?:よね|よな|ね|よ|な|なあ|なぁ|わ|さ|ぞ|ぜ|って|の)+$", ""),
+    (r"ん(?:です|だ)けど$", ""),
+    (r"ん(?:です|だ)$", "/N"),           # marks an explanatory ending, resolved below
+    (r"のだ$", "/N"),
+    (r"なの$", "だ"),
+    (r"ています$", "ている"),
+    (r"てます$", "ている"),
+    (r"でいます$", "でいる"),
+    (r"でした$", "だった"),
+    (r"です$", "だ"),
+    (r"てる$", "ている"),
+    (r"でる$", "でいる"),
+    (r"てた$", "ていた"),
+    (r"ちゃった$", "てしまった"),
+    (r"じゃった$", "でしまった"),
+    (r"たい$", "たいと思っている"),
+]
+
+
+def _plain_ending(sentence: str, plan: bool) -> str:
+    s = sentence
+    for pattern, repl in _ENDINGS[:1]:
+        s = re.sub(pattern, repl, s)
+    for pattern, repl in _ENDINGS[1:]:
+        new = re.sub(pattern, repl, s)
+        if new != s:
+            s = new
+            if not s.endswith("/N"):
+                break
+    explanatory = s.endswith("/N")
+    if explanatory:
+        s = s[:-2]
+        if s.endswith("な"):            # 好きなんだ → 好きだ, 大好きなんだ → 大好きだ
+            s = s[:-1] + "だ"
+        elif s.endswith(("てる", "でる")):
+            s = s[:-1] + "いる"
+        elif s.endswith("たい"):
+            s += "と思っている"
+    if plan and re.search(r"[うくぐすつぬぶむる]$", s) and not s.endswith(("ている", "でいる")):
+        s += "予定だ"                    # 行く → 行く予定だ
+    elif re.search(r"(?:好き|嫌い|苦手|大好き|元気|大変|暇|楽しみ)$", s):
+        s += "だ"
+    return s
+
+
+def _kind(sentence: str, past: bool) -> str:
+    if _PREFERENCE_WORDS.search(sentence):
+        return "preference"
+    if not past and _PLAN_WORDS.search(sentence):
+        return "plan"
+    if _HABIT_WORDS.search(sentence) or re.search(r"(?:ている|でいる)$", sentence):
+        return "habit"
+    if past:
+        return "event"
+    return "fact"
+
+
+def _with_subject(sentence: str) -> str:
+    """Make あなた the subject: replace first person, or put 「あなたは」 in front."""
+    s = _FIRST_PERSON.sub("あなた", sentence)
+    if "あなた" in s:
+        return s if s.startswith("あなた") else s
+    return "あなたは" + s
+
+
+def _has_content(sentence: str, tokenizer: Any) -> bool:
+    """Whether a sentence names something (a noun other than pronouns and time words)."""
+    if tokenizer is None:
+        return bool(re.search(r"[をにでがへと]", sentence))
+    for m in tokenizer.tokenize(sentence):
+        pos = m.part_of_speech()
+        if pos[0] == "名詞" and pos[2] != "副詞可能" and pos[1] != "代名詞":
+            return True
+    return False
+
+
+def _entities(sentence: str, tokenizer: Any) -> list[str]:
+    if tokenizer is None:
+        return []
+    names: list[str] = []
+    for m in tokenizer.tokenize(sentence):
+        pos = m.part_of_speech()
+        if pos[0] == "名詞" and pos[1] == "固有名詞" and m.surface() not in names:
+            names.append(m.surface())
+    return names
+
+
+def _join_continuation(previous: Fact, continuation: str) -> str:
+    """「…美味しかった。」 + 「また行きたいと思っている」 → 「…美味しかったので、また行きたいと思っている。」"""
+    head = previous.text.rstrip("。")
+    head = head[:-1] + "なので" if head.endswith("だ") else head + "ので"
+    return f"{head}、{continuation}。"
+
+
+def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fact]:
+    """The facts about the user that the rules can read out of ``utterances``.
+
+    ``tokenizer`` is a Sudachi tokenizer (for entities and the content check); without
+    one, entities are empty and the content check falls back to particles.
+    """
+    facts: list[Fact] = []
+    for utt in utterances:
+        previous_in_line: Fact | None = None
+        for raw in split_sentences(unicodedata.normalize("NFKC", utt.text)
+                                   .replace("?", "？").replace("!", "！")):
+            sentence = _strip_fillers(raw)
+            if not sentence or is_question(sentence) or _is_small_talk(sentence):
+                continue
+            if any(w in sentence for w in _OFF_TOPIC):
+                continue
+            past = _is_past(sentence)
+            dated, _ = annotate_relative_dates(sentence, utt.said_at.date(), past=past)
+            kind = _kind(dated, past)
+            plain = _plain_ending(dated.rstrip("！!。…ー〜"), plan=kind == "plan")
+            plain = plain.replace("たんだけど、", "たところ、").replace("たんですけど、", "たところ、")
+            if not _has_content(plain, tokenizer):
+                if previous_in_line is None and facts:
+                    previous_in_line = facts[-1]
+                if previous_in_line is not None and len(plain) >= 4:
+                    previous_in_line.text = _join_continuation(previous_in_line, plain)
+                continue
+            fact = Fact(_with_subject(plain) + "。", kind, _entities(sentence, tokenizer))
+            facts.append(fact)
+            previous_in_line = fact
+    return facts
+
+
+def facts_json(prompt: str, tokenizer: Any = None) -> str:
+    """The JSON document the extraction call expects, from the prompt's conversation."""
+    facts = extract_facts(parse_conversation(prompt), tokenizer)
+    return json.dumps({"facts": [f.to_json() for f in facts]}, ensure_ascii=False)
+
+
+def today_of(utterances: list[Utterance]) -> date | None:
+    """The day of the last line (for callers that want to report it)."""
+    return utterances[-1].said_at.date() if utterances else None
