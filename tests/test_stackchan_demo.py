@@ -11,7 +11,7 @@ import yaml
 pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("pyopenjtalk")
 
-from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, prepare_config  # noqa: E402
+from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, prepare_config
 
 DOUBLES = """
 assistant: {name: かな, timezone: Asia/Tokyo}

@@ -19,10 +19,9 @@ import yaml
 
 pytest.importorskip("omoide_device_stackchan")
 
-from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data  # noqa: E402
-from omoide_device_stackchan.simulator import (ProvisioningRefused,  # noqa: E402
-                                               SimulatedStackChan)
-from omoide_device_stackchan.testing import speech_like  # noqa: E402
+from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data
+from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
+from omoide_device_stackchan.testing import speech_like
 
 REPLY = "[happy] 今日はいい日だよ。散歩しよう。"
 
@@ -162,7 +161,7 @@ async def test_robots_are_separate_users_and_a_fuzzing_one_disturbs_nobody(
                                  "{" + "".join(chr(rng.randrange(32, 127)) for _ in range(20)))
             try:
                 await bad.send_raw(junk)
-            except Exception:
+            except Exception:  # noqa: BLE001 - the server may close the socket: fine
                 break
             await asyncio.sleep(0)
         await bad.close()                                     # gone in the middle of a turn

@@ -7,11 +7,10 @@ import time
 
 import httpx
 import pytest
-from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
-
 from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
 from omoide_device_stackchan.testing import LiveServer
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 
 async def handshake_status(server: LiveServer, headers: dict[str, str],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from omoide.testing import DeviceContract, PluginPackageContract
 from omoide_device_stackchan.device import StackChan
 
@@ -12,7 +14,7 @@ class TestStackChanDevice(DeviceContract):
 
 class TestStackChanPackage(PluginPackageContract):
     plugin_name = "device_stackchan"
-    expected_components = {("device", "stackchan")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("device", "stackchan")}
 
 
 def test_secrets_must_come_from_the_environment() -> None:

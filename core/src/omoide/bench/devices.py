@@ -81,7 +81,8 @@ def first_sentence_pieces(reply: str, chunk: int) -> tuple[int, str]:
 
 def critical_path_ms(args: argparse.Namespace) -> float:
     pieces, _ = first_sentence_pieces(REPLY, args.chunk_chars)
-    return args.asr_ms + args.first_token_ms + (pieces - 1) * args.token_ms + args.tts_ms
+    return float(args.asr_ms + args.first_token_ms + (pieces - 1) * args.token_ms
+                 + args.tts_ms)
 
 
 def expected_frames(sentence: str, ms_per_char: float) -> int:
@@ -97,9 +98,9 @@ def robots_main(params: dict[str, Any]) -> dict[str, Any]:
 
 async def _robots(params: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
+    from omoide_device_stackchan.simulator import SimulatedStackChan
 
     from omoide.types import AudioClip
-    from omoide_device_stackchan.simulator import SimulatedStackChan
 
     rate = 16000
     t = np.arange(int(params["utterance_s"] * rate), dtype=np.float32) / rate

@@ -142,8 +142,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     try:
         from omoide_device_stackchan.emotions import face_emoji
-        from omoide_device_stackchan.loopback import (LoopbackOmoide, StartFailed,
-                                                      settings_from_data)
+        from omoide_device_stackchan.loopback import LoopbackOmoide, StartFailed, settings_from_data
         from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
     except ImportError:
         _print("the demo needs the StackChan plugin: pip install -e plugins/device_stackchan")

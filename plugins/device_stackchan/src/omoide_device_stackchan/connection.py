@@ -20,12 +20,11 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
 from omoide.audio import resample
 from omoide.errors import InvalidInput
 from omoide.pipeline.turn import TurnRequest
@@ -38,9 +37,8 @@ from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
 from omoide_device_stackchan.mcp import DeviceMcpClient
 
 if TYPE_CHECKING:
-    from starlette.websockets import WebSocket
-
     from omoide.components.device import DeviceHost
+    from starlette.websockets import WebSocket
 
     from omoide_device_stackchan.device import StackChanConfig
 
@@ -204,7 +202,7 @@ class DeviceConnection:
             # that lands just as the send completes, which would defeat barge-in.
             async with self._send_lock, asyncio.timeout(self.config.send_timeout_s):
                 await self.ws.send(message)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             self._closed = True
             log.warning("device %s: not reading for %.1fs; disconnecting",
                         self.identity.device_id, self.config.send_timeout_s)
@@ -338,7 +336,7 @@ class DeviceConnection:
                 raise CloseConnection(CLOSE_PROTOCOL_ERROR, "no hello")
             try:
                 message = await asyncio.wait_for(self.ws.receive(), remaining)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 raise CloseConnection(CLOSE_PROTOCOL_ERROR, "no hello") from None
             if message["type"] == "websocket.disconnect":
                 raise DeviceGone("disconnected before hello")
@@ -358,7 +356,8 @@ class DeviceConnection:
     async def _on_hello(self, hello: dict[str, Any]) -> None:
         features = hello.get("features")
         self.features = dict(features) if isinstance(features, dict) else {}
-        params = hello.get("audio_params") if isinstance(hello.get("audio_params"), dict) else {}
+        raw_params = hello.get("audio_params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         rate = params.get("sample_rate", UPLINK_RATE)
         if params.get("format", "opus") != "opus" or rate not in (8000, 12000, 16000, 24000,
                                                                    48000):
@@ -394,7 +393,7 @@ class DeviceConnection:
             return None
         return payload if isinstance(payload, dict) else None
 
-    async def _dispatch(self, message: dict[str, Any]) -> None:
+    async def _dispatch(self, message: Mapping[str, Any]) -> None:
         data = message.get("bytes")
         if data is not None:
             self._check_size(data, self.config.max_frame_bytes)

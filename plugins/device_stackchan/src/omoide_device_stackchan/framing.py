@@ -50,7 +50,7 @@ def parse_version(value: str | None) -> int:
     return version
 
 
-def encode(version: int, payload: bytes, *, type: int = TYPE_OPUS,  # noqa: A002
+def encode(version: int, payload: bytes, *, type: int = TYPE_OPUS,
            timestamp_ms: int = 0) -> bytes:
     """Wrap ``payload`` in the header of framing ``version``."""
     if version == 1:

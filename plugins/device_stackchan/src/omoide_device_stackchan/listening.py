@@ -10,7 +10,6 @@ VAD-based detector.
 from __future__ import annotations
 
 import numpy as np
-
 from omoide.components.vad import VadEvent
 from omoide.types import FloatArray
 

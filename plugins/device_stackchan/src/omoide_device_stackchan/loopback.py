@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 from omoide.config import Settings
@@ -64,9 +63,8 @@ class LoopbackOmoide:
     async def start(self, ready_timeout_s: float = 300.0) -> dict[str, Any]:
         """Start serving and wait until ``/healthz`` says ready; returns its body."""
         import uvicorn
-
-        from omoide.plugins import build_registry
         from omoide.config import wanted_components
+        from omoide.plugins import build_registry
         from omoide.server.app import create_app
 
         registry = build_registry(wanted_components(self.settings.envelope))
@@ -104,6 +102,6 @@ class LoopbackOmoide:
         if self._task is not None:
             try:
                 await asyncio.wait_for(self._task, 30)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 log.warning("loopback server did not stop in time")
         self._server = None

@@ -87,7 +87,7 @@ class DeviceMcpClient:
             await self._send(message)
             async with asyncio.timeout(self.timeout_s):
                 response = await future
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise McpError(f"device did not answer {method} within {self.timeout_s:g}s") from None
         except McpError:
             raise

@@ -21,15 +21,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from omoide_device_stackchan import framing
-from omoide_device_stackchan.connection import DeviceConnection, DeviceIdentity
-from omoide_device_stackchan.pairing import PairingStore
-from omoide_device_stackchan.tokens import (TokenSigner, bearer_token, load_or_create_secret,
-                                            normalize_device_id)
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.websockets import WebSocket
+
+from omoide_device_stackchan import framing
+from omoide_device_stackchan.connection import DeviceConnection, DeviceIdentity
+from omoide_device_stackchan.pairing import PairingStore
+from omoide_device_stackchan.tokens import (
+    TokenSigner,
+    bearer_token,
+    load_or_create_secret,
+    normalize_device_id,
+)
 
 if TYPE_CHECKING:
     from omoide.components.device import DeviceHost
@@ -110,7 +114,7 @@ class StackChanService:
             pairing = self.pairings.get(device_id)
         except OSError:
             return True
-        return pairing is None and not self.config.pairing_required or (
+        return (pairing is None and not self.config.pairing_required) or (
             pairing is not None and pairing.active)
 
     # -- routes --------------------------------------------------------------------
@@ -174,7 +178,8 @@ class StackChanService:
                                         or str(body.get("mac_address") or ""))
         client_id = (headers.get("client-id") or query.get("client-id")
                      or str(body.get("uuid") or ""))
-        app = body.get("application") if isinstance(body.get("application"), dict) else {}
+        raw_app = body.get("application")
+        app: dict[str, Any] = raw_app if isinstance(raw_app, dict) else {}
         version = str(app.get("version") or "")
         if not version:
             agent = headers.get("user-agent", "")
@@ -188,16 +193,17 @@ class StackChanService:
             payload["error"] = "Device-Id header is required"
             return 400, payload
         pairing = self.pairings.get(device_id)
-        if pairing is None or not pairing.active:
-            if self.config.pairing_required or pairing is not None:
-                activation = self.pairings.request_activation(device_id, client_id or None)
-                payload["activation"] = {
-                    "code": activation.code,
-                    "message": f"omoide devices pair --code {activation.code} --user <name>",
-                }
-                log.info("OTA: device %s is not paired; activation code %s", device_id,
-                         activation.code)
-                return 200, payload
+        # Unpaired (when pairing is required) or revoked: show a code to pair with.
+        if (pairing is None and self.config.pairing_required) or (
+                pairing is not None and not pairing.active):
+            activation = self.pairings.request_activation(device_id, client_id or None)
+            payload["activation"] = {
+                "code": activation.code,
+                "message": f"omoide devices pair --code {activation.code} --user <name>",
+            }
+            log.info("OTA: device %s is not paired; activation code %s", device_id,
+                     activation.code)
+            return 200, payload
         payload["websocket"] = {"url": ws_url, "token": self.issue_token(device_id, client_id),
                                 "version": self.config.protocol_version}
         return 200, payload

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from omoide.audio import resample, write_wav
 from omoide.types import AudioClip
 
@@ -137,8 +136,8 @@ class SimulatedStackChan:
                  tools_page_size: int = 4, speed: float = 1.0,
                  board: str = "m5stack-stackchan") -> None:
         self.base_url = base_url.rstrip("/")
-        self.device_id = device_id or "02:00:00:%02x:%02x:%02x" % tuple(
-            uuid.uuid4().bytes[:3])
+        self.device_id = device_id or "02:00:00:" + ":".join(
+            f"{b:02x}" for b in uuid.uuid4().bytes[:3])
         self.client_id = client_id or str(uuid.uuid4())
         self.framing_version = framing_version
         self.mcp_enabled = mcp
@@ -213,14 +212,14 @@ class SimulatedStackChan:
             "type": "hello", "version": 1, "features": features, "transport": "websocket",
             "audio_params": {"format": "opus", "sample_rate": audio_params_rate,
                              "channels": 1, "frame_duration": FRAME_MS}})
-        kind, payload, _ = await self._next_event(10.0, {"hello"})
+        _, payload, _ = await self._next_event(10.0, {"hello"})
         self.server_hello = payload
         self.session_id = payload.get("session_id")
         params = payload.get("audio_params") or {}
         if payload.get("transport") != "websocket":
             raise RuntimeError(f"server hello has transport {payload.get('transport')!r}")
         self._decoder = OpusDecoder(int(params.get("sample_rate", 24000)))
-        return payload
+        return dict(payload)
 
     async def close(self) -> None:
         if self._ws is not None:
@@ -303,10 +302,11 @@ class SimulatedStackChan:
             try:
                 async with asyncio.timeout(deadline - time.monotonic()):
                     kind, payload, _ = await self._events.get()
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 break
             if kind == "closed":
-                return payload["code"]
+                code: int | None = payload["code"]
+                return code
             self.stray.append({"kind": kind, "payload": payload})
         raise TimeoutError("connection still open")
 

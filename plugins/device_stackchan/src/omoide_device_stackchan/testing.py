@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from omoide.pipeline.turn import TurnResult
 from omoide.testing.doubles import DeviceHostDouble
 from omoide.types import AudioClip, Emotion, ToolCall
@@ -44,7 +42,7 @@ class Script:
     transcript: str = "こんにちは"
     emotion: Emotion = Emotion.HAPPY
     sentences: list[str] = field(default_factory=lambda: ["はい、元気です。", "あなたは？"])
-    seconds_per_sentence: float = 0.3
+    seconds_per_sentence: float = 0.12
     delay_s: float = 0.0
     tool_call: ToolCall | None = None
     fail_with: str | None = None
@@ -72,7 +70,7 @@ class ScriptedHost(DeviceHostDouble):
             if s.tool_call is not None and request.tool_handler is not None:
                 self.tool_results.append(await request.tool_handler(s.tool_call))
             await sink.on_emotion(s.emotion)
-            audio = []
+            audio: list[AudioClip | None] = []
             for text in s.sentences:
                 clip = tone(s.seconds_per_sentence)
                 audio.append(clip)
@@ -124,7 +122,7 @@ class LiveServer:
 
 
 async def start_server(tmp_path: Path, vad: Any = None, **options: Any) -> LiveServer:
-    config = StackChanConfig.model_validate({"hello_timeout_s": 2.0, **options})
+    config = StackChanConfig.model_validate({"hello_timeout_s": 1.0, **options})
     device = StackChan(config)
     await device.start()
     server = LiveServer(device, ScriptedHost(tmp_path / "device", vad))
