@@ -197,3 +197,70 @@ async def test_energy_fallback_finds_end_of_speech_without_a_server_vad(tmp_path
         await srv.stop()
     assert reply.complete
     assert 0.7 < srv.host.requests[0].audio.duration_s < 1.6
+
+
+async def test_realtime_mode_with_aec_lets_the_voice_interrupt_the_robot(
+        server: LiveServer) -> None:
+    server.host.script.sentences = ["一つ目。", "二つ目。", "三つ目。"]
+    server.host.script.seconds_per_sentence = 1.0
+    robot = SimulatedStackChan(server.url, speed=2.0)
+    await robot.provision()
+    await robot.connect(hello={
+        "type": "hello", "version": 1, "transport": "websocket",
+        "features": {"aec": True},
+        "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1,
+                         "frame_duration": 60}})
+    try:
+        await robot.send_json({"type": "listen", "state": "start", "mode": "realtime"})
+        await robot.stream_clip(speech_like(0.6, silence_after=0.6))
+        while (await robot.next_message(timeout=10))[0] != "audio":
+            pass
+        await robot.stream_clip(speech_like(0.6))        # the user talks over the robot
+        kinds = []
+        while "tts stop" not in kinds:
+            kind, payload = await robot.next_message(timeout=10)
+            kinds.append(f"tts {payload['state']}" if kind == "tts" else kind)
+    finally:
+        await robot.close()
+    assert server.host.cancelled >= 1
+    assert server.service.closed[-1].stats.barge_ins >= 1
+
+
+async def test_without_aec_the_robot_is_not_interrupted_by_its_own_voice(
+        server: LiveServer) -> None:
+    server.host.script.sentences = ["一つ目。"]
+    server.host.script.seconds_per_sentence = 0.6
+    robot = await connected(server)
+    try:
+        await robot.send_json({"type": "listen", "state": "start", "mode": "realtime"})
+        await robot.stream_clip(speech_like(0.6, silence_after=0.6))
+        while (await robot.next_message(timeout=10))[0] != "audio":
+            pass
+        await robot.stream_clip(speech_like(0.3, silence_after=0.5))   # its own echo
+        while True:
+            kind, payload = await robot.next_message(timeout=10)
+            if kind == "tts" and payload["state"] == "stop":
+                break
+        await asyncio.sleep(0.3)
+    finally:
+        await robot.close()
+    assert server.host.cancelled == 0
+    assert len(server.host.requests) == 1
+
+
+async def test_an_utterance_with_nothing_to_say_keeps_auto_mode_listening(
+        server: LiveServer) -> None:
+    server.host.script.sentences = []
+    robot = await connected(server)
+    try:
+        await robot.send_json({"type": "listen", "state": "start", "mode": "auto"})
+        await robot.stream_clip(speech_like(0.5, silence_after=0.6))
+        assert (await robot.next_message(timeout=10))[0] == "stt"
+        server.host.script.sentences = ["はい。"]
+        await robot.stream_clip(speech_like(0.5, silence_after=0.6))   # no new listen start
+        kinds = []
+        while "tts" not in kinds:
+            kinds.append((await robot.next_message(timeout=10))[0])
+    finally:
+        await robot.close()
+    assert len(server.host.requests) == 2

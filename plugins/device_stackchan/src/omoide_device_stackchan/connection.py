@@ -152,6 +152,8 @@ class DeviceTurnSink:
 
     async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
         conn = self._conn
+        if not self.emotion_sent:   # the face always changes before the robot speaks
+            await self.on_emotion(Emotion.NEUTRAL)
         if not self.tts_started:
             self.tts_started = True
             await conn.send_json({"type": "tts", "state": "start"})
@@ -481,6 +483,8 @@ class DeviceConnection:
             return
         if self.listen_mode is None:
             return  # the device may stream while we think; xiaozhi servers drop it too
+        if self._turn_running() and not self.features.get("aec"):
+            return  # without echo cancellation the mic hears the robot itself: ignore it
         if self._decoder.sample_rate != UPLINK_RATE:
             samples = resample(AudioClip(samples, self._decoder.sample_rate),
                                UPLINK_RATE).samples
