@@ -8,14 +8,17 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from pydantic import Field
-
 from omoide.components import Embedder, EmbedderConfig
 from omoide.components.embedder_fallback import FallbackEmbedder
 from omoide.errors import ComponentError, EmbedderMismatch
-from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig, InMemoryStore, \
-    MemoryStoreConfig
+from omoide.testing.doubles import (
+    HashEmbedder,
+    HashEmbedderConfig,
+    InMemoryStore,
+    MemoryStoreConfig,
+)
 from omoide.types import EmbedPurpose, FloatArray, Priority, VectorRecord
+from pydantic import Field
 
 DIMS = 64
 
@@ -90,7 +93,7 @@ def make(agreement: float = 1.0, *, clock: Clock | None = None,
 
 
 async def test_an_agreeing_api_serves_the_calls() -> None:
-    fb, primary, api = make(agreement=0.999)
+    fb, _, api = make(agreement=0.999)
     await fb.start()
     vecs = await fb.embed(["箱根に行く", "ラーメンが好き"], "document")
     assert fb.using_secondary and fb.last_backend == "api_double"

@@ -26,9 +26,11 @@ def build_tiny_qwen3_asr(target: Path) -> Path:
     norm keeps one hidden unit, whose sign picks one of the two.
     """
     import torch
-    from qwen_asr.core.transformers_backend import (Qwen3ASRConfig,
-                                                    Qwen3ASRForConditionalGeneration,
-                                                    Qwen3ASRProcessor)
+    from qwen_asr.core.transformers_backend import (
+        Qwen3ASRConfig,
+        Qwen3ASRForConditionalGeneration,
+        Qwen3ASRProcessor,
+    )
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import Qwen2TokenizerFast, WhisperFeatureExtractor
 

@@ -6,11 +6,10 @@ import io
 import math
 import wave
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-
 from omoide.audio import read_wav, write_wav
 from omoide.errors import ConfigError, InvalidInput, ModelNotAvailable
 from omoide.testing import ASRContract, PluginPackageContract
@@ -33,7 +32,7 @@ class TestQwenASRContract(ASRContract):
 
 class TestASRQwenPackage(PluginPackageContract):
     plugin_name = "asr_qwen"
-    expected_components = {("asr", "qwen")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("asr", "qwen")}
 
 
 @pytest.fixture
@@ -150,7 +149,7 @@ async def test_missing_weights_name_the_model_and_the_download_command(tmp_path:
 
 async def test_an_unsupported_language_is_a_config_error(tiny_asr_dir: Path) -> None:
     comp = QwenASR(QwenASRConfig(model=str(tiny_asr_dir), language="Klingon"))
-    with pytest.raises(ConfigError, match="asr.language"):
+    with pytest.raises(ConfigError, match=r"asr\.language"):
         await comp.start()
 
 

@@ -8,18 +8,17 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import ValidationError
-
 from omoide.config import EnvValue
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.testing import ChatModelContract, PluginPackageContract
 from omoide.types import ChatMessage, ToolCall, ToolSpec
 from omoide_chat_modelscope.chat import ModelScopeChat, ModelScopeChatConfig
+from pydantic import ValidationError
 
 REPLY = ["[happy] ", "はい、", "覚えて", "いますよ。"]
 
@@ -140,7 +139,7 @@ class TestModelScopeChatContract(ChatModelContract):
 
 class TestChatModelScopePackage(PluginPackageContract):
     plugin_name = "chat_modelscope"
-    expected_components = {("chat", "modelscope")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("chat", "modelscope")}
 
 
 async def test_streams_the_reply_in_pieces(chat: ModelScopeChat) -> None:
@@ -258,7 +257,7 @@ async def test_a_stall_after_the_first_piece_is_not_retried(base_url: str,
     state.script = ["stall_after_first"]
     comp = await started(config(base_url, retries=2, timeout_s=0.5))
     got: list[str] = []
-    with pytest.raises(ComponentError, match="longer than|in time"):
+    with pytest.raises(ComponentError, match=r"longer than|in time"):
         async for d in comp.stream([ChatMessage("user", "hi")]):
             got.append(d.text)
     await comp.stop()

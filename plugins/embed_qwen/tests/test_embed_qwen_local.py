@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-
 from omoide.errors import ModelNotAvailable
 from omoide.testing import EmbedderContract, PluginPackageContract
 from omoide.types import Priority
@@ -28,7 +27,8 @@ class TestQwenEmbedderContract(EmbedderContract):
 
 class TestEmbedQwenPackage(PluginPackageContract):
     plugin_name = "embed_qwen"
-    expected_components = {("embedder", "qwen"), ("embedder", "qwen_api")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {
+        ("embedder", "qwen"), ("embedder", "qwen_api")}
 
 
 def reference_vectors(model_dir: Path, texts: list[str], dims: int) -> np.ndarray:
@@ -113,7 +113,7 @@ async def test_missing_weights_name_the_model_and_the_download_command(tmp_path:
 
 async def test_a_directory_without_a_model_is_refused_clearly(tmp_path: Path) -> None:
     emb = QwenEmbedder(QwenEmbedderConfig(model=str(tmp_path)))
-    with pytest.raises(ModelNotAvailable, match="config.json"):
+    with pytest.raises(ModelNotAvailable, match=r"config\.json"):
         await emb.start()
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-
 from omoide.audio import write_wav
 from omoide.config import EnvValue
 from omoide.errors import ComponentError, InvalidInput
@@ -80,7 +79,7 @@ class TestIrodoriContract(TTSContract):
 
 class TestTTSIrodoriPackage(PluginPackageContract):
     plugin_name = "tts_irodori"
-    expected_components = {("tts", "irodori")}
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("tts", "irodori")}
 
 
 async def test_sends_model_input_voice_wav_and_options(url: str,
@@ -139,7 +138,7 @@ async def test_a_500_is_retryable(url: str, state: SpeechServerState) -> None:
 async def test_a_400_is_not_retried(url: str, state: SpeechServerState) -> None:
     state.script = [(400, {"detail": "voice 'nobody.wav' not found"})]
     tts = await started(url, retries=3)
-    with pytest.raises(ComponentError, match="nobody.wav") as info:
+    with pytest.raises(ComponentError, match=r"nobody\.wav") as info:
         await tts.synthesize("こんにちは。")
     await tts.stop()
     assert not info.value.retryable and len(state.requests) == 1

@@ -13,12 +13,17 @@ import unicodedata
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from omoide.components import ASR, ASRConfig
+from omoide.errors import (
+    ComponentError,
+    ConfigError,
+    ConfigProblem,
+    InvalidInput,
+    ModelNotAvailable,
+)
+from omoide.types import AudioClip, Transcript
 from pydantic import Field
 
-from omoide.components import ASR, ASRConfig
-from omoide.errors import (ComponentError, ConfigError, ConfigProblem, InvalidInput,
-                           ModelNotAvailable)
-from omoide.types import AudioClip, Transcript
 from omoide_asr_qwen.weights import WeightSource, resolve_weights
 
 log = logging.getLogger("omoide.asr.qwen")
@@ -28,7 +33,8 @@ MIN_SECONDS = 0.5      # shorter clips are padded with silence (the encoder need
 
 class QwenASRConfig(ASRConfig):
     model: str = Field("Qwen/Qwen3-ASR-0.6B",
-                       description="Hub model id (ModelScope or Hugging Face) or a local directory.")
+                       description="Hub model id (ModelScope or Hugging Face) or a local "
+                                   "directory.")
     source: WeightSource = Field(
         "auto", description="Where to look for hub ids: auto (ModelScope cache when the "
                             "modelscope package is installed, then Hugging Face), modelscope, "

@@ -14,12 +14,12 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import Field
-
 from omoide.components import ChatConfig, ChatModel
 from omoide.config import Secret
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.types import ChatDelta, ChatMessage, ToolCall, ToolSpec
+from pydantic import Field
+
 from omoide_chat_modelscope.api_errors import error_message, to_component_error
 
 log = logging.getLogger("omoide.chat.modelscope")
@@ -129,7 +129,7 @@ class ModelScopeChat(ChatModel):
                 **self.request_body(messages, tools, json_output))
             self._note_quota(raw.headers)
             stream = raw.parse()
-        except Exception as exc:  # noqa: BLE001 - every SDK/transport failure is mapped
+        except Exception as exc:
             raise to_component_error(exc, what) from exc
         calls: dict[int, dict[str, str]] = {}
         try:
@@ -156,7 +156,7 @@ class ModelScopeChat(ChatModel):
                                 slot["arguments"] += piece.function.arguments
         except ComponentError:
             raise
-        except Exception as exc:  # noqa: BLE001 - every SDK/transport failure is mapped
+        except Exception as exc:
             raise to_component_error(exc, what) from exc
         finally:
             await stream.close()

@@ -7,8 +7,9 @@ vector is cut to ``dims`` (Matryoshka) and L2-normalised.
 
 Interactive first: batch (document) work runs on the component's worker at BATCH
 priority; queries run on a separate interactive lane, and with ``preempt`` on, a batch
-forward pass parks at the next decoder layer while a query is pending (see
-:mod:`omoide_embed_qwen.preemption`), so a query waits for at most one layer.
+forward pass parks before the next attention or MLP block while a query is pending
+(see :mod:`omoide_embed_qwen.preemption`), so a query waits for at most half a layer
+of one batch chunk.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
-
 from omoide.blocking import PriorityRunner
 from omoide.components import Embedder, EmbedderConfig
 from omoide.errors import ModelNotAvailable
 from omoide.types import EmbedPurpose, FloatArray, Priority
+from pydantic import Field
+
 from omoide_embed_qwen.preemption import LayerGate
 from omoide_embed_qwen.weights import WeightSource, resolve_weights, space_name
 
@@ -34,7 +35,8 @@ DEFAULT_TASK = "Given a web search query, retrieve relevant passages that answer
 
 class QwenEmbedderConfig(EmbedderConfig):
     model: str = Field("Qwen/Qwen3-Embedding-0.6B",
-                       description="Hub model id (ModelScope or Hugging Face) or a local directory.")
+                       description="Hub model id (ModelScope or Hugging Face) or a local "
+                                   "directory.")
     source: WeightSource = Field(
         "auto", description="Where to look for hub ids: auto (ModelScope cache when the "
                             "modelscope package is installed, then Hugging Face), modelscope, "
@@ -126,8 +128,8 @@ class QwenEmbedder(Embedder):
             with warnings.catch_warnings():  # deprecated in torch, still the CPU-fast path
                 warnings.simplefilter("ignore")
                 model = quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-        for layer in _decoder_layers(model):
-            layer.register_forward_pre_hook(lambda _m, _a: self._gate.checkpoint())
+        for block in _checkpoint_blocks(model):
+            block.register_forward_pre_hook(lambda _m, _a: self._gate.checkpoint())
         log.info("embedder qwen: loaded %s (%s%s, %d dims, %d threads)", self.config.model,
                  self.config.dtype, "" if self.config.quantize == "none" else " int8",
                  self.config.dims, torch.get_num_threads())
@@ -163,6 +165,8 @@ class QwenEmbedder(Embedder):
 
         if self._model is None:
             raise RuntimeError("embedder qwen: not started")
+        if self.config.threads and torch.get_num_threads() != self.config.threads:
+            torch.set_num_threads(self.config.threads)  # per OS thread with OpenMP
         inputs = [query_text(self.config.task, t) if purpose == "query" else t for t in texts]
         batch = self._tokenizer(inputs, padding=True, truncation=True,
                                 max_length=self.config.max_length, return_tensors="pt")
@@ -173,8 +177,17 @@ class QwenEmbedder(Embedder):
         return np.ascontiguousarray(vectors.numpy(), dtype=np.float32)
 
 
-def _decoder_layers(model: Any) -> list[Any]:
+def _checkpoint_blocks(model: Any) -> list[Any]:
+    """Where a batch pass may park: before each decoder layer's attention and its MLP
+    (so a query waits for at most half a layer of one batch chunk)."""
     layers = getattr(model, "layers", None)
     if layers is None and hasattr(model, "model"):
         layers = getattr(model.model, "layers", None)
-    return list(layers or [])
+    blocks: list[Any] = []
+    for layer in layers or []:
+        parts = [getattr(layer, name, None) for name in ("self_attn", "mlp")]
+        if all(p is not None for p in parts):
+            blocks.extend(parts)
+        else:
+            blocks.append(layer)
+    return blocks
