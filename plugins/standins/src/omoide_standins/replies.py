@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from omoide.types import ChatMessage, Emotion
 
 _MEMORY_BLOCK = re.compile(r"<retrieved_memory>(.*?)</retrieved_memory>", re.S)
+_DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
 _RECALL_MARKERS = re.compile(r"(?:覚えて|おぼえて|何だっけ|なんだっけ|っけ|前に言った|前に話した|"
                              r"言ったよね|話したよね|教えたよね|知ってる|知ってた)")
 _FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし)")
@@ -33,18 +34,18 @@ _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|ど�
 def memory_lines(system_prompt: str) -> list[str]:
     """The memory sentences inside the ``<retrieved_memory>`` block (empty if none).
 
-    A line counts as a memory when it contains 「あなた」; bullets, dates and other
-    decoration before it are dropped, and the sentence is cut at its first 「。」.
+    A line is a memory when, after its decoration (a bullet or number, then bracketed
+    dates such as 「[記録日: …]」), it starts with 「あなた」; rule lines that merely
+    mention あなた do not. The sentence is cut at its first 「。」.
     """
     block = _MEMORY_BLOCK.search(system_prompt)
     if block is None:
         return []
     lines: list[str] = []
     for line in block.group(1).splitlines():
-        at = line.find("あなた")
-        if at < 0:
+        sentence = _DECORATION.sub("", line.strip())
+        if not sentence.startswith("あなた"):
             continue
-        sentence = line[at:]
         end = sentence.find("。")
         lines.append(sentence[:end + 1] if end >= 0 else sentence.strip())
     return lines
