@@ -140,3 +140,9 @@ async def test_memories_rendered_by_the_engine_are_read_but_its_rules_are_not(
     reply = await _reply(chat, PLAIN_PROMPT + "\n" + block, "週末の予定覚えてる?")
     assert reply == ("[happy] 覚えてるよ！来週の土曜日（2026年10月3日）に友達と箱根に行く"
                      "予定だよね。")
+
+
+async def test_a_wish_and_a_habit_get_encouragement(chat: StandinChat) -> None:
+    assert await _reply(chat, PLAIN_PROMPT, "また行きたいな") == "[happy] いいね！きっと叶うよ。"
+    habit = await _reply(chat, PLAIN_PROMPT, "最近、仕事終わりにギターの練習をしてるんだ")
+    assert habit == "[happy] すごいね！がんばってるんだね。"

@@ -8,7 +8,8 @@ one or two short, friendly Japanese sentences. The rules, in order:
    the best-matching memory, turning 「あなたは…だ。」 into 「覚えてるよ！…だよね。」;
 2. a recall question with no memory → say honestly there is no recollection ([doubtful]);
 3. any other question → say it cannot look things up offline ([thinking]);
-4. greetings, plans, likes, troubles → a matching short reaction; else a friendly nod.
+4. greetings, troubles, plans, wishes, habits, likes → a matching short reaction;
+   else a friendly nod.
 
 Memories are never brought up unasked, as the reference's prompt demands.
 """
@@ -98,6 +99,8 @@ _GREETING_REPLIES: list[tuple[str, Emotion, str]] = [
 _PLAN = re.compile(r"(?:明日|あした|明後日|来週|今度|週末|来月|予定|つもり|行くんだ|行く予定)")
 _LIKE = re.compile(r"(?:好き|美味し|おいし|最高|楽しかった|うれしい|嬉しい|気に入)")
 _TROUBLE = re.compile(r"(?:疲れ|つかれ|悲し|かなし|つらい|辛かった|しんどい|落ち込|残念|寂し)")
+_HABIT = re.compile(r"(?:最近|毎日|毎朝|毎晩|毎週|いつも|練習|続けて)")
+_WISH = re.compile(r"たい(?:な|なあ|なぁ|の|んだ)?[。！!]?$")
 _PAST = re.compile(r"(?:た|だった|てきた|ちゃった)(?:よ|んだ|の|ね|な)*[。！!]?$")
 
 
@@ -123,6 +126,10 @@ def reply_to(messages: Sequence[ChatMessage]) -> str:
         return f"[{Emotion.SAD.value}] そっか、大変だったね。ゆっくり休んでね。"
     if _PLAN.search(said) and not _PAST.search(said):
         return f"[{Emotion.HAPPY.value}] いいね！楽しんできてね。"
+    if _WISH.search(said):
+        return f"[{Emotion.HAPPY.value}] いいね！きっと叶うよ。"
+    if _HABIT.search(said):
+        return f"[{Emotion.HAPPY.value}] すごいね！がんばってるんだね。"
     if _LIKE.search(said):
         return f"[{Emotion.LOVING.value}] いいね！聞いてるだけでうれしくなっちゃう。"
     if _PAST.search(said):
