@@ -45,8 +45,9 @@ WARMUP_USER = "device-" + WARMUP_DEVICE.replace(":", "")
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("devices", help="N simulated StackChans on loopback: overhead, "
                                        "pacing jitter, dropped frames")
-    p.add_argument("--devices", type=int, nargs="+", default=[10, 50],
-                   help="device counts to run, one run each")
+    p.add_argument("--devices", type=int, nargs="+", default=[1, 10, 50],
+                   help="device counts to run, one run each (1 shows the floor: the "
+                        "doubles' own timer overshoot and the pipeline's fixed cost)")
     p.add_argument("--turns", type=int, default=3, help="utterances per device")
     p.add_argument("--utterance-s", type=float, default=1.0, help="length of each utterance")
     p.add_argument("--asr-ms", type=float, default=300)
@@ -93,7 +94,17 @@ def expected_frames(sentence: str, ms_per_char: float) -> int:
 # -- the robots (run in a separate process) --------------------------------------------
 def robots_main(params: dict[str, Any]) -> dict[str, Any]:
     """Entry point of the robots' process: run them all, return raw measurements."""
-    return asyncio.run(_robots(params))
+    with event_loop_runner() as runner:
+        return runner.run(_robots(params))
+
+
+def event_loop_runner() -> asyncio.Runner:
+    """uvloop when installed, as ``omoide serve`` (uvicorn) uses it; else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.Runner()
+    return asyncio.Runner(loop_factory=uvloop.new_event_loop)
 
 
 async def _robots(params: dict[str, Any]) -> dict[str, Any]:
@@ -151,21 +162,27 @@ async def _robots(params: dict[str, Any]) -> dict[str, Any]:
 
 # -- analysis ------------------------------------------------------------------------------
 def pacing(turn: dict[str, Any], pre_buffer: int) -> tuple[list[float], int]:
-    """(inter-arrival deviations in ms after each sentence's pre-buffer, underruns)."""
+    """(inter-arrival deviations in ms after each sentence's pre-buffer, underruns).
+
+    The robot plays frames back to back from one queue for the whole turn, as the
+    firmware does. An underrun is a frame that arrives after the queue ran dry, inside
+    a sentence (a gap before a sentence is the TTS still working, not the transport).
+    """
     deviations: list[float] = []
     underruns = 0
-    by_sentence: dict[int, list[float]] = {}
-    for at, s in zip(turn["frame_times"], turn["frame_sentence"], strict=True):
-        by_sentence.setdefault(s, []).append(at)
     frame_s = FRAME_MS / 1000
-    for times in by_sentence.values():
-        play_end = times[0]
-        for k, at in enumerate(times):
-            if k and at > play_end + 0.005:
-                underruns += 1
-            play_end = max(play_end, at) + frame_s
-            if k >= pre_buffer:
-                deviations.append(abs((at - times[k - 1]) * 1000 - FRAME_MS))
+    play_end = 0.0
+    index_in_sentence = 0
+    previous_sentence = None
+    previous_at = 0.0
+    for at, sentence in zip(turn["frame_times"], turn["frame_sentence"], strict=True):
+        index_in_sentence = index_in_sentence + 1 if sentence == previous_sentence else 0
+        if index_in_sentence and at > play_end + 0.005:
+            underruns += 1
+        if index_in_sentence >= pre_buffer:
+            deviations.append(abs((at - previous_at) * 1000 - FRAME_MS))
+        play_end = max(play_end, at) + frame_s
+        previous_sentence, previous_at = sentence, at
     return deviations, underruns
 
 
@@ -275,7 +292,10 @@ def _run(args: argparse.Namespace) -> int:
     except ImportError:
         print("the StackChan plugin is not installed (pip install -e plugins/device_stackchan)")
         return 1
-    results = [asyncio.run(_one_run(args, n)) for n in args.devices]
+    results = []
+    for n in args.devices:
+        with event_loop_runner() as runner:
+            results.append(runner.run(_one_run(args, n)))
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return 0
