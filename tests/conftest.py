@@ -27,7 +27,7 @@ def omoide_cli():  # type: ignore[no-untyped-def]
     return _run_omoide
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def configs() -> Path:
     """The shipped ``configs/`` folder."""
     return CONFIGS
