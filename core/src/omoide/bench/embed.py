@@ -83,9 +83,10 @@ def build_model_dir(target: Path, layers: int) -> Path:
     tok.post_processor = processors.TemplateProcessing(
         single="$A <|endoftext|>", special_tokens=[("<|endoftext|>", 0)])
     PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>",
-                            pad_token="<|endoftext|>", unk_token="[UNK]").save_pretrained(target)
+                            pad_token="<|endoftext|>",
+                            unk_token="[UNK]").save_pretrained(target)  # type: ignore[no-untyped-call]
     torch.manual_seed(0)
-    config = Qwen3Config(**{**FULL_SHAPE, "num_hidden_layers": layers})
+    config = Qwen3Config(**{**FULL_SHAPE, "num_hidden_layers": layers})  # type: ignore[no-untyped-call]
     Qwen3Model(config).save_pretrained(target)
     return target
 
@@ -111,10 +112,10 @@ async def _start(model_dir: Path, dtype: str, threads: int, **options: Any) -> A
     except ImportError as exc:
         raise SystemExit("omoide bench embed needs the embed_qwen plugin "
                          "(pip install -e plugins/embed_qwen)") from exc
-    quantize = "int8" if dtype == "int8" else "none"
-    config = QwenEmbedderConfig(model=str(model_dir), dims=256, threads=threads,
-                                dtype="float32" if dtype == "int8" else dtype,
-                                quantize=quantize, task="", timeout_s=600, **options)
+    config = QwenEmbedderConfig.model_validate({
+        "model": str(model_dir), "dims": 256, "threads": threads, "task": "", "timeout_s": 600,
+        "dtype": "float32" if dtype == "int8" else dtype,
+        "quantize": "int8" if dtype == "int8" else "none", **options})
     emb = QwenEmbedder(config)
     await emb.start()
     return emb

@@ -32,6 +32,7 @@ from omoide.types import EmbedderFingerprint, EmbedPurpose, FloatArray, Priority
 log = logging.getLogger("omoide.embed.fallback")
 
 PROBE_QUERY = "週末の予定、覚えてる?"
+PROBES: tuple[tuple[EmbedPurpose, str], ...] = (("document", PROBE_TEXT), ("query", PROBE_QUERY))
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class FallbackEmbedder(Embedder):
         self._epoch = 0                      # bumped whenever the secondary loses trust
         self._check = SecondaryCheck(False, None, "not probed yet", clock())
         self._probes: dict[EmbedPurpose, FloatArray] = {}
-        self._recheck_task: asyncio.Task[None] | None = None
+        self._recheck_task: asyncio.Task[SecondaryCheck] | None = None
         self._last_backend: str | None = None
 
     # -- identity: always the primary's space -------------------------------------------
@@ -98,7 +99,7 @@ class FallbackEmbedder(Embedder):
     # -- lifecycle ----------------------------------------------------------------------
     async def _start(self) -> None:
         await self.primary.start()
-        for purpose, text in (("document", PROBE_TEXT), ("query", PROBE_QUERY)):
+        for purpose, text in PROBES:
             self._probes[purpose] = (await self.primary.embed([text], purpose,
                                                               Priority.INTERACTIVE))[0]
         await self.recheck()
@@ -120,7 +121,7 @@ class FallbackEmbedder(Embedder):
             if self.secondary.status.state.value != "ready":
                 await self.secondary.start()
             agreement = 1.0
-            for purpose, text in (("document", PROBE_TEXT), ("query", PROBE_QUERY)):
+            for purpose, text in PROBES:
                 vec = await self._secondary_call([text], purpose, Priority.INTERACTIVE)
                 agreement = min(agreement, float(vec[0] @ self._probes[purpose]))
         except Exception as exc:  # noqa: BLE001 - any failure means "not usable now"
@@ -161,7 +162,8 @@ class FallbackEmbedder(Embedder):
                                  f" {(len(texts), self.dims)}")
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (arr / norms).astype(np.float32)
+        unit: FloatArray = (arr / norms).astype(np.float32)
+        return unit
 
     async def _embed(self, texts: Sequence[str], purpose: EmbedPurpose,
                      priority: Priority) -> FloatArray:
@@ -177,9 +179,9 @@ class FallbackEmbedder(Embedder):
                     self._last_backend = self.secondary.name
                     return vectors
                 # trust was withdrawn while this call ran: its vectors are not used
-        vectors = await self.primary.embed(texts, purpose, priority)
+        local: FloatArray = await self.primary.embed(texts, purpose, priority)
         self._last_backend = self.primary.name
-        return vectors
+        return local
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()
