@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,4 +20,4 @@ class TestE5Embedder(EmbedderContract):
 
 class TestEmbedE5Package(PluginPackageContract):
     plugin_name = "embed_e5"
-    expected_components = {("embedder", "e5")}
+    expected_components: ClassVar[set[tuple[str, str]]] = {("embedder", "e5")}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -20,4 +20,4 @@ class TestUSEEmbedder(EmbedderContract):
 
 class TestEmbedUsePackage(PluginPackageContract):
     plugin_name = "embed_use"
-    expected_components = {("embedder", "use")}
+    expected_components: ClassVar[set[tuple[str, str]]] = {("embedder", "use")}

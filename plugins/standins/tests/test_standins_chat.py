@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -126,17 +127,18 @@ async def test_pieces_can_be_paced_for_demos() -> None:
 
 async def test_memories_rendered_by_the_engine_are_read_but_its_rules_are_not(
         chat: StandinChat) -> None:
-    from datetime import date, datetime, timezone
+    from datetime import date, datetime
 
     from omoide.memory.prompt import render_memory_block
     from omoide.types import Memory, RetrievedMemory
 
-    said = datetime(2026, 9, 27, 11, 50, tzinfo=timezone.utc)
+    said = datetime(2026, 9, 27, 11, 50, tzinfo=UTC)
     block = render_memory_block([RetrievedMemory(Memory(
         "m1", "u1", "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。", said,
         event_dates=(date(2026, 10, 3),)), 0.9)], "Asia/Tokyo")
     from omoide_standins.replies import memory_lines
-    assert memory_lines(block) == ["あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。"]
+    assert memory_lines(block) == [
+        "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。"]
     reply = await _reply(chat, PLAIN_PROMPT + "\n" + block, "週末の予定覚えてる?")
     assert reply == ("[happy] 覚えてるよ！来週の土曜日（2026年10月3日）に友達と箱根に行く"
                      "予定だよね。")

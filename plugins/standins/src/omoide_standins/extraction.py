@@ -25,7 +25,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from omoide_standins.relative_dates import annotate_relative_dates
@@ -43,11 +43,12 @@ _FILLERS = re.compile(r"^(?:うん|ええと|えっと|えーと|あのね|あ�
                       r"まあ|まぁ|そうそう|あ|あっ|はい|いや|でも|それで|で|あとね|あと)[、,\s]*")
 _FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし|自分)(?=[はがのもをにと])")
 _QUESTION_END = re.compile(r"(?:[?？]|(?:か|かな|かしら|の|っけ|だっけ)[?？]?)$")
-_INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|いくら)")
-_PLAN_WORDS = re.compile(r"(?:明日|あした|明後日|あさって|来週|今度|次の|週末|来月|来年|予定|つもり|"
-                         r"今夜|今晩|\d+日後)")
-_PREFERENCE_WORDS = re.compile(r"(?:好き|嫌い|苦手|美味し|おいし|うまかった|まずかった|気に入|ハマ|はま"
-                               r"って|最高|大好物)")
+_INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|"
+                            r"いくら)")
+_PLAN_WORDS = re.compile(r"(?:明日|あした|明後日|あさって|来週|今度|次の|週末|来月|来年|予定|"
+                         r"つもり|今夜|今晩|\d+日後)")
+_PREFERENCE_WORDS = re.compile(r"(?:好き|嫌い|苦手|美味し|おいし|うまかった|まずかった|気に入|"
+                               r"ハマ|はまって|最高|大好物)")
 _HABIT_WORDS = re.compile(r"(?:最近|毎日|毎朝|毎晩|毎週|毎月|いつも|よく|習慣|ずっと|週に|日に)")
 
 
@@ -183,9 +184,7 @@ def _kind(sentence: str, past: bool) -> str:
 def _with_subject(sentence: str) -> str:
     """Make あなた the subject: replace first person, or put 「あなたは」 in front."""
     s = _FIRST_PERSON.sub("あなた", sentence)
-    if "あなた" in s:
-        return s if s.startswith("あなた") else s
-    return "あなたは" + s
+    return s if "あなた" in s else "あなたは" + s
 
 
 def _has_content(sentence: str, tokenizer: Any) -> bool:
@@ -211,7 +210,10 @@ def _entities(sentence: str, tokenizer: Any) -> list[str]:
 
 
 def _join_continuation(previous: Fact, continuation: str) -> str:
-    """「…美味しかった。」 + 「また行きたいと思っている」 → 「…美味しかったので、また行きたいと思っている。」"""
+    """「…美味しかった。」 + 「また行きたいと思っている」
+
+    → 「…美味しかったので、また行きたいと思っている。」
+    """
     head = previous.text.rstrip("。")
     head = head[:-1] + "なので" if head.endswith("だ") else head + "ので"
     return f"{head}、{continuation}。"
@@ -237,7 +239,8 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
             dated, _ = annotate_relative_dates(sentence, utt.said_at.date(), past=past)
             kind = _kind(dated, past)
             plain = _plain_ending(dated.rstrip("！!。…ー〜"), plan=kind == "plan")
-            plain = plain.replace("たんだけど、", "たところ、").replace("たんですけど、", "たところ、")
+            plain = (plain.replace("たんだけど、", "たところ、")
+                     .replace("たんですけど、", "たところ、"))
             if not _has_content(plain, tokenizer):
                 if previous_in_line is None and facts:
                     previous_in_line = facts[-1]
@@ -255,7 +258,3 @@ def facts_json(prompt: str, tokenizer: Any = None) -> str:
     facts = extract_facts(parse_conversation(prompt), tokenizer)
     return json.dumps({"facts": [f.to_json() for f in facts]}, ensure_ascii=False)
 
-
-def today_of(utterances: list[Utterance]) -> date | None:
-    """The day of the last line (for callers that want to report it)."""
-    return utterances[-1].said_at.date() if utterances else None

@@ -23,12 +23,15 @@ from collections.abc import Sequence
 from omoide.types import ChatMessage, Emotion
 
 _MEMORY_BLOCK = re.compile(r"<retrieved_memory>(.*?)</retrieved_memory>", re.S)
-_DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
+# A bullet or a number, then any bracketed notes such as 「[記録日: …]」.
+_DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*"
+                         r"(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
 _RECALL_MARKERS = re.compile(r"(?:覚えて|おぼえて|何だっけ|なんだっけ|っけ|前に言った|前に話した|"
                              r"言ったよね|話したよね|教えたよね|知ってる|知ってた)")
 _FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし)")
 _OWN_LIFE = re.compile(r"(?:予定|趣味|好きな|嫌いな|苦手な|練習|行く|行った)")
-_INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|いくら|"
+_INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|"
+                            r"いくら|"
                             r"ある[？?]|ない[？?])")
 
 
@@ -113,7 +116,8 @@ def reply_to(messages: Sequence[ChatMessage]) -> str:
 
     if is_recall_question(said):
         if memories:
-            return f"[{Emotion.HAPPY.value}] 覚えてるよ！{_as_reminder(best_memory(said, memories))}"
+            reminder = _as_reminder(best_memory(said, memories))
+            return f"[{Emotion.HAPPY.value}] 覚えてるよ！{reminder}"
         return (f"[{Emotion.DOUBTFUL.value}] うーん、ごめんね。その話は聞いた覚えがないみたい。"
                 "よかったらもう一度教えてくれる？")
     if is_question(said):
