@@ -131,6 +131,6 @@ def _revoke(args: argparse.Namespace) -> int:
     except PairingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"revoked {pairing.device_id} (was user {pairing.user}); it is refused from its "
-          "next connection")
+    print(f"revoked {pairing.device_id} (was user {pairing.user}); a running server "
+          "disconnects it within a second and refuses it from now on")
     return 0
