@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -46,3 +47,12 @@ async def test_query_and_document_purposes_use_different_prefixes(e5: E5Embedder
 async def test_model_id_and_dims_identify_the_space(e5: E5Embedder) -> None:
     assert e5.dims == 384
     assert "multilingual-e5-small" in e5.model_id
+
+
+async def test_starting_leaves_the_process_thread_setting_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    emb = E5Embedder(E5Config(num_threads=1))
+    await emb.start()
+    await emb.stop()
+    assert "OMP_NUM_THREADS" not in os.environ

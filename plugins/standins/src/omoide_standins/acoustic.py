@@ -108,6 +108,14 @@ def mfcc_features(samples: FloatArray) -> FloatArray:
     return feats.astype(np.float32)
 
 
+def coarsen(features: FloatArray, factor: int = 3) -> FloatArray:
+    """Average every ``factor`` consecutive frames: a cheap sketch for a first DTW pass."""
+    usable = len(features) - len(features) % factor
+    if usable == 0:
+        return features
+    return features[:usable].reshape(-1, factor, features.shape[1]).mean(axis=1)
+
+
 def dtw_distance(a: FloatArray, b: FloatArray, max_ratio: float = 2.5) -> float:
     """Length-normalised DTW distance between two feature sequences (cosine per frame).
 
