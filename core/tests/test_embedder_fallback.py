@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -74,6 +74,15 @@ class SkewedAPIDouble(Embedder):
         return np.stack(rows).astype(np.float32)
 
 
+async def eventually(condition: Callable[[], bool], seconds: float = 2.0) -> bool:
+    """Let background tasks run until ``condition`` holds (or ``seconds`` pass)."""
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return True
+        await asyncio.sleep(0.01)
+    return condition()
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -137,8 +146,7 @@ async def test_the_api_is_probed_again_after_recheck_seconds() -> None:
     assert not fb.using_secondary          # not due yet
     clock.now += 301
     await fb.embed(["b"], "query")          # schedules the probe in the background
-    await asyncio.sleep(0.01)
-    assert fb.using_secondary
+    assert await eventually(lambda: fb.using_secondary)
     await fb.embed(["c"], "query")
     assert fb.last_backend == "api_double"
 
@@ -151,8 +159,7 @@ async def test_a_periodic_probe_that_disagrees_switches_back() -> None:
     api.agreement = 0.97
     clock.now += 301
     await fb.embed(["x"], "document")
-    await asyncio.sleep(0.01)
-    assert not fb.using_secondary
+    assert await eventually(lambda: not fb.using_secondary)
     await fb.embed(["y"], "document")
     assert fb.last_backend == "fake"
 
@@ -161,8 +168,9 @@ async def test_vectors_returned_after_trust_was_withdrawn_are_discarded() -> Non
     fb, primary, api = make()
     await fb.start()
     api.hold = asyncio.Event()
+    calls_before = api.calls
     call = asyncio.create_task(fb.embed(["held"], "document"))
-    await asyncio.sleep(0.01)
+    assert await eventually(lambda: api.calls > calls_before)
     api.agreement = 0.9
     await fb.recheck()          # trust withdrawn while the call is in flight
     api.hold.set()
