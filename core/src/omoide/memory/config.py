@@ -21,6 +21,28 @@ class BaselineSettings(_Strict):
     max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
 
 
+class RobustSettings(_Strict):
+    """Numbers of the robust engine (see ``shared/memory.md``)."""
+
+    dense_candidates: int = Field(24, ge=1, le=200,
+                                  description="Memories fetched from the dense channel.")
+    rrf_k: float = Field(10.0, gt=0, description="Rank-fusion constant: 1/(k + rank).")
+    lexical_keep_ratio: float = Field(
+        0.5, ge=0, le=1, description="Lexical candidates kept: score at least this share of"
+        " the best lexical score.")
+    min_coverage: float = Field(
+        0.0, ge=0, le=1, description="Share of the query's content nouns a memory must"
+        " contain for shared words to count as evidence.")
+    require_recall_intent: bool = Field(
+        True, description="Inject only when the user refers to their own memories, plans or"
+        " themselves (覚えてる, 〜だっけ, 予定, 私の ...).")
+    dense_only_ratio: float | None = Field(
+        0.6, gt=0, le=1, description="Inject the top dense memory on dense evidence alone"
+        " when its lead over the second is at least this share of its lead over the median"
+        " candidate (one memory clearly stands apart; scale-free, so it holds across"
+        " embedders). Null: never inject on dense evidence alone.")
+
+
 class ExtractionSettings(_Strict):
     idle_minutes: float = Field(5.0, gt=0, description="Extract after this much silence.")
     max_exchanges: int = Field(8, ge=1, description="Extract once this many exchanges wait.")
@@ -42,5 +64,7 @@ class MemoryConfig(_Strict):
                          description="Journal file, relative to server.data_dir.")
     baseline: BaselineSettings = Field(default_factory=BaselineSettings,  # type: ignore[arg-type]
                                        description="Numbers of the baseline engine.")
+    robust: RobustSettings = Field(default_factory=RobustSettings,  # type: ignore[arg-type]
+                                   description="Numbers of the robust engine.")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,  # type: ignore[arg-type]
                                            description="When and how facts are extracted.")

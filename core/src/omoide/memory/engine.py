@@ -1,0 +1,440 @@
+"""The memory engine: journal, extraction, dedup, the two read engines, memory control.
+
+:class:`MemoryEngine` implements :class:`omoide.memory.api.MemoryService` for the turn
+pipeline and adds what ``omoide memory`` and the HTTP routes need (search, get,
+forget, export, import, pending, reembed).
+
+Every store call names the user; the per-user lexical/temporal index is built from
+``store.scroll(user)`` and kept current on writes. Extraction runs as asyncio
+tasks off the turn path; recall never waits for it and never exceeds
+``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from omoide.components import ChatModel, Embedder, VectorStore
+from omoide.errors import ComponentError
+from omoide.memory.api import ExtractionReport, Recall
+from omoide.memory.baseline import baseline_read
+from omoide.memory.config import MemoryConfig
+from omoide.memory.dates import absolute_dates
+from omoide.memory.dedup import Verdict, compare
+from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
+from omoide.memory.index import UserIndex
+from omoide.memory.journal import Journal, PendingSummary
+from omoide.memory.lexicon import analyzer
+from omoide.memory.records import from_json, from_payload, to_json, to_payload
+from omoide.memory.robust import prepare, robust_read
+from omoide.memory.text import canonical
+from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
+
+log = logging.getLogger("omoide.memory")
+
+
+class MemoryEngine:
+    """Long-term memory for every user of one server."""
+
+    def __init__(self, config: MemoryConfig, *, embedder: Embedder, store: VectorStore,
+                 chat: ChatModel | None, data_dir: Path, timezone: str) -> None:
+        self.config = config
+        self.embedder = embedder
+        self.store = store
+        self.chat = chat
+        self.data_dir = Path(data_dir)
+        self.timezone = timezone
+        self._tz = ZoneInfo(timezone)
+        self.journal = Journal(self.data_dir / config.journal)
+        self._indexes: dict[str, UserIndex] = {}
+        self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
+        self._extract_locks: dict[str, asyncio.Lock] = {}
+        self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
+        self._idle_timers: dict[str, asyncio.TimerHandle] = {}
+        self._started = False
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the journal and the store (components are already started)."""
+        if self._started:
+            return
+        self.journal.open()
+        await self.store.open(await self.embedder.fingerprint())
+        await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
+        self._started = True
+
+    async def stop(self) -> None:
+        for timer in self._idle_timers.values():
+            timer.cancel()
+        self._idle_timers.clear()
+        tasks = list(self._extract_tasks.values()) + list(self._index_tasks.values())
+        for t in tasks:
+            if not t.done():
+                t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.journal.close()
+        self._started = False
+
+    # -- read path -----------------------------------------------------------------
+    async def recall(self, user: str, query: str, now: datetime, *,
+                     engine: str | None = None) -> Recall:
+        """Memories to inject for ``query``; never raises, never exceeds the budget."""
+        engine = engine or self.config.engine
+        timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
+        details: dict[str, Any] = {}
+        started = time.perf_counter()
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=self._tz)
+        now = now.astimezone(self._tz)
+        try:
+            memories = await asyncio.wait_for(
+                self._recall(user, query, now, engine, timings, details),
+                timeout=self.config.time_budget_ms / 1000.0)
+        except (asyncio.TimeoutError, TimeoutError):
+            timings["total"] = (time.perf_counter() - started) * 1000
+            log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
+                        self.config.time_budget_ms)
+            return Recall([], engine, timings, timed_out=True, details=details)
+        except Exception as exc:  # the turn goes on without memory
+            timings["total"] = (time.perf_counter() - started) * 1000
+            log.warning("recall for %s failed: %s", user, exc)
+            return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
+                          details=details)
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return Recall(memories, engine, timings, details=details)
+
+    async def _recall(self, user: str, query: str, now: datetime, engine: str,
+                      timings: dict[str, float], details: dict[str, Any],
+                      ) -> list[RetrievedMemory]:
+        if engine == "baseline":
+            t = time.perf_counter()
+            vector = (await self.embedder.embed([query], "document", Priority.INTERACTIVE))[0]
+            timings["embed"] = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            out = await baseline_read(self.store, user, vector, now, self.config.baseline)
+            timings["search"] = (time.perf_counter() - t) * 1000
+            return out
+        t = time.perf_counter()
+        prepared = prepare(query, now)
+        timings["analyse"] = (time.perf_counter() - t) * 1000
+        vector = None
+        if prepared.intent.recall or not self.config.robust.require_recall_intent:
+            t = time.perf_counter()
+            vector = await self.embedder.embed_query(prepared.text)
+            timings["embed"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        index = await self.index(user)
+        result = await robust_read(self.store, index, user, prepared, vector, now,
+                                   self.config.robust, self.config.max_results)
+        timings["search"] = (time.perf_counter() - t) * 1000
+        details.update(result.details)
+        return result.memories
+
+    async def index(self, user: str) -> UserIndex:
+        """The user's lexical/temporal index, built once from the store (shielded from
+        cancellation, so a recall that times out does not waste the build)."""
+        idx = self._indexes.get(user)
+        if idx is not None:
+            return idx
+        task = self._index_tasks.get(user)
+        if task is None:
+            task = asyncio.create_task(self._build_index(user))
+            self._index_tasks[user] = task
+        return await asyncio.shield(task)
+
+    async def _build_index(self, user: str) -> UserIndex:
+        try:
+            records = await self.store.scroll(user)
+            idx = UserIndex(user, self.timezone)
+            for r in records:
+                idx.add(from_payload(r.id, r.payload), r.vector)
+            self._indexes[user] = idx
+            return idx
+        finally:
+            self._index_tasks.pop(user, None)
+
+    # -- write path ----------------------------------------------------------------
+    async def record_exchange(self, exchange: Exchange) -> None:
+        await self.journal.append(exchange)
+
+    def note_turn_completed(self, exchange: Exchange) -> None:
+        """Arm the idle timer; extract at once when enough exchanges wait."""
+        user = exchange.user
+        loop = asyncio.get_running_loop()
+        timer = self._idle_timers.pop(user, None)
+        if timer is not None:
+            timer.cancel()
+        self._idle_timers[user] = loop.call_later(
+            self.config.extraction.idle_minutes * 60, self._schedule_extraction, user, "idle")
+        loop.create_task(self._check_count(user))
+
+    async def _check_count(self, user: str) -> None:
+        try:
+            if await self.journal.pending_count(user) >= self.config.extraction.max_exchanges:
+                self._schedule_extraction(user, "count")
+        except Exception as exc:
+            log.warning("could not count pending exchanges of %s: %s", user, exc)
+
+    async def session_ended(self, user: str) -> None:
+        if self.config.extraction.on_disconnect:
+            self._schedule_extraction(user, "disconnect")
+
+    def _schedule_extraction(self, user: str, reason: str) -> None:
+        running = self._extract_tasks.get(user)
+        if running is not None and not running.done():
+            return
+        log.info("extraction for %s scheduled (%s)", user, reason)
+        task = asyncio.get_running_loop().create_task(self.extract_now(user))
+        self._extract_tasks[user] = task
+        task.add_done_callback(lambda t: self._extraction_done(user, t))
+
+    def _extraction_done(self, user: str, task: asyncio.Task[ExtractionReport]) -> None:
+        if self._extract_tasks.get(user) is task:
+            del self._extract_tasks[user]
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.error("extraction for %s crashed: %s", user, exc)
+
+    async def wait_for_extractions(self) -> None:
+        """Wait for scheduled extractions (tests, shutdown)."""
+        await asyncio.gather(*self._extract_tasks.values(), return_exceptions=True)
+
+    async def extract_now(self, user: str) -> ExtractionReport:
+        """Extract ``user``'s pending exchanges now; failures leave them pending."""
+        timer = self._idle_timers.pop(user, None)
+        if timer is not None:
+            timer.cancel()
+        lock = self._extract_locks.setdefault(user, asyncio.Lock())
+        async with lock:
+            exchanges = await self.journal.pending(user)
+            if not exchanges:
+                return ExtractionReport(user, 0, [])
+            ids = [e.id for e in exchanges]
+            started = time.perf_counter()
+            try:
+                facts = await self._ask_for_facts(exchanges)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                await self.journal.record_failure(ids, error)
+                log.warning("extraction for %s failed, %d exchanges stay pending: %s",
+                            user, len(ids), error)
+                return ExtractionReport(user, len(ids), [], pending=True, error=error)
+            try:
+                stored, skipped, superseded = await self._store_facts(user, facts, exchanges)
+            except Exception as exc:
+                error = f"storing facts failed: {type(exc).__name__}: {exc}"
+                await self.journal.record_failure(ids, error)
+                log.warning("extraction for %s: %s; exchanges stay pending", user, error)
+                return ExtractionReport(user, len(ids), [], pending=True, error=error)
+            await self.journal.mark_consumed(ids)
+            log.info("extraction for %s: %d exchanges -> %d facts stored, %d duplicates,"
+                     " %d superseded in %.0f ms", user, len(ids), len(stored), skipped,
+                     len(superseded), (time.perf_counter() - started) * 1000)
+            return ExtractionReport(user, len(ids), stored, skipped, superseded)
+
+    async def _ask_for_facts(self, exchanges: Sequence[Exchange]) -> list[Fact]:
+        if self.chat is None:
+            raise ComponentError("no chat model is configured for extraction")
+        messages = build_messages(exchanges, self.timezone)
+        attempts = self.config.extraction.attempts
+        last: Exception | None = None
+        for attempt in range(attempts):
+            try:
+                raw = await self.chat.complete(messages, json_output=True)
+                return parse_facts(raw)
+            except (ComponentError, ExtractionFormatError) as exc:
+                last = exc
+                if isinstance(exc, ComponentError) and not exc.retryable and \
+                        not isinstance(exc, ExtractionFormatError):
+                    break
+                if attempt < attempts - 1:
+                    await asyncio.sleep(min(4.0, 0.25 * 2 ** attempt))
+        assert last is not None
+        raise last
+
+    async def _store_facts(self, user: str, facts: Sequence[Fact],
+                           exchanges: Sequence[Exchange],
+                           ) -> tuple[list[Memory], int, list[str]]:
+        if not facts:
+            return [], 0, []
+        said_at = max(e.at for e in exchanges)
+        source = tuple(e.id for e in exchanges)
+        vectors = await self.embedder.embed([f.text for f in facts], "document",
+                                            Priority.BATCH)
+        stored: list[Memory] = []
+        superseded: list[str] = []
+        skipped = 0
+        for fact, vector in zip(facts, vectors, strict=True):
+            memory = Memory(
+                id=str(uuid.uuid4()), user=user, text=fact.text, created_at=said_at,
+                event_dates=absolute_dates(canonical(fact.text),
+                                           said_at.astimezone(self._tz).date()),
+                kind=fact.kind, entities=fact.entities, source_exchange_ids=source)
+            verdict, old = await self._dedup(user, memory, vector)
+            if verdict is Verdict.DUPLICATE:
+                skipped += 1
+                continue
+            await self._put(user, [(memory, vector)])
+            stored.append(memory)
+            for old_memory, old_vector in old if verdict is Verdict.UPDATE else []:
+                await self._put(user, [(replace(old_memory, superseded_by=memory.id),
+                                        old_vector)])
+                superseded.append(old_memory.id)
+        await self.journal.note_user(user)
+        return stored, skipped, superseded
+
+    async def _dedup(self, user: str, memory: Memory, vector: Any,
+                     ) -> tuple[Verdict, list[tuple[Memory, Any]]]:
+        threshold = self.config.extraction.dedup_cosine
+        hits = await self.store.search(user, vector, 5)
+        names = set(memory.entities) | {t.surface for t in analyzer().analyse(
+            memory.text, query=False).terms if t.proper}
+        updates: list[tuple[Memory, Any]] = []
+        said = memory.created_at.astimezone(self._tz).date()
+        for hit in hits:
+            old = from_payload(hit.id, hit.payload)
+            if old.superseded_by:
+                continue
+            old_names = set(old.entities) | {t.surface for t in analyzer().analyse(
+                old.text, query=False).terms if t.proper}
+            verdict = compare(memory.text, old.text, hit.score, threshold,
+                              new_said_on=said,
+                              old_said_on=old.created_at.astimezone(self._tz).date(),
+                              shared_names=bool(names & old_names))
+            if verdict is Verdict.DUPLICATE:
+                return Verdict.DUPLICATE, []
+            if verdict is Verdict.UPDATE:
+                records = await self.store.get(user, [old.id])
+                if records:
+                    updates.append((old, records[0].vector))
+        return (Verdict.UPDATE, updates) if updates else (Verdict.NEW, [])
+
+    async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
+        items = list(items)
+        await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
+        idx = self._indexes.get(user)
+        if idx is not None:
+            for m, v in items:
+                idx.add(m, v)
+
+    # -- memory control --------------------------------------------------------------
+    async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
+        """Store memories as given (evaluation, import): embedded as documents, no dedup."""
+        if not memories:
+            return []
+        for m in memories:
+            if m.user != user:
+                raise ValueError(f"memory {m.id} belongs to {m.user!r}, not {user!r}")
+        vectors = await self.embedder.embed([m.text for m in memories], "document",
+                                            Priority.BATCH)
+        await self._put(user, zip(memories, vectors, strict=True))
+        if self.journal._db is not None:
+            await self.journal.note_user(user)
+        return list(memories)
+
+    async def list_memories(self, user: str) -> Sequence[Memory]:
+        records = await self.store.scroll(user)
+        out = [from_payload(r.id, r.payload) for r in records]
+        return sorted(out, key=lambda m: m.created_at)
+
+    async def get(self, user: str, memory_id: str) -> Memory | None:
+        records = await self.store.get(user, [memory_id])
+        return from_payload(records[0].id, records[0].payload) if records else None
+
+    async def search(self, user: str, query: str, limit: int = 10,
+                     now: datetime | None = None) -> list[RetrievedMemory]:
+        """Memories ranked for ``query`` without the injection gate (for people browsing)."""
+        now = (now or datetime.now(self._tz)).astimezone(self._tz)
+        prepared = prepare(query, now)
+        vector = await self.embedder.embed_query(prepared.text)
+        index = await self.index(user)
+        hits = await self.store.search(user, vector, max(limit, 20))
+        dense = {h.id: h.score for h in hits}
+        lexical = index.lexical(prepared.analysis)
+        temporal = index.temporal(prepared.spans)
+        ids = set(dense) | set(lexical) | set(temporal)
+        dense.update(index.cosine([i for i in ids if i not in dense], vector))
+
+        def score(i: str) -> float:
+            return (dense.get(i, 0.0) + 0.1 * math.tanh(lexical[i].score / 3 if i in lexical
+                                                         else 0.0)
+                    + 0.1 * temporal.get(i, 0.0))
+
+        out: list[RetrievedMemory] = []
+        for i in sorted(ids, key=lambda i: -score(i))[:limit]:
+            m = index.get(i)
+            if m is None:
+                hit = next((h for h in hits if h.id == i), None)
+                if hit is None:
+                    continue
+                m = from_payload(hit.id, hit.payload)
+            out.append(RetrievedMemory(m, score(i), {"dense": dense.get(i, math.nan)}))
+        return out
+
+    async def forget(self, user: str, memory_id: str) -> bool:
+        """Delete a memory from the store and the index; True if it existed."""
+        if not await self.store.get(user, [memory_id]):
+            return False
+        await self.store.delete(user, [memory_id])
+        idx = self._indexes.get(user)
+        if idx is not None:
+            idx.remove(memory_id)
+        return True
+
+    async def export(self, user: str) -> list[dict[str, Any]]:
+        return [to_json(m) for m in await self.list_memories(user)]
+
+    async def import_memories(self, user: str, items: Sequence[dict[str, Any]],
+                              ) -> list[Memory]:
+        """Import exported memories into ``user`` under fresh ids (an export of another
+        user can never overwrite anyone's memories); superseded links are remapped."""
+        parsed = [from_json(d, user) for d in items]
+        new_ids = {m.id: str(uuid.uuid4()) for m in parsed}
+        fresh = [replace(m, id=new_ids[m.id],
+                         superseded_by=new_ids.get(m.superseded_by or "", None)
+                         if m.superseded_by else None) for m in parsed]
+        return await self.add_memories(user, fresh)
+
+    async def pending(self, user: str | None = None) -> list[PendingSummary]:
+        return await self.journal.pending_summary(user)
+
+    async def reembed(self, users: Sequence[str] | None = None,
+                      backup: Path | None = None) -> dict[str, int]:
+        """Re-embed every memory with the configured embedder (after changing it).
+
+        Reads each user's memories, writes a JSONL backup, drops the collection,
+        opens it for the current embedder and writes everything back.
+        """
+        if not self.journal._db:
+            self.journal.open()
+        users = list(users) if users else await self.journal.users()
+        saved: dict[str, list[Memory]] = {}
+        for u in users:
+            saved[u] = [from_payload(r.id, r.payload) for r in await self.store.scroll(u)]
+        backup = backup or self.data_dir / f"reembed-backup-{int(time.time())}.jsonl"
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        with backup.open("w", encoding="utf-8") as f:
+            for u, ms in saved.items():
+                for m in ms:
+                    f.write(json.dumps(to_json(m), ensure_ascii=False) + "\n")
+        await self.store.reset()
+        await self.store.open(await self.embedder.fingerprint())
+        self._indexes.clear()
+        counts: dict[str, int] = {}
+        for u, ms in saved.items():
+            await self.add_memories(u, ms)
+            counts[u] = len(ms)
+        return counts

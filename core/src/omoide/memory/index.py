@@ -1,0 +1,275 @@
+"""A per-user, in-process index of memories for the lexical, entity and temporal channels.
+
+Built from the store's ``scroll(user)`` (one user's records only) the first time
+that user is recalled, then kept current by the engine on every write and forget.
+It also keeps each memory's vector, so candidates that the dense search did not
+return can still be ranked by cosine without another store call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from omoide.memory.lexicon import KATAKANA, Analysis, Term, analyzer
+from omoide.memory.temporal import DateSpan, habit_weekdays, memory_spans
+from omoide.memory.text import canonical, to_katakana
+from omoide.types import FloatArray, Memory
+
+
+@dataclass
+class _Entry:
+    memory: Memory
+    terms: tuple[Term, ...]
+    spans: list[DateSpan]
+    habits: frozenset[int]
+    kanji: frozenset[str]
+    vector: FloatArray | None
+
+
+@dataclass(frozen=True)
+class LexicalMatch:
+    """Per-memory lexical evidence: ``score`` (idf-weighted), ``nouns`` (the part of
+    it carried by nouns/names, which is what the gate counts) and ``entity`` (names)."""
+
+    score: float
+    nouns: float
+    entity: float
+    matched: tuple[str, ...] = field(default=())
+    coverage: float = 0.0
+    """Share of the query's content nouns this memory contains (0..1)."""
+
+
+class UserIndex:
+    """One user's memories with postings for lexical keys and single kanji."""
+
+    def __init__(self, user: str, timezone: str) -> None:
+        self.user = user
+        self._tz = ZoneInfo(timezone)
+        self._entries: dict[str, _Entry] = {}
+        self._postings: dict[str, set[str]] = defaultdict(set)
+        self._kanji: dict[str, set[str]] = defaultdict(set)
+        self._days: dict[int, set[str]] = defaultdict(set)
+        self._readings: dict[str, set[str]] = defaultdict(set)
+        self._short_names: dict[str, set[str]] = defaultdict(set)
+        self._habits: dict[int, set[str]] = defaultdict(set)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, memory_id: str) -> bool:
+        return memory_id in self._entries
+
+    def memories(self) -> list[Memory]:
+        return [e.memory for e in self._entries.values()]
+
+    def get(self, memory_id: str) -> Memory | None:
+        e = self._entries.get(memory_id)
+        return e.memory if e else None
+
+    def vector(self, memory_id: str) -> FloatArray | None:
+        e = self._entries.get(memory_id)
+        return e.vector if e else None
+
+    def add(self, memory: Memory, vector: FloatArray | None = None) -> None:
+        """Index (or re-index) a memory of this user."""
+        if memory.user != self.user:
+            raise ValueError(f"memory {memory.id} belongs to {memory.user!r}, not {self.user!r}")
+        self.remove(memory.id)
+        text = canonical(memory.text)
+        analysis = analyzer().analyse(text, query=False)
+        said_on = memory.created_at.astimezone(self._tz).date()
+        spans = memory_spans(text, said_on)
+        if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
+            spans = [DateSpan(d, d, "date") for d in memory.event_dates]
+        kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
+        entry = _Entry(memory, analysis.terms, spans, habit_weekdays(text), kanji, vector)
+        self._entries[memory.id] = entry
+        for term in entry.terms:
+            for key in term.keys:
+                self._postings[key].add(memory.id)
+            for r in _noun_readings(term):
+                self._readings[r].add(memory.id)
+                if term.proper and len(r) == 2:
+                    self._short_names[r].add(memory.id)
+        for c in kanji:
+            self._kanji[c].add(memory.id)
+        for d in _span_days(spans):
+            self._days[d].add(memory.id)
+        for w in entry.habits:
+            self._habits[w].add(memory.id)
+
+    def remove(self, memory_id: str) -> None:
+        entry = self._entries.pop(memory_id, None)
+        if entry is None:
+            return
+        for term in entry.terms:
+            for key in term.keys:
+                ids = self._postings.get(key)
+                if ids is not None:
+                    ids.discard(memory_id)
+                    if not ids:
+                        del self._postings[key]
+        readings = {r for t in entry.terms for r in _noun_readings(t)}
+        for table, keys in ((self._readings, readings), (self._short_names, readings),
+                            (self._kanji, entry.kanji), (self._days, _span_days(entry.spans)),
+                            (self._habits, entry.habits)):
+            for k in keys:
+                ids = table.get(k)  # type: ignore[call-overload]
+                if ids is not None:
+                    ids.discard(memory_id)
+                    if not ids:
+                        del table[k]  # type: ignore[arg-type]
+
+    def mark_superseded(self, memory_id: str, by: str) -> None:
+        entry = self._entries.get(memory_id)
+        if entry is not None:
+            from dataclasses import replace
+            entry.memory = replace(entry.memory, superseded_by=by)
+
+    # -- channels --------------------------------------------------------------------
+    def lexical(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
+        """Memories sharing content words with the query, idf-weighted.
+
+        Besides exact keys: a one-kanji word matches that kanji inside a compound
+        (酒 in 日本酒), a katakana word matches inside a longer word (ケーキ in
+        チーズケーキ), and a name's reading matches inside the query's reading even
+        when the analyser split the query differently (だいき|って). Terms inside
+        ``exclude`` (the query's date expressions) are left to the temporal channel.
+        """
+        n = max(1, len(self._entries))
+        excluded = [e for e in exclude if e]
+        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+        matched: dict[str, list[str]] = defaultdict(list)
+        seen_sets: list[frozenset[str]] = []
+        used_readings: set[str] = set()
+
+        def credit(ids: set[str], weight: float, proper: bool, label: str,
+                   covers: float) -> None:
+            idf = math.log(1.0 + n / len(ids))
+            for mid in ids:
+                s = scores[mid]
+                s[3] += covers
+                s[0] += weight * idf
+                if weight >= 0.8:
+                    s[1] += weight * idf
+                if proper:
+                    s[2] += weight * idf
+                matched[mid].append(label)
+
+        asked = 0.0
+        for term in sorted(query.terms, key=lambda t: -t.weight):
+            kana = to_katakana(term.surface)
+            if any(term.surface in e or e in term.surface or kana in e for e in excluded):
+                continue
+            if term.weight >= 1.0:
+                asked += term.weight
+            ids: set[str] = set()
+            for key in term.keys:
+                ids |= self._postings.get(key, set())
+            weight = term.weight
+            if not ids and term.weight >= 1.0:
+                ids, weight = self._inside_longer_words(term), 0.8
+            if not ids:
+                continue
+            frozen = frozenset(ids)
+            if frozen in seen_sets and term.weight < 1.0:
+                continue  # a run of words that only repeats a word already counted
+            seen_sets.append(frozen)
+            if term.weight >= 0.8:
+                used_readings.update(k for k in term.keys if KATAKANA.match(k))
+            credit(ids, weight, term.proper, term.surface,
+                   term.weight if term.weight >= 1.0 else 0.0)
+        if query.reading:
+            for reading, ids in self._readings.items():
+                if len(reading) >= 3 and reading in query.reading and \
+                        not any(reading in u for u in used_readings) and \
+                        not any(reading in to_katakana(e) for e in excluded):
+                    used_readings.add(reading)
+                    credit(ids, 0.8, False, reading, 1.0)
+                    asked += 1.0
+            # a two-mora name (あや) where a word starts, when the analyser glued it on
+            for start in query.reading_starts:
+                reading = query.reading[start:start + 2]
+                ids = self._short_names.get(reading)
+                if ids and reading not in used_readings:
+                    used_readings.add(reading)
+                    credit(set(ids), 0.8, True, reading, 1.0)
+                    asked += 1.0
+        return {mid: LexicalMatch(s[0], s[1], s[2], tuple(matched[mid]),
+                                  min(1.0, s[3] / asked) if asked else 0.0)
+                for mid, s in scores.items()}
+
+    def _inside_longer_words(self, term: Term) -> set[str]:
+        ids: set[str] = set()
+        for key in term.keys:
+            if len(key) == 1 and "\u4e00" <= key <= "\u9fff":
+                ids |= self._kanji.get(key, set())
+            elif KATAKANA.match(key):
+                for reading, rids in self._readings.items():
+                    if len(reading) > len(key) and key in reading:
+                        ids |= rids
+        return ids
+
+    def temporal(self, spans: Sequence[DateSpan]) -> dict[str, float]:
+        """Memories whose dates fall in the query's ranges; narrower ranges score more.
+
+        A habit on a weekday (「毎週水曜」) matches a range of at most two days that
+        contains that weekday.
+        """
+        if not spans:
+            return {}
+        out: dict[str, float] = {}
+        for q in spans:
+            weight = 1.0 / math.log2(1 + q.days)
+            first = q.start.toordinal()
+            for day in range(first, first + min(q.days, 400)):
+                for mid in self._days.get(day, ()):
+                    out[mid] = max(out.get(mid, 0.0), weight)
+            if q.days <= 2:
+                for w in _weekdays_in(q):
+                    for mid in self._habits.get(w, ()):
+                        out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
+        return out
+
+    def has_dates(self, memory_id: str) -> bool:
+        e = self._entries.get(memory_id)
+        return bool(e and (e.spans or e.habits))
+
+    def cosine(self, memory_ids: Iterable[str], query_vector: FloatArray) -> dict[str, float]:
+        """Cosine of cached vectors (memories indexed without one are left out)."""
+        ids = [m for m in memory_ids if (v := self.vector(m)) is not None]
+        if not ids:
+            return {}
+        mat = np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
+        sims = mat @ np.asarray(query_vector, dtype=np.float32)
+        return {m: float(s) for m, s in zip(ids, sims, strict=True)}
+
+
+def _noun_readings(term: Term) -> set[str]:
+    if term.weight < 1.0:
+        return set()
+    return {k for k in term.keys if KATAKANA.match(k)}
+
+
+def _span_days(spans: Iterable[DateSpan]) -> set[int]:
+    days: set[int] = set()
+    for s in spans:
+        if s.days <= 62:
+            days.update(range(s.start.toordinal(), s.end.toordinal() + 1))
+    return days
+
+
+def _weekdays_in(span: DateSpan) -> set[int]:
+    days = min(span.days, 7)
+    return {(span.start.toordinal() + i - 1) % 7 for i in range(days)}
+
+
+def said_on(memory: Memory, timezone: str) -> date:
+    return memory.created_at.astimezone(ZoneInfo(timezone)).date()

@@ -1,0 +1,41 @@
+"""Does an utterance ask about the user's own life? And what kind of answer does it want?
+
+The robust engine injects memories only when the user refers to something they
+told the assistant before (「覚えてる」「〜だっけ」「〜かしら」), to their plans
+(予定, 約束) or to themselves (私の, 俺の...). General questions (「石垣島って何が有名なの」)
+and requests (「明日7時に起こして」) get no memory even when a memory shares a word
+with them: the reference's rule "don't bring memories up unasked", enforced before
+the prompt instead of hoped for inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_RECALL = re.compile(
+    r"っけ|覚えて|おぼえて|憶えて|忘れ(?:た|ちゃ)|(?:た|だ|でした)(?:かしら|かな)|言って(?:た|まし|なかっ)|話し(?:た|てた)"
+    r"|教えた|伝えた|約束|予定|用事|だったかな|んだったか|でしたか|だよね|たよね|んだよね"
+    r"|何(?:する|した|やる|やった|買った|あげた|作った)(?:ん|の)だ|前に(?:言|話)"
+    r"|(?:私|わたし|あたし|俺|おれ|僕|ぼく|うち|自分)(?:の|が|って|は|に|と|も)")
+_CALENDAR = re.compile(r"何曜|何日|なんにち|なんようび|何月")
+
+
+@dataclass(frozen=True)
+class Intent:
+    """``recall``: the utterance refers to the user's own memories.
+    ``calendar``: it asks what day something is (「今日って何曜日」) — its own date
+    words are the subject, not a date to look memories up by.
+    ``asks_when``: it asks for a date or time, so dated memories answer it better.
+    """
+
+    recall: bool
+    calendar: bool
+    asks_when: bool
+
+
+def detect(text: str) -> Intent:
+    """Classify a canonical utterance (see :func:`omoide.memory.text.canonical`)."""
+    return Intent(recall=bool(_RECALL.search(text)),
+                  calendar=bool(_CALENDAR.search(text)),
+                  asks_when=bool(re.search(r"いつ|何時|何日|何曜|なんじ", text)))
