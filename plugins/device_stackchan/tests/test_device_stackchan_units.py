@@ -251,3 +251,13 @@ def test_utterance_buffer_keeps_only_what_is_asked_for() -> None:
     buffer.drop_before(550)
     assert buffer.take(500, 700).tolist() == [5.0] * 100 + [6.0] * 100
     assert buffer.kept_seconds == 500 / 16000
+
+
+def test_pending_activations_are_bounded(tmp_path: Path) -> None:
+    from omoide_device_stackchan.pairing import MAX_PENDING
+    store = PairingStore(tmp_path)
+    first = store.request_activation("d-first", None).code
+    for i in range(MAX_PENDING + 5):
+        store.request_activation(f"d-{i}", None)
+    assert len(store.pending()) == MAX_PENDING
+    assert first not in {p.code for p in store.pending()}

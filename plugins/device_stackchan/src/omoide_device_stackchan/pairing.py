@@ -31,6 +31,8 @@ log = logging.getLogger("omoide.device.stackchan")
 
 FILE_NAME = "pairings.json"
 ACTIVATION_TTL_S = 24 * 3600
+MAX_PENDING = 64
+"""Pending activation codes kept at most (anyone can ask for one; the oldest go first)."""
 
 
 class PairingError(ValueError):
@@ -191,6 +193,9 @@ class PairingStore:
                     del pending[code]
                 elif raw["device_id"] == device:
                     return PendingActivation(**raw)
+            for stale in sorted(pending, key=lambda c: pending[c]["requested_at"])[
+                    :max(0, len(pending) - MAX_PENDING + 1)]:
+                del pending[stale]
             code = f"{secrets.randbelow(10**6):06d}"
             while code in pending:
                 code = f"{secrets.randbelow(10**6):06d}"
