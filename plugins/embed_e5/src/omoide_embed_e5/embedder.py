@@ -50,7 +50,8 @@ class E5Embedder(Embedder):
 
     @property
     def model_id(self) -> str:
-        return MODEL_IDS[self.config.variant]
+        cfg: E5Config = self.config  # type: ignore[assignment]
+        return MODEL_IDS[cfg.variant]
 
     @property
     def dims(self) -> int:

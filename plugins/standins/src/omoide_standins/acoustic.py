@@ -45,7 +45,9 @@ def _mel_filterbank(rate: int = SAMPLE_RATE, n_fft: int = _NFFT, n_mels: int = _
 def _dct_matrix(n_in: int = _MELS, n_out: int = _CEPS) -> npt.NDArray[np.float64]:
     k = np.arange(n_out)[:, None]
     n = np.arange(n_in)[None, :]
-    return np.cos(np.pi * k * (2 * n + 1) / (2 * n_in)) * np.sqrt(2.0 / n_in)
+    basis: npt.NDArray[np.float64] = np.cos(np.pi * k * (2 * n + 1) / (2 * n_in))
+    scaled: npt.NDArray[np.float64] = basis * np.sqrt(2.0 / n_in)
+    return scaled
 
 
 _BANK = _mel_filterbank()
@@ -68,7 +70,8 @@ def _subtract_stationary_noise(power: npt.NDArray[np.float64]) -> npt.NDArray[np
     energy = power.sum(axis=1)
     quiet = power[energy <= np.quantile(energy, _NOISE_QUANTILE)]
     noise = quiet.mean(axis=0)
-    return np.maximum(power - 1.5 * noise, 0.02 * power)
+    cleaned: npt.NDArray[np.float64] = np.maximum(power - 1.5 * noise, 0.02 * power)
+    return cleaned
 
 
 def _frames(samples: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -76,7 +79,8 @@ def _frames(samples: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         samples = np.pad(samples, (0, _WIN - samples.size))
     count = 1 + (samples.size - _WIN) // _HOP
     idx = np.arange(_WIN)[None, :] + _HOP * np.arange(count)[:, None]
-    return samples[idx]
+    framed: npt.NDArray[np.float64] = samples[idx]
+    return framed
 
 
 def is_silent(samples: FloatArray, rms_floor: float = 1e-3) -> bool:
@@ -113,7 +117,8 @@ def coarsen(features: FloatArray, factor: int = 3) -> FloatArray:
     usable = len(features) - len(features) % factor
     if usable == 0:
         return features
-    return features[:usable].reshape(-1, factor, features.shape[1]).mean(axis=1)
+    sketch: FloatArray = features[:usable].reshape(-1, factor, features.shape[1]).mean(axis=1)
+    return sketch
 
 
 def dtw_distance(a: FloatArray, b: FloatArray, max_ratio: float = 2.5) -> float:
