@@ -95,3 +95,31 @@ def test_dates_are_resolved_from_each_lines_own_timestamp(tokenizer: Any) -> Non
 
 def test_a_prompt_without_a_conversation_gives_no_facts() -> None:
     assert json.loads(facts_json("会話はありません")) == {"facts": []}
+
+
+def test_reactions_to_the_assistant_are_not_facts(tokenizer: Any) -> None:
+    prompt = """<conversation>
+[2026-09-27 20:52 (日)] user: それは楽しそうだね
+[2026-09-27 20:52 (日)] user: へえ、すごいね
+[2026-09-27 20:53 (日)] user: ありがとう、助かったよ
+</conversation>"""
+    assert extract_facts(parse_conversation(prompt), tokenizer) == []
+
+
+def test_a_content_free_line_continues_a_fact_only_when_it_carries_on(
+        tokenizer: Any) -> None:
+    prompt = """<conversation>
+[2026-09-27 20:50 (日)] user: パクチーが苦手なんだよね
+[2026-09-27 20:51 (日)] user: 疲れたなあ
+</conversation>"""
+    texts = [f.text for f in extract_facts(parse_conversation(prompt), tokenizer)]
+    assert texts == ["あなたはパクチーが苦手だ。"]
+
+
+def test_family_and_pets_as_the_topic_become_anatas_own(tokenizer: Any) -> None:
+    prompt = """<conversation>
+[2026-09-27 20:50 (日)] user: 猫のむぎは3歳なんだ
+[2026-09-27 20:51 (日)] user: 妻の美咲と世田谷に住んでるんだ
+</conversation>"""
+    texts = [f.text for f in extract_facts(parse_conversation(prompt), tokenizer)]
+    assert texts == ["あなたの猫のむぎは3歳だ。", "あなたは妻の美咲と世田谷に住んでいる。"]

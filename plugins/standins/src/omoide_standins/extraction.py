@@ -39,8 +39,24 @@ _GREETINGS = ("こんにちは", "こんばんは", "おはよう", "おやす�
               "いってきます", "行ってきます", "はじめまして", "よろしく", "またね", "じゃあね",
               "バイバイ", "さようなら", "お疲れ", "おつかれ", "すみません", "ごめん")
 _OFF_TOPIC = ("天気", "気温", "湿度", "ニュース", "降水確率", "温度")
+# Fillers count only when punctuation or a space follows (「あ、」 but not 「ありがとう」).
 _FILLERS = re.compile(r"^(?:うん|ええと|えっと|えーと|あのね|あの|ねえ|ねぇ|そういえば|実は|じつは|"
-                      r"まあ|まぁ|そうそう|あ|あっ|はい|いや|でも|それで|で|あとね|あと)[、,\s]*")
+                      r"まあ|まぁ|そうそう|あ|あっ|はい|いや|でも|それで|で|あとね|あと)"
+                      r"(?:[、,\s！!…ー〜]+|$)")
+# Reactions to what the assistant said; they say nothing about the user.
+_REACTIONS = re.compile(r"^(?:それ|そう|あれ|これ|へえ|へー|ふーん|なるほど|確かに|たしかに|"
+                        r"すごい|いいね|ほんと|本当|まじ|マジ|了解|わかった|分かった|"
+                        r"ありがとう|よかった|良かった)")
+# A sentence with no content of its own continues the fact before it only when it
+# carries on the same thought (「また行きたいな」), never across unrelated lines.
+_CONTINUATION = re.compile(r"^(?:また|もう一度|もう一回|いつか|次も|今度も)|たいと思っている$")
+# A family member, pet or the like as the topic (猫のむぎは…, 弟が…) is the user's own.
+_POSSESSED = re.compile(r"^(?:うちの|私の|僕の|俺の)?(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|"
+                        r"祖母|祖父|猫|犬|ペット|家族|彼女|彼氏|子ども|子供|上司|部下|同僚|会社|家)"
+                        r"(?:の[^、はがとにでを]{1,10})?[はがも]")
+_PROFILE_WORDS = re.compile(r"(?:住んで|働いて|勤めて|勤務|出身|歳|才|名前|職業|誕生日)")
+_PERSON_WORDS = re.compile(r"(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|祖母|祖父|彼女|彼氏|上司|"
+                           r"部下|同僚|友達|友人)")
 _FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし|自分)(?=[はがのもをにと])")
 _QUESTION_END = re.compile(r"(?:[?？]|(?:か|かな|かしら|の|っけ|だっけ)[?？]?)$")
 _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|"
@@ -121,14 +137,10 @@ def _is_past(sentence: str) -> bool:
     return bool(re.search(r"(?:た|だった|でした|ました)$", core))
 
 
-# Casual sentence endings and their plain declarative form, applied in order to the end
-# of the sentence (after fillers, first person and dates are handled).
+_FINAL_PARTICLES = re.compile(r"(?:よね|よな|ね|よ|な|なあ|なぁ|わ|さ|ぞ|ぜ|って|の)+$")
+_EXPLANATORY = re.compile(r"(?:ん(?:です|だ)(?:けど|けれど)?|のだ)$")
+# Casual or polite endings and their plain declarative form; the first that applies wins.
 _ENDINGS: list[tuple[str, str]] = [
-    (r"(?:よね|よな|ね|よ|な|なあ|なぁ|わ|さ|ぞ|ぜ|って|の)+$", ""),
-    (r"ん(?:です|だ)けど$", ""),
-    (r"ん(?:です|だ)$", "/N"),           # marks an explanatory ending, resolved below
-    (r"のだ$", "/N"),
-    (r"なの$", "だ"),
     (r"ています$", "ている"),
     (r"てます$", "ている"),
     (r"でいます$", "でいる"),
@@ -140,28 +152,21 @@ _ENDINGS: list[tuple[str, str]] = [
     (r"ちゃった$", "てしまった"),
     (r"じゃった$", "でしまった"),
     (r"たい$", "たいと思っている"),
+    (r"っていう$", "という"),
+    (r"つもり$", "つもりだ"),
+    (r"(?<=[^\W\d_])な$", "だ"),       # 好きなんだ → 好きな → 好きだ
 ]
 
 
 def _plain_ending(sentence: str, plan: bool) -> str:
-    s = sentence
-    for pattern, repl in _ENDINGS[:1]:
-        s = re.sub(pattern, repl, s)
-    for pattern, repl in _ENDINGS[1:]:
+    """The sentence with a plain declarative ending (see ``_ENDINGS``)."""
+    s = _FINAL_PARTICLES.sub("", sentence)
+    s = _EXPLANATORY.sub("", s)
+    for pattern, repl in _ENDINGS:
         new = re.sub(pattern, repl, s)
         if new != s:
             s = new
-            if not s.endswith("/N"):
-                break
-    explanatory = s.endswith("/N")
-    if explanatory:
-        s = s[:-2]
-        if s.endswith("な"):            # 好きなんだ → 好きだ, 大好きなんだ → 大好きだ
-            s = s[:-1] + "だ"
-        elif s.endswith(("てる", "でる")):
-            s = s[:-1] + "いる"
-        elif s.endswith("たい"):
-            s += "と思っている"
+            break
     if plan and re.search(r"[うくぐすつぬぶむる]$", s) and not s.endswith(("ている", "でいる")):
         s += "予定だ"                    # 行く → 行く予定だ
     elif re.search(r"(?:好き|嫌い|苦手|大好き|元気|大変|暇|楽しみ)$", s):
@@ -174,17 +179,25 @@ def _kind(sentence: str, past: bool) -> str:
         return "preference"
     if not past and _PLAN_WORDS.search(sentence):
         return "plan"
+    if _PROFILE_WORDS.search(sentence):
+        return "profile"
     if _HABIT_WORDS.search(sentence) or re.search(r"(?:ている|でいる)$", sentence):
         return "habit"
     if past:
         return "event"
-    return "fact"
+    if _PERSON_WORDS.search(sentence):
+        return "person"
+    return "other"
 
 
 def _with_subject(sentence: str) -> str:
     """Make あなた the subject: replace first person, or put 「あなたは」 in front."""
     s = _FIRST_PERSON.sub("あなた", sentence)
-    return s if "あなた" in s else "あなたは" + s
+    if "あなた" in s:
+        return s
+    if _POSSESSED.match(s):             # 猫のむぎは3歳 → あなたの猫のむぎは3歳
+        return "あなたの" + re.sub(r"^(?:うちの|私の|僕の|俺の)", "", s)
+    return "あなたは" + s
 
 
 def _has_content(sentence: str, tokenizer: Any) -> bool:
@@ -231,7 +244,8 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
         for raw in split_sentences(unicodedata.normalize("NFKC", utt.text)
                                    .replace("?", "？").replace("!", "！")):
             sentence = _strip_fillers(raw)
-            if not sentence or is_question(sentence) or _is_small_talk(sentence):
+            if (not sentence or is_question(sentence) or _is_small_talk(sentence)
+                    or _REACTIONS.match(sentence)):
                 continue
             if any(w in sentence for w in _OFF_TOPIC):
                 continue
@@ -242,9 +256,11 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
             plain = (plain.replace("たんだけど、", "たところ、")
                      .replace("たんですけど、", "たところ、"))
             if not _has_content(plain, tokenizer):
+                if not _CONTINUATION.search(plain):
+                    continue
                 if previous_in_line is None and facts:
                     previous_in_line = facts[-1]
-                if previous_in_line is not None and len(plain) >= 4:
+                if previous_in_line is not None:
                     previous_in_line.text = _join_continuation(previous_in_line, plain)
                 continue
             fact = Fact(_with_subject(plain) + "。", kind, _entities(sentence, tokenizer))
