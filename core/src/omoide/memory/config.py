@@ -36,6 +36,9 @@ class RobustSettings(_Strict):
     require_recall_intent: bool = Field(
         True, description="Inject only when the user refers to their own memories, plans or"
         " themselves (覚えてる, 〜だっけ, 予定, 私の ...).")
+    fill_from_dense: bool = Field(
+        False, description="Once the gate lets a query through, fill the remaining slots"
+        " with the best dense matches (ranking evaluations such as LoCoMo recall@k).")
     dense_only_ratio: float | None = Field(
         0.6, gt=0, le=1, description="Inject the top dense memory on dense evidence alone"
         " when its lead over the second is at least this share of its lead over the median"

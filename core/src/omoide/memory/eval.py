@@ -97,8 +97,16 @@ def load_probe(path: Path) -> list[dict[str, Any]]:
 
 
 def is_locomo(path: Path) -> bool:
-    head = path.read_text(encoding="utf-8")[:4000].lstrip()
-    return head.startswith("[") and '"conversation"' in head and '"qa"' in head
+    """A JSON list of samples with ``qa`` and ``conversation`` (probe files are JSON lines)."""
+    text = path.read_text(encoding="utf-8").lstrip()
+    if not text.startswith("["):
+        return False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return bool(data) and isinstance(data[0], dict) and "qa" in data[0] \
+        and "conversation" in data[0]
 
 
 def _progress_bar(stream: TextIO) -> Progress:
@@ -303,3 +311,51 @@ def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
         widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
         for r in lines:
             stream.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + "\n")
+
+
+class CachedEmbedder:
+    """Wraps an embedder with an on-disk cache of vectors (``omoide eval --embed-cache``).
+
+    Repeated evaluation runs then measure the engines, not the embedding model again;
+    latency "with embedding" is only meaningful on a cold cache (the CLI says so).
+    """
+
+    def __init__(self, inner: Any, path: Path) -> None:
+        self.inner = inner
+        self.path = path
+        self.name = inner.name
+        self.dims = inner.dims
+        self.model_id = inner.model_id
+        self.config = inner.config
+        self._cache: dict[tuple[str, str], Any] = {}
+        self.hits = 0
+        if path.exists():
+            import pickle
+            with path.open("rb") as f:
+                stored = pickle.load(f)
+            if stored.get("model") == inner.model_id:
+                self._cache = stored["vectors"]
+
+    def save(self) -> None:
+        import pickle
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("wb") as f:
+            pickle.dump({"model": self.model_id, "vectors": self._cache}, f)
+
+    async def embed(self, texts: Sequence[str], purpose: str = "document",
+                    priority: Any = None) -> Any:
+        import numpy as np
+        missing = [t for t in dict.fromkeys(texts) if (purpose, t) not in self._cache]
+        if missing:
+            vectors = await self.inner.embed(missing, purpose, priority)  # type: ignore[arg-type]
+            for t, v in zip(missing, vectors, strict=True):
+                self._cache[(purpose, t)] = v
+        self.hits += len(texts) - len(missing)
+        return np.stack([self._cache[(purpose, t)] for t in texts]) if texts else \
+            np.zeros((0, self.dims), dtype=np.float32)
+
+    async def embed_query(self, text: str) -> Any:
+        return (await self.embed([text], "query"))[0]
+
+    async def fingerprint(self) -> Any:
+        return await self.inner.fingerprint()

@@ -18,6 +18,9 @@ _RECALL = re.compile(
     r"|教えた|伝えた|約束|予定|用事|だったかな|んだったか|でしたか|だよね|たよね|んだよね"
     r"|何(?:する|した|やる|やった|買った|あげた|作った)(?:ん|の)だ|前に(?:言|話)"
     r"|(?:私|わたし|あたし|俺|おれ|僕|ぼく|うち|自分)(?:の|が|って|は|に|と|も)")
+_RECALL_EN = re.compile(
+    r"^(?:when|what|where|who|whom|which|why|how|did|does|do|is|was|are|were|would|could|"
+    r"has|have)\b|\b(?:remember|recall|did i|my|i told|i said|we talked)\b", re.I)
 _CALENDAR = re.compile(r"何曜|何日|なんにち|なんようび|何月")
 
 
@@ -36,6 +39,6 @@ class Intent:
 
 def detect(text: str) -> Intent:
     """Classify a canonical utterance (see :func:`omoide.memory.text.canonical`)."""
-    return Intent(recall=bool(_RECALL.search(text)),
+    return Intent(recall=bool(_RECALL.search(text) or _RECALL_EN.search(text)),
                   calendar=bool(_CALENDAR.search(text)),
-                  asks_when=bool(re.search(r"いつ|何時|何日|何曜|なんじ", text)))
+                  asks_when=bool(re.search(r"いつ|何時|何日|何曜|なんじ|^when\b", text, re.I)))

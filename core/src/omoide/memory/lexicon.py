@@ -154,6 +154,8 @@ class Analyzer:
 
     def analyse(self, text: str, *, query: bool) -> Analysis:
         text = canonical(text)
+        if not _JAPANESE.search(text):
+            return Analysis(english_terms(text), text)
         if not self.available:
             return Analysis(_bigram_terms(text), text, to_katakana(text))
         words_c = self._morphemes(text, "C")
@@ -193,6 +195,10 @@ class Analyzer:
                 if reading in TEMPORAL_READINGS:
                     continue
                 keys = {norm.lower(), surface.lower(), to_katakana(surface).lower()}
+                if query and _ASCII_WORD.match(surface):
+                    kana = romaji_to_katakana(surface)
+                    if kana and len(kana) >= 2:
+                        keys.add(kana)  # ASR sometimes spells Japanese in latin letters
                 if len(reading) >= 2 and reading != "キゴウ":
                     keys.add(reading)
                 add(keys, cw[0], cw[1], surface)
@@ -243,6 +249,94 @@ class Analyzer:
                 out.append(words[i].surface())
                 i += 1
         return "".join(out)
+
+
+_ROMAJI = {
+    "kya": "キャ", "kyu": "キュ", "kyo": "キョ", "sha": "シャ", "shu": "シュ", "sho": "ショ",
+    "cha": "チャ", "chu": "チュ", "cho": "チョ", "nya": "ニャ", "nyu": "ニュ", "nyo": "ニョ",
+    "hya": "ヒャ", "hyu": "ヒュ", "hyo": "ヒョ", "mya": "ミャ", "myu": "ミュ", "myo": "ミョ",
+    "rya": "リャ", "ryu": "リュ", "ryo": "リョ", "gya": "ギャ", "gyu": "ギュ", "gyo": "ギョ",
+    "ja": "ジャ", "ju": "ジュ", "jo": "ジョ", "bya": "ビャ", "byu": "ビュ", "byo": "ビョ",
+    "pya": "ピャ", "pyu": "ピュ", "pyo": "ピョ", "shi": "シ", "chi": "チ", "tsu": "ツ",
+    "fu": "フ", "ji": "ジ", "ka": "カ", "ki": "キ", "ku": "ク", "ke": "ケ", "ko": "コ",
+    "sa": "サ", "su": "ス", "se": "セ", "so": "ソ", "ta": "タ", "te": "テ", "to": "ト",
+    "na": "ナ", "ni": "ニ", "nu": "ヌ", "ne": "ネ", "no": "ノ", "ha": "ハ", "hi": "ヒ",
+    "he": "ヘ", "ho": "ホ", "ma": "マ", "mi": "ミ", "mu": "ム", "me": "メ", "mo": "モ",
+    "ya": "ヤ", "yu": "ユ", "yo": "ヨ", "ra": "ラ", "ri": "リ", "ru": "ル", "re": "レ",
+    "ro": "ロ", "wa": "ワ", "wo": "ヲ", "ga": "ガ", "gi": "ギ", "gu": "グ", "ge": "ゲ",
+    "go": "ゴ", "za": "ザ", "zu": "ズ", "ze": "ゼ", "zo": "ゾ", "da": "ダ", "de": "デ",
+    "do": "ド", "ba": "バ", "bi": "ビ", "bu": "ブ", "be": "ベ", "bo": "ボ", "pa": "パ",
+    "pi": "ピ", "pu": "プ", "pe": "ペ", "po": "ポ", "a": "ア", "i": "イ", "u": "ウ",
+    "e": "エ", "o": "オ", "n": "ン",
+}
+
+
+def romaji_to_katakana(word: str) -> str | None:
+    """'yoga' -> 'ヨガ' (Hepburn); None when the word is not romanised Japanese."""
+    word = word.lower()
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == word[i + 1] and word[i] not in "aeioun":
+            out.append("ッ")
+            i += 1
+            continue
+        for size in (3, 2, 1):
+            kana = _ROMAJI.get(word[i:i + size])
+            if kana and not (size == 1 and word[i] == "n" and i + 1 < len(word)
+                             and word[i + 1] in "aeiouy"):
+                out.append(kana)
+                i += size
+                break
+        else:
+            return None
+    return "".join(out)
+
+
+_JAPANESE = re.compile(r"[\u3041-\u30ff\u4e00-\u9fff]")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
+EN_STOP = frozenset("""
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can could did didn't do does doing don't down during each few
+for from further had has have having he her here hers herself him himself his how i if in into
+is it its itself just let me more most my myself no nor not now of off on once only or other
+our ours ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+also get got go going gone went like really yeah yes oh hey hi thanks thank well much many
+lot lots one ones thing things something anything kind sort way time times day days today
+yesterday tomorrow week weeks month months year years ago last next since still even
+remember recall know think told tell said say likely might may must
+""".split())
+
+
+def _stem(word: str) -> str:
+    """A light English stemmer: enough for runs/running/ran? no — runs/running -> run."""
+    for suffix, keep in (("'s", 0), ("’s", 0), ("ies", 1), ("ing", 0), ("ed", 0), ("es", 0),
+                         ("s", 0)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: len(word) - len(suffix)]
+            return base + ("y" if suffix == "ies" else "")
+    return word
+
+
+def english_terms(text: str) -> tuple[Term, ...]:
+    """Content words of English text; capitalised words (names) are proper."""
+    terms: dict[str, Term] = {}
+    for m in _EN_WORD.finditer(text):
+        word = m.group(0).strip("'’-")
+        low = word.lower()
+        if len(low) < 2 or low in EN_STOP:
+            continue
+        key = _stem(low)
+        if key in EN_STOP:
+            continue
+        proper = word[0].isupper() and m.start() > 0
+        weight = 1.5 if proper else 1.0
+        old = terms.get(key)
+        if old is None or old.weight < weight:
+            terms[key] = Term(frozenset({key}), weight, proper, word)
+    return tuple(terms.values())
 
 
 def _usable_key(key: str) -> bool:

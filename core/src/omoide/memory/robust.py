@@ -135,6 +135,8 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     if not candidates:
         return RobustResult([], details)
 
+    if settings.fill_from_dense:
+        candidates = candidates | set(dense)
     k = settings.rrf_k
     r_dense = _ranks(dense)
     r_lex = _ranks({c: lexical[c].score for c in candidates if c in lexical})
