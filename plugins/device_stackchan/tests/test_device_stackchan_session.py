@@ -77,8 +77,8 @@ async def test_reply_audio_is_paced_in_real_time_after_the_pre_buffer(
     times = reply.frame_times
     assert len(times) == 20
     # the 5-frame pre-buffer arrives at once; the remaining 15 take ~15 x 60 ms
-    assert times[4] - times[0] < 0.05
-    assert 0.8 < times[-1] - times[4] < 1.1
+    assert times[4] - times[0] < 0.15
+    assert 0.75 < times[-1] - times[4] < 1.4   # not sent as fast as possible (~0 s)
 
 
 async def test_typed_text_through_listen_detect_is_answered(server: LiveServer) -> None:

@@ -237,9 +237,10 @@ class DeviceConnection:
     async def stream_audio(self, clip: AudioClip) -> None:
         """Encode ``clip`` to Opus frames and send them paced in real time.
 
-        Encoding runs on worker threads, one pre-buffer's worth of frames at a time
-        with the next chunk encoded while the current one is paced out, so the event
-        loop (shared by every device) only sends.
+        The first frame is encoded right here so it leaves without a thread hop; the
+        rest is encoded on worker threads one pre-buffer's worth at a time, the next
+        chunk while the current one is paced out, so the event loop (shared by every
+        device) mostly just sends.
         """
         encoder = self._encoder
         if clip.sample_rate != encoder.sample_rate:
@@ -248,15 +249,14 @@ class DeviceConnection:
         total = -(-len(samples) // encoder.frame_samples)
         chunk = max(1, self.config.pre_buffer_frames)
         start_ms = int(time.monotonic() * 1000)
-        pending: asyncio.Future[list[bytes]] = asyncio.ensure_future(
-            asyncio.to_thread(encoder.encode_frames, samples, 0, chunk))
+        packets = encoder.encode_frames(samples, 0, 1)
+        pending: asyncio.Future[list[bytes]] | None = None
         sent = 0
         try:
-            while sent < total:
-                packets = await pending
-                if sent + len(packets) < total:
-                    pending = asyncio.ensure_future(asyncio.to_thread(
-                        encoder.encode_frames, samples, sent + len(packets), chunk))
+            while packets:
+                after = sent + len(packets)
+                pending = asyncio.ensure_future(asyncio.to_thread(
+                    encoder.encode_frames, samples, after, chunk)) if after < total else None
                 for packet in packets:
                     late = await self._pacer.wait_for_slot()
                     if sent and late > self._pacer.frame_s / 2:   # a stutter inside a sentence
@@ -267,8 +267,10 @@ class DeviceConnection:
                     self._pacer.sent()
                     self.stats.frames_out += 1
                     sent += 1
+                packets = await pending if pending is not None else []
         finally:
-            pending.cancel()
+            if pending is not None:
+                pending.cancel()
 
     # -- lifecycle -----------------------------------------------------------------
     async def run(self) -> None:
