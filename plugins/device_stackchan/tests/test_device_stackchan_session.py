@@ -255,7 +255,8 @@ async def test_an_utterance_with_nothing_to_say_keeps_auto_mode_listening(
     try:
         await robot.send_json({"type": "listen", "state": "start", "mode": "auto"})
         await robot.stream_clip(speech_like(0.5, silence_after=0.6))
-        assert (await robot.next_message(timeout=10))[0] == "stt"
+        kind, _ = await robot.next_message(timeout=10)
+        assert kind == "stt"
         server.host.script.sentences = ["はい。"]
         await robot.stream_clip(speech_like(0.5, silence_after=0.6))   # no new listen start
         kinds = []
@@ -264,3 +265,15 @@ async def test_an_utterance_with_nothing_to_say_keeps_auto_mode_listening(
     finally:
         await robot.close()
     assert len(server.host.requests) == 2
+
+
+async def test_the_simulator_stops_waiting_when_the_server_heard_nothing(
+        server: LiveServer) -> None:
+    server.host.script.transcript = ""
+    server.host.script.sentences = []
+    robot = await connected(server)
+    try:
+        reply = await robot.say(speech_like(0.5), mode="manual", timeout=10)
+    finally:
+        await robot.close()
+    assert reply.transcript == "" and not reply.complete

@@ -252,7 +252,7 @@ async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_
         await asyncio.sleep(0.02)
     turn = observer.turns[seen] if len(observer.turns) > seen else None
     _print(f"[{index:>2}] user : {line}",
-           f"     heard: {reply.transcript}")
+           f"     heard: {reply.transcript or '(nothing: the recogniser did not understand)'}")
     if show_memories and turn is not None:
         if turn.memories:
             for m in turn.memories:

@@ -427,6 +427,8 @@ class SimulatedStackChan:
                 reacted.set()
             if kind == "stt":
                 reply.transcript, reply.stt_at = payload.get("text"), at
+                if not reply.transcript:
+                    return reply        # the server heard nothing: no reply will come
             elif kind == "llm":
                 reply.face, reply.emoji, reply.llm_at = payload.get("emotion"), \
                     payload.get("text"), at
