@@ -144,7 +144,7 @@ class Analyzer:
         tok = getattr(self._local, "tok", None)
         if tok is None:
             from sudachipy import Dictionary
-            tok = Dictionary(dict="core").create()
+            tok = Dictionary(dict="core").tokenizer()
             self._local.tok = tok
         return tok
 

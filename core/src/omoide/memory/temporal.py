@@ -77,18 +77,19 @@ def _month_span(year: int, month: int, first: int = 1, last: int = 31) -> tuple[
 
 def _nearest_span(today: date, make: Callable[[int], tuple[date, date] | None],
                   ) -> tuple[date, date] | None:
-    """The occurrence (last, this or next year) whose range is nearest to ``today``."""
-    best: tuple[int, tuple[date, date]] | None = None
-    for y in (today.year - 1, today.year, today.year + 1):
-        span = make(y)
-        if span is None:
-            continue
-        start, end = span
-        dist = 0 if start <= today <= end else min(abs((start - today).days),
-                                                   abs((end - today).days))
-        if best is None or dist < best[0]:
-            best = (dist, span)
-    return best[1] if best else None
+    """The occurrence people mean: the current one, else one that ended in the last
+    60 days (「年末どこ行ったっけ」 in January), else the next one (「年末」 in April)."""
+    spans = [s for s in (make(y) for y in (today.year - 1, today.year, today.year + 1)) if s]
+    for start, end in spans:
+        if start <= today <= end:
+            return start, end
+    recent = [s for s in spans if s[1] < today and (today - s[1]).days <= 60]
+    if recent:
+        return max(recent, key=lambda s: s[1])
+    upcoming = [s for s in spans if s[0] > today]
+    if upcoming:
+        return min(upcoming, key=lambda s: s[0])
+    return max(spans, key=lambda s: s[1]) if spans else None
 
 
 def _weekend(today: date) -> list[tuple[date, date]]:

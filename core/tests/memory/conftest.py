@@ -1,0 +1,43 @@
+"""Fixtures for the memory engine's tests: an engine over the test doubles."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Awaitable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from omoide.memory.config import MemoryConfig
+from omoide.memory.engine import MemoryEngine
+from omoide.testing.doubles import (FakeChat, FakeChatConfig, HashEmbedder, HashEmbedderConfig,
+                                    InMemoryStore, MemoryStoreConfig)
+
+TZ = "Asia/Tokyo"
+EngineFactory = Callable[..., Awaitable[MemoryEngine]]
+
+
+@pytest.fixture
+async def make_engine(tmp_path: Path) -> AsyncIterator[EngineFactory]:
+    """Builds started engines over HashEmbedder + InMemoryStore (test doubles)."""
+    engines: list[MemoryEngine] = []
+
+    async def make(chat: Any = None, store: Any = None, embedder: Any = None,
+                   **config: Any) -> MemoryEngine:
+        emb = embedder or HashEmbedder(HashEmbedderConfig(dims=64))
+        await emb.start()
+        st = store or InMemoryStore(MemoryStoreConfig())
+        await st.start()
+        engine = MemoryEngine(MemoryConfig(**config), embedder=emb, store=st, chat=chat,
+                              data_dir=tmp_path / f"data{len(engines)}", timezone=TZ)
+        await engine.start()
+        engines.append(engine)
+        return engine
+
+    yield make
+    for e in engines:
+        await e.stop()
+
+
+def fake_chat(reply: str, **options: Any) -> FakeChat:
+    """The chat test double answering ``reply`` to every request."""
+    return FakeChat(FakeChatConfig(reply=reply, **options))
