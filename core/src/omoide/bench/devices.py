@@ -254,8 +254,10 @@ async def _one_run(args: argparse.Namespace, devices: int) -> dict[str, Any]:
                       "stagger_s": args.utterance_s + critical_path_ms(args) / 1000}
             ctx = multiprocessing.get_context("spawn")
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=ctx) as pool:
+                cpu0, wall0 = time.process_time(), time.perf_counter()
                 raw = await asyncio.get_running_loop().run_in_executor(
                     pool, robots_main, params)
+                cpu_s, wall_s = time.process_time() - cpu0, time.perf_counter() - wall0
             await asyncio.sleep(0.2)
             service = server.stackchan()
             late = sum(c.stats.late_frames for c in service.closed)
@@ -267,7 +269,12 @@ async def _one_run(args: argparse.Namespace, devices: int) -> dict[str, Any]:
                            for t in traces if "first_sentence_audio" in t["stages"]]
         finally:
             await server.stop()
+    # CPU the server process (event loop and its threads) spent: what the devices cost,
+    # whatever else runs on the machine.
+    server_cpu = {"percent_of_one_core": round(100 * cpu_s / wall_s, 1),
+                  "ms_per_turn": round(1000 * cpu_s / max(1, devices * args.turns), 1)}
     return {"devices": devices, **analyse(raw, args, pre_buffer, late),
+            "server_cpu": server_cpu,
             "server_overhead_ms": percentiles(server_side),
             "server_stages_ms": stages}
 
@@ -322,6 +329,10 @@ def _run(args: argparse.Namespace) -> int:
           "(other processes on the machine compete with the server and the robots)")
     for r in results:
         so = r["server_overhead_ms"]
+        cpu = r["server_cpu"]
+        print(f"  {r['devices']} devices: the server process used {cpu['percent_of_one_core']}%"
+              f" of one core ({cpu['ms_per_turn']} ms CPU per turn, the turn's audio "
+              "streaming included)")
         print(f"  {r['devices']} devices: overhead inside the server (its trace's first "
               f"sentence audio minus the critical path) p50/p95 {so['p50']:.1f} / "
               f"{so['p95']:.1f} ms; the rest is the robots' side of the sockets")
