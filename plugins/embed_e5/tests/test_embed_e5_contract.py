@@ -15,7 +15,7 @@ class TestE5Embedder(EmbedderContract):
 
     @pytest.fixture
     def config(self) -> dict[str, Any]:
-        return {"num_threads": 2, "batch_size": 4}
+        return {"batch_size": 3}
 
 
 class TestEmbedE5Package(PluginPackageContract):

