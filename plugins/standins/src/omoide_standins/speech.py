@@ -19,6 +19,9 @@ def synthesize(text: str, rate: int = 16000, *, speed: float = 1.0,
     import pyopenjtalk
 
     wave, sample_rate = pyopenjtalk.tts(text, speed=speed, half_tone=half_tone)
-    samples = np.clip(np.asarray(wave, dtype=np.float64) / _PCM16_SCALE, -1.0, 1.0)
+    samples = np.asarray(wave, dtype=np.float64) / _PCM16_SCALE
+    peak = float(np.abs(samples).max()) if samples.size else 0.0
+    if peak > 1.0:  # OpenJTalk can overshoot the int16 scale; scale rather than clip
+        samples /= peak
     clip = resample(AudioClip(samples.astype(np.float32), int(sample_rate)), rate)
     return clip.samples
