@@ -104,7 +104,7 @@ async def test_export_then_import_into_another_user_copies_under_new_ids(make_en
 
 
 class SlowStore(InMemoryStore):
-    """The in-memory store double, with searches that take ``delay`` seconds."""
+    """The in-memory store double, with searches and scrolls that take ``delay`` seconds."""
 
     delay = 1.0
 
@@ -114,6 +114,7 @@ class SlowStore(InMemoryStore):
         return await super()._search(user, vector, limit, where)
 
     async def _scroll(self, user: str) -> Sequence[Any]:  # type: ignore[override]
+        await asyncio.sleep(self.delay)
         return await super()._scroll(user)
 
 
@@ -127,6 +128,8 @@ async def test_a_slow_store_degrades_to_no_memory_within_the_budget(make_engine)
     elapsed = asyncio.get_running_loop().time() - started
     assert recall.timed_out and recall.memories == []
     assert elapsed < 0.5
+    baseline = await engine.recall("me", "週末の予定覚えてる?", NOW, engine="baseline")
+    assert baseline.timed_out and baseline.memories == []
 
 
 async def test_a_failing_store_degrades_to_no_memory_with_the_error(make_engine) -> None:  # type: ignore[no-untyped-def]
@@ -137,6 +140,7 @@ async def test_a_failing_store_degrades_to_no_memory_with_the_error(make_engine)
         raise ConnectionError("store down")
 
     engine.store.search = broken  # type: ignore[method-assign]
+    engine.store.scroll = broken  # type: ignore[method-assign]
     recall = await engine.recall("me", "箱根の予定覚えてる?", NOW)
     assert recall.memories == [] and "store down" in (recall.error or "")
 

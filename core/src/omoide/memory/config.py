@@ -26,6 +26,13 @@ class RobustSettings(_Strict):
 
     dense_candidates: int = Field(24, ge=1, le=200,
                                   description="Memories fetched from the dense channel.")
+    dense_from_index: bool = Field(
+        True, description="Run the dense channel on the vectors cached in the per-user index"
+        " (built from the store, kept current on this server's writes) instead of a store"
+        " search per query.")
+    index_refresh_s: float = Field(
+        300.0, gt=0, description="Rebuild a user's index from the store in the background"
+        " when it is older than this (picks up other servers' writes to a shared store).")
     rrf_k: float = Field(10.0, gt=0, description="Rank-fusion constant: 1/(k + rank).")
     lexical_keep_ratio: float = Field(
         0.5, ge=0, le=1, description="Lexical candidates kept: score at least this share of"

@@ -73,6 +73,11 @@ class MemoryEngine:
         await self.store.open(await self.embedder.fingerprint())
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
+        if self.config.engine == "robust":
+            # Build known users' indexes in the background, so a first recall does not
+            # spend its time budget on it.
+            for user in await self.journal.users():
+                self._index_tasks.setdefault(user, asyncio.create_task(self._build_index(user)))
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():
@@ -146,6 +151,9 @@ class MemoryEngine:
         cancellation, so a recall that times out does not waste the build)."""
         idx = self._indexes.get(user)
         if idx is not None:
+            stale = time.monotonic() - idx.built_at > self.config.robust.index_refresh_s
+            if stale and user not in self._index_tasks:
+                self._index_tasks[user] = asyncio.create_task(self._build_index(user))
             return idx
         task = self._index_tasks.get(user)
         if task is None:

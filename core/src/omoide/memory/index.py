@@ -9,6 +9,7 @@ return can still be ranked by cosine without another store call.
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,10 @@ class UserIndex:
         self._days: dict[int, set[str]] = defaultdict(set)
         self._readings: dict[str, set[str]] = defaultdict(set)
         self._short_names: dict[str, set[str]] = defaultdict(set)
+        self._matrix: FloatArray | None = None
+        self._without_vector = 0
+        self._matrix_ids: list[str] = []
+        self.built_at = time.monotonic()
         self._habits: dict[int, set[str]] = defaultdict(set)
 
     def __len__(self) -> int:
@@ -81,7 +86,11 @@ class UserIndex:
         """Index (or re-index) a memory of this user."""
         if memory.user != self.user:
             raise ValueError(f"memory {memory.id} belongs to {memory.user!r}, not {self.user!r}")
+        old = self._entries.get(memory.id)
+        if vector is None and old is not None:
+            vector = old.vector
         self.remove(memory.id)
+        self._matrix = None
         text = canonical(memory.text)
         analysis = analyzer().analyse(text, query=False)
         said_on = memory.created_at.astimezone(self._tz).date()
@@ -91,6 +100,7 @@ class UserIndex:
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
         entry = _Entry(memory, analysis.terms, spans, habit_weekdays(text), kanji, vector)
         self._entries[memory.id] = entry
+        self._without_vector += vector is None
         for term in entry.terms:
             for key in term.keys:
                 self._postings[key].add(memory.id)
@@ -109,6 +119,8 @@ class UserIndex:
         entry = self._entries.pop(memory_id, None)
         if entry is None:
             return
+        self._matrix = None
+        self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
                 ids = self._postings.get(key)
@@ -241,6 +253,24 @@ class UserIndex:
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
         return bool(e and (e.spans or e.habits))
+
+    @property
+    def has_all_vectors(self) -> bool:
+        return self._without_vector == 0
+
+    def dense_top(self, query_vector: FloatArray, limit: int) -> dict[str, float]:
+        """Top ``limit`` memories by cosine over the cached vectors (one matrix product)."""
+        if self._matrix is None:
+            ids = [m for m, e in self._entries.items() if e.vector is not None]
+            self._matrix_ids = ids
+            self._matrix = (np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
+                            if ids else np.zeros((0, len(query_vector)), dtype=np.float32))
+        if not self._matrix_ids:
+            return {}
+        sims = self._matrix @ np.asarray(query_vector, dtype=np.float32)
+        k = min(limit, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        return {self._matrix_ids[i]: float(sims[i]) for i in top}
 
     def cosine(self, memory_ids: Iterable[str], query_vector: FloatArray) -> dict[str, float]:
         """Cosine of cached vectors (memories indexed without one are left out)."""

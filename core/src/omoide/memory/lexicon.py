@@ -215,6 +215,8 @@ class Analyzer:
                         continue
                     add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
                         False, surface)
+        if not query:
+            return Analysis(tuple(terms.values()), text)
         kept = [w for w in words_c if w.part_of_speech()[0] not in ("補助記号", "空白")]
         parts = [to_katakana(w.reading_form()) for w in kept]
         starts, pos = [], 0

@@ -85,10 +85,17 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
 
     dense: dict[str, float] = {}
     if vector is not None:
-        for hit in await store.search(user, vector, settings.dense_candidates):
-            dense[hit.id] = hit.score
-            if hit.id not in index:
-                index.add(from_payload(hit.id, hit.payload))
+        if settings.dense_from_index and index.has_all_vectors:
+            # The user's vectors are cached with the index (built from the store's
+            # scroll of this user only): one matrix product instead of a store round trip.
+            dense = index.dense_top(vector, settings.dense_candidates)
+            details["dense_source"] = "index"
+        else:
+            for hit in await store.search(user, vector, settings.dense_candidates):
+                dense[hit.id] = hit.score
+                if hit.id not in index:
+                    index.add(from_payload(hit.id, hit.payload))
+            details["dense_source"] = "store"
 
     def live(mid: str) -> Memory | None:
         m = index.get(mid)

@@ -53,7 +53,9 @@ def dedup_key(text: str) -> str:
 _HIRA_START, _HIRA_END = 0x3041, 0x3096
 
 
+_TO_KATAKANA = {c: c + 0x60 for c in range(_HIRA_START, _HIRA_END + 1)}
+
+
 def to_katakana(text: str) -> str:
     """Hiragana -> katakana (other characters unchanged)."""
-    return "".join(chr(ord(c) + 0x60) if _HIRA_START <= ord(c) <= _HIRA_END else c
-                   for c in text)
+    return text.translate(_TO_KATAKANA)

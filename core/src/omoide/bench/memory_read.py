@@ -1,0 +1,158 @@
+"""``omoide bench memory_read``: read-path latency with many memories for one user.
+
+    omoide bench memory_read [--config FILE] [--memories 10000] [--store memory|qdrant]
+                             [--queries 200] [--json]
+
+Fills one user's store with ``--memories`` synthetic Japanese facts (dated plans,
+habits, people, places), then times ``recall`` for each engine over a fixed set of
+questions: the whole read, and the read without the query embedding (the target is
+p95 <= 20 ms without it). Memory vectors come from the hashing test double (their
+values do not change search time); queries are embedded by the configured embedder
+(``--config``), or by the double when no config is given. The first recall of the
+user (building the per-user index from the store) is timed separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+QUESTIONS = ["週末の予定覚えてる?", "最近私が練習してることって何？", "おすすめの映画ある？",
+             "日本で一番高い山は？", "来週の土曜日ってなんだっけ", "むぎの健康診断いつだっけ",
+             "明日の待ち合わせって何時だっけ?", "連休ってどこ行くんだっけ?", "私の好きなケーキ覚えてる?",
+             "次の歯医者いつだっけ", "あやと何するんだっけ", "先月のバレンタインって何あげたっけ"]
+NAMES = ["健太", "美咲", "あや", "翔太", "亮", "真由", "大輝", "さくら", "蓮", "陽菜", "佐藤さん",
+         "田中さん", "むぎ", "こはく", "だいふく", "コタロウ", "莉子", "恵子", "遥", "大輔"]
+PLACES = ["箱根", "京都", "金沢", "沖縄", "石垣島", "新宿", "渋谷", "横浜", "札幌", "別府",
+          "松本", "大阪", "福岡", "仙台", "名古屋", "井の頭公園", "駒沢公園", "東京ドーム", "鎌倉", "日光"]
+ACTS = ["映画を観る", "ラーメンを食べる", "フットサルをする", "買い物に行く", "花見をする",
+        "温泉に行く", "キャンプをする", "ライブを観る", "歯医者に行く", "美容院に行く",
+        "健康診断を受ける", "ギターの練習をする", "ジョギングをする", "カフェで勉強する",
+        "釣りに行く", "ドライブに行く", "ゴルフをする", "ヨガに通う", "料理教室に行く", "プレゼントを買う"]
+LIKES = ["辛い料理", "チーズケーキ", "日本酒", "納豆", "パクチー", "コーヒー", "抹茶", "カレー",
+         "寿司", "焼き肉"]
+
+
+def synthetic_memories(n: int, user: str, now: datetime, seed: int = 7) -> list[Any]:
+    from omoide.types import Memory
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        said = now - timedelta(days=rnd.randint(0, 720), minutes=rnd.randint(0, 1440))
+        kind = rnd.random()
+        who, where, act = rnd.choice(NAMES), rnd.choice(PLACES), rnd.choice(ACTS)
+        if kind < 0.5:
+            d = said.date() + timedelta(days=rnd.randint(1, 40))
+            text = f"あなたは{d.year}年{d.month}月{d.day}日に{who}と{where}で{act}予定だ。"
+        elif kind < 0.7:
+            text = f"あなたは毎週{rnd.choice('月火水木金土日')}曜日に{where}で{act}。"
+        elif kind < 0.85:
+            text = f"あなたは{rnd.choice(LIKES)}が好きで、よく{who}と{where}で食べる。"
+        else:
+            text = f"あなたの友達の{who}は{where}に住んでいて、最近{act}のが趣味だ。"
+        out.append(Memory(f"syn{i}", user, f"{text}（{i}）", said))
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("memory_read", help="recall latency with many memories for one user")
+    p.add_argument("--config", help="config (YAML) whose embedder embeds the queries")
+    p.add_argument("--memories", type=int, default=10_000, help="memories of the user")
+    p.add_argument("--store", choices=("memory", "qdrant"), default="memory",
+                   help="in-memory store double or Qdrant local mode in a temp dir")
+    p.add_argument("--queries", type=int, default=120, help="timed recalls per engine")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    from omoide.bench._stats import percentiles
+    from omoide.memory.config import MemoryConfig
+    from omoide.memory.engine import MemoryEngine
+    from omoide.memory.records import to_payload
+    from omoide.testing.doubles import (HashEmbedder, HashEmbedderConfig, InMemoryStore,
+                                        MemoryStoreConfig)
+    from omoide.types import VectorRecord
+
+    tz = "Asia/Tokyo"
+    runtime = None
+    if args.config:
+        from omoide.commands._common import load_or_exit
+        from omoide.runtime import Runtime
+        settings = load_or_exit(args.config)
+        runtime = Runtime(settings)
+        await runtime.start("embed")
+        embedder: Any = runtime.embedder
+        tz = settings.assistant.timezone
+    else:
+        embedder = HashEmbedder(HashEmbedderConfig(dims=384))
+        await embedder.start()
+    filler = HashEmbedder(HashEmbedderConfig(dims=embedder.dims, batch_size=1024))
+    await filler.start()
+    with tempfile.TemporaryDirectory(prefix="omoide-bench-memory-") as tmp:
+        if args.store == "qdrant":
+            from omoide_store_qdrant.config import QdrantStoreConfig
+            from omoide_store_qdrant.store import QdrantStore
+            store: Any = QdrantStore(QdrantStoreConfig(path=str(Path(tmp) / "qdrant")))
+        else:
+            store = InMemoryStore(MemoryStoreConfig())
+        await store.start()
+        engine = MemoryEngine(MemoryConfig(time_budget_ms=60_000), embedder=embedder,
+                              store=store, chat=None, data_dir=Path(tmp), timezone=tz)
+        await engine.start()
+        now = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo(tz))
+        user = "bench-user"
+        memories = synthetic_memories(args.memories, user, now)
+        t = time.perf_counter()
+        for i in range(0, len(memories), 1000):
+            chunk = memories[i:i + 1000]
+            vectors = await filler.embed([m.text for m in chunk], "document")
+            await store.upsert(user, [VectorRecord(m.id, v, to_payload(m))
+                                      for m, v in zip(chunk, vectors, strict=True)])
+        fill_s = time.perf_counter() - t
+        t = time.perf_counter()
+        await engine.index(user)
+        index_ms = (time.perf_counter() - t) * 1000
+        results: dict[str, Any] = {}
+        for name in ("baseline", "robust"):
+            total: list[float] = []
+            read: list[float] = []
+            embed: list[float] = []
+            for i in range(args.queries + 3):
+                q = QUESTIONS[i % len(QUESTIONS)]
+                recall = await engine.recall(user, q, now, engine=name)
+                if i < 3:
+                    continue  # warm-up
+                total.append(recall.timings_ms["total"])
+                embed.append(recall.timings_ms.get("embed", 0.0))
+                read.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
+            results[name] = {"with_embedding_ms": percentiles(total),
+                             "without_embedding_ms": percentiles(read),
+                             "embedding_ms": percentiles(embed)}
+        await engine.stop()
+        await store.stop()
+    if runtime is not None:
+        await runtime.stop()
+    report = {"memories": args.memories, "store": args.store, "embedder": embedder.model_id,
+              "fill_seconds": round(fill_s, 1), "first_recall_index_build_ms": round(index_ms, 1),
+              "engines": results}
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print(f"{args.memories} memories, store {args.store}, embedder {embedder.model_id};"
+              f" per-user index built in {index_ms:.0f} ms")
+        for name, r in results.items():
+            print(f"  {name:<8} without embedding p50 {r['without_embedding_ms']['p50']} ms"
+                  f" p95 {r['without_embedding_ms']['p95']} ms | with embedding p50"
+                  f" {r['with_embedding_ms']['p50']} ms p95 {r['with_embedding_ms']['p95']} ms")
+    sys.stdout.flush()
+    return 0
