@@ -154,10 +154,11 @@ async def _robots(params: dict[str, Any]) -> dict[str, Any]:
     await warm.connect()
     await warm.say(packets, mode="manual", timeout=60)
     await warm.close()
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), time.process_time()
     results = await asyncio.gather(*(one(i) for i in range(params["devices"])))
     return {"turns": [t for r in results for t in r],
-            "wall_s": time.perf_counter() - started}
+            "wall_s": time.perf_counter() - started,
+            "robots_cpu_s": time.process_time() - cpu0}
 
 
 # -- analysis ------------------------------------------------------------------------------
@@ -272,7 +273,9 @@ async def _one_run(args: argparse.Namespace, devices: int) -> dict[str, Any]:
     # CPU the server process (event loop and its threads) spent: what the devices cost,
     # whatever else runs on the machine.
     server_cpu = {"percent_of_one_core": round(100 * cpu_s / wall_s, 1),
-                  "ms_per_turn": round(1000 * cpu_s / max(1, devices * args.turns), 1)}
+                  "ms_per_turn": round(1000 * cpu_s / max(1, devices * args.turns), 1),
+                  "robots_percent_of_one_core": round(
+                      100 * raw["robots_cpu_s"] / max(raw["wall_s"], 1e-9), 1)}
     return {"devices": devices, **analyse(raw, args, pre_buffer, late),
             "server_cpu": server_cpu,
             "server_overhead_ms": percentiles(server_side),
@@ -332,7 +335,8 @@ def _run(args: argparse.Namespace) -> int:
         cpu = r["server_cpu"]
         print(f"  {r['devices']} devices: the server process used {cpu['percent_of_one_core']}%"
               f" of one core ({cpu['ms_per_turn']} ms CPU per turn, the turn's audio "
-              "streaming included)")
+              f"streaming included); the simulated robots' process "
+              f"{cpu['robots_percent_of_one_core']}%")
         print(f"  {r['devices']} devices: overhead inside the server (its trace's first "
               f"sentence audio minus the critical path) p50/p95 {so['p50']:.1f} / "
               f"{so['p95']:.1f} ms; the rest is the robots' side of the sockets")
