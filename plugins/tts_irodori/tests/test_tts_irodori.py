@@ -92,6 +92,15 @@ async def test_sends_model_input_voice_wav_and_options(url: str,
                                          "speed": 1.1, "seed": 7}
 
 
+async def test_options_cannot_replace_the_text_or_the_format(
+        url: str, state: SpeechServerState) -> None:
+    tts = await started(url, options={"input": "x", "response_format": "mp3", "speed": 1.0})
+    await tts.synthesize("こんにちは。")
+    await tts.stop()
+    body = state.requests[0]["body"]
+    assert body["input"] == "こんにちは。" and body["response_format"] == "wav"
+
+
 async def test_returns_the_48khz_audio(url: str) -> None:
     tts = await started(url)
     clip = await tts.synthesize("こんにちは。")

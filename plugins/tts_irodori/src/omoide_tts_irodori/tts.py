@@ -80,8 +80,9 @@ class IrodoriTTS(TTS):
             self._client = None
 
     def request_body(self, text: str) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.config.model, "input": text,
-                                "response_format": "wav", **self.config.options}
+        # options first: they may not replace the text, the model or the WAV format
+        body: dict[str, Any] = {**self.config.options, "model": self.config.model,
+                                "input": text, "response_format": "wav"}
         if self.config.voice is not None:
             body["voice"] = self.config.voice
         return body
