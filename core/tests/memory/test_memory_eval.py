@@ -1,0 +1,132 @@
+"""``omoide eval`` and ``omoide memory``: end to end through the CLI, over the test doubles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from omoide.cli import main
+
+SCENARIO = {
+    "id": "s1", "user": "u1", "now": "2026-09-27T21:05:00+09:00",
+    "memories": [
+        {"id": "m1", "text": "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。",
+         "created_at": "2026-09-27T20:50:00+09:00"},
+        {"id": "m2", "text": "あなたは最近、仕事終わりにギターの練習をしている。",
+         "created_at": "2026-09-20T20:50:00+09:00"}],
+    "queries": [
+        {"group": "g1", "text": "週末の予定覚えてる?", "expect": ["m1"]},
+        {"group": "g1", "text": "週末の予定覚えてる？", "expect": ["m1"]},
+        {"group": "g2", "text": "最近私が練習してることって何？", "expect": ["m2"]},
+        {"group": "n1", "text": "日本で一番高い山は？", "expect": []}],
+}
+LOCOMO = [{
+    "sample_id": "c1",
+    "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Biscuit."},
+            {"speaker": "Bob", "dia_id": "D1:2", "text": "I started learning the violin."}],
+    },
+    "qa": [{"question": "What is the name of Ann's puppy?", "answer": "Biscuit",
+            "evidence": ["D1:1"], "category": 4},
+           {"question": "What did Bob say about his spaceship?", "evidence": ["D1:2"],
+            "category": 5}],
+}]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "omoide.yaml"
+    path.write_text(f"""
+server: {{data_dir: {tmp_path / 'data'}}}
+asr: {{use: fake}}
+embed: {{use: fake, dims: 128}}
+store: {{use: fake}}
+chat: {{use: fake, reply: '{{"facts": [{{"text": "あなたは猫のむぎを飼っている。", "kind": "profile"}}]}}'}}
+tts: {{use: fake}}
+""", encoding="utf-8")
+    return path
+
+
+def test_eval_prints_the_documented_json(config: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text(json.dumps(SCENARIO, ensure_ascii=False) + "\n", encoding="utf-8")
+    locomo = tmp_path / "locomo.json"
+    locomo.write_text(json.dumps(LOCOMO), encoding="utf-8")
+    code = main(["eval", "--config", str(config), "--data", str(probe), "--data", str(locomo),
+                 "--json", "--no-progress"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    robust = report["engines"]["robust"]
+    assert set(report["engines"]) == {"baseline", "robust"}
+    assert (robust["hit_at_3"], robust["false_injection_rate"], robust["flip_rate"]) == (1.0, 0.0,
+                                                                                        0.0)
+    assert set(robust["latency_ms"]) == {"p50", "p95"}
+    assert robust["locomo"]["recall_at_5"]["4"] == 1.0
+    assert "store double" in report["store"]
+
+
+def test_memory_commands_work_on_the_configured_store(config: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # The store double forgets between processes, so one command per fact: pending and
+    # extract use the journal (SQLite), which persists.
+    import asyncio
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from omoide.config import load_settings
+    from omoide.memory.journal import Journal
+    from omoide.types import Exchange
+
+    settings = load_settings(config)
+    journal = Journal(settings.data_dir / settings.memory.journal)
+    journal.open()
+    asyncio.run(journal.append(Exchange("e1", "u1", "猫のむぎを飼ってるんだ", "かわいい",
+                                        datetime(2026, 9, 27, 20, 0, tzinfo=ZoneInfo("Asia/Tokyo")))))
+    journal.close()
+    assert main(["memory", "pending", "--config", str(config)]) == 0
+    assert "u1: 1 exchanges" in capsys.readouterr().out
+    assert main(["memory", "extract", "--config", str(config), "--user", "u1"]) == 0
+    assert "1 memories stored" in capsys.readouterr().out
+    assert main(["memory", "pending", "--config", str(config)]) == 0
+    assert "nothing pending" in capsys.readouterr().out
+    assert main(["memory", "show", "--config", str(config), "--user", "u1", "nope"]) == 1
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("omoide_store_qdrant") is None,
+                    reason="plugin store_qdrant is not installed")
+def test_memory_control_commands_on_qdrant_local(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "q.yaml"
+    config.write_text(f"""
+server: {{data_dir: {tmp_path / 'data'}}}
+asr: {{use: fake}}
+embed: {{use: fake, dims: 128}}
+store: {{use: qdrant, path: {tmp_path / 'qdrant'}}}
+chat: {{use: fake}}
+tts: {{use: fake}}
+""", encoding="utf-8")
+    export = tmp_path / "export.jsonl"
+    export.write_text(json.dumps({"id": "x1", "text": "あなたはギターの練習をしている。",
+                                  "created_at": "2026-09-27T20:00:00+09:00"},
+                                 ensure_ascii=False) + "\n", encoding="utf-8")
+    base = ["--config", str(config), "--user", "u1"]
+    assert main(["memory", "import", *base, str(export)]) == 0
+    capsys.readouterr()
+    assert main(["memory", "list", *base, "--json"]) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    memory_id = json.loads(line)["id"]
+    assert main(["memory", "search", *base, "ギター"]) == 0
+    assert memory_id in capsys.readouterr().out
+    assert main(["memory", "list", "--config", str(config), "--user", "u2"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["memory", "export", *base]) == 0
+    assert "ギター" in capsys.readouterr().out
+    assert main(["memory", "forget", *base, memory_id]) == 0
+    capsys.readouterr()
+    assert main(["memory", "list", *base]) == 0
+    assert capsys.readouterr().out == ""
