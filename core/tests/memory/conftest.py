@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
-from omoide.testing.doubles import (FakeChat, FakeChatConfig, HashEmbedder, HashEmbedderConfig,
-                                    InMemoryStore, MemoryStoreConfig)
+from omoide.testing.doubles import (
+    FakeChat,
+    FakeChatConfig,
+    HashEmbedder,
+    HashEmbedderConfig,
+    InMemoryStore,
+    MemoryStoreConfig,
+)
 
 TZ = "Asia/Tokyo"
 EngineFactory = Callable[..., Awaitable[MemoryEngine]]

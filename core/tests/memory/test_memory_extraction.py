@@ -7,6 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from omoide.memory.extraction import ExtractionFormatError, conversation_block, parse_facts
 from omoide.types import Exchange
 

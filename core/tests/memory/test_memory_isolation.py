@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from omoide.memory.engine import MemoryEngine
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Memory

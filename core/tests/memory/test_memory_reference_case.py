@@ -12,6 +12,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from omoide.memory.engine import MemoryEngine
 from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 from omoide.types import Memory

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 from fastapi import FastAPI
+
 from omoide.server.memory_routes import memory_router
 from omoide.types import Exchange, Memory
 

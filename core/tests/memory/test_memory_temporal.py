@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+
 from omoide.memory.temporal import habit_weekdays, memory_spans, resolve
 
 SUN = date(2026, 9, 27)   # Sunday

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from omoide.memory.dates import absolute_dates, format_stamp
 from omoide.memory.intent import detect
 from omoide.memory.text import canonical, query_copy

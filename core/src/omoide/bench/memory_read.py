@@ -79,8 +79,12 @@ async def _bench(args: argparse.Namespace) -> int:
     from omoide.memory.config import MemoryConfig
     from omoide.memory.engine import MemoryEngine
     from omoide.memory.records import to_payload
-    from omoide.testing.doubles import (HashEmbedder, HashEmbedderConfig, InMemoryStore,
-                                        MemoryStoreConfig)
+    from omoide.testing.doubles import (
+        HashEmbedder,
+        HashEmbedderConfig,
+        InMemoryStore,
+        MemoryStoreConfig,
+    )
     from omoide.types import VectorRecord
 
     tz = "Asia/Tokyo"

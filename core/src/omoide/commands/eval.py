@@ -91,7 +91,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return EXIT_FAILED
     embedder: Any = runtime.embedder
-    cache = CachedEmbedder(embedder, Path(args.embed_cache)) if args.embed_cache else None
+    cache: Any = CachedEmbedder(embedder, Path(args.embed_cache)) if args.embed_cache else None
     with tempfile.TemporaryDirectory(prefix="omoide-eval-") as tmp_name:
         tmp = Path(tmp_name)
         if args.store == "memory":

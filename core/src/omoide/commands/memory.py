@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         else:
             c.add_argument("--user", help="user id (default: all users)")
         c.set_defaults(handler=lambda args: _run(args, handler, needs))
-        return c
+        parser: argparse.ArgumentParser = c
+        return parser
 
     c = command("list", "list a user's memories", _list)
     c.add_argument("--json", action="store_true", help="print JSON lines")

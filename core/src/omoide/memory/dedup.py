@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from enum import Enum
+from enum import StrEnum
 
 from omoide.memory.dates import absolute_dates
 from omoide.memory.text import canonical, dedup_key
@@ -24,7 +24,7 @@ _NUMBER = re.compile(r"\d+")
 CHANGE_MARGIN = 0.05
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     NEW = "new"
     DUPLICATE = "duplicate"
     UPDATE = "update"

@@ -62,6 +62,7 @@ class MemoryEngine:
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
+        self._count_tasks: set[asyncio.Task[None]] = set()
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -106,7 +107,7 @@ class MemoryEngine:
             memories = await asyncio.wait_for(
                 self._recall(user, query, now, engine, timings, details),
                 timeout=self.config.time_budget_ms / 1000.0)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
                         self.config.time_budget_ms)
@@ -185,7 +186,9 @@ class MemoryEngine:
             timer.cancel()
         self._idle_timers[user] = loop.call_later(
             self.config.extraction.idle_minutes * 60, self._schedule_extraction, user, "idle")
-        loop.create_task(self._check_count(user))
+        task = loop.create_task(self._check_count(user))
+        self._count_tasks.add(task)
+        task.add_done_callback(self._count_tasks.discard)
 
     async def _check_count(self, user: str) -> None:
         try:
@@ -412,7 +415,7 @@ class MemoryEngine:
         parsed = [from_json(d, user) for d in items]
         new_ids = {m.id: str(uuid.uuid4()) for m in parsed}
         fresh = [replace(m, id=new_ids[m.id],
-                         superseded_by=new_ids.get(m.superseded_by or "", None)
+                         superseded_by=new_ids.get(m.superseded_by or "")
                          if m.superseded_by else None) for m in parsed]
         return await self.add_memories(user, fresh)
 
@@ -435,7 +438,7 @@ class MemoryEngine:
         backup = backup or self.data_dir / f"reembed-backup-{int(time.time())}.jsonl"
         backup.parent.mkdir(parents=True, exist_ok=True)
         with backup.open("w", encoding="utf-8") as f:
-            for u, ms in saved.items():
+            for ms in saved.values():
                 for m in ms:
                     f.write(json.dumps(to_json(m), ensure_ascii=False) + "\n")
         await self.store.reset()

@@ -86,7 +86,7 @@ def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
     ordered = sorted(values)
 
     def pick(p: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))], 2)
+        return round(ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))], 2)
 
     return {"p50": pick(0.5), "p95": pick(0.95)}
 
@@ -283,7 +283,7 @@ def _locomo_date(text: str, tz: ZoneInfo) -> datetime:
 def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
     """A plain-text table of the report."""
     engines = report["engines"]
-    rows = [("engine", "hit@3", "false inj.", "flip", "p50 ms", "p95 ms", "p50 no-emb",
+    rows: list[tuple[str, ...]] = [("engine", "hit@3", "false inj.", "flip", "p50 ms", "p95 ms", "p50 no-emb",
              "p95 no-emb")]
 
     def fmt(v: Any) -> str:
@@ -303,14 +303,14 @@ def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
         cats = sorted({c for v in loco.values() for c in v["recall_at_5"]})
         stream.write("\nLoCoMo recall@5 per category (5 = adversarial: false-injection rate)\n")
         head = ["engine", *[f"cat {c}" for c in cats], "cat 5 false inj.", "p50 ms", "p95 ms"]
-        lines = [head]
+        lines: list[list[str]] = [head]
         for name, v in loco.items():
             lines.append([name, *[fmt(v["recall_at_5"].get(c)) for c in cats],
                           fmt(v["category_5_false_injection_rate"]),
                           fmt(v["latency_ms"]["p50"]), fmt(v["latency_ms"]["p95"])])
         widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-        for r in lines:
-            stream.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + "\n")
+        for line in lines:
+            stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + "\n")
 
 
 class CachedEmbedder:
@@ -347,7 +347,7 @@ class CachedEmbedder:
         import numpy as np
         missing = [t for t in dict.fromkeys(texts) if (purpose, t) not in self._cache]
         if missing:
-            vectors = await self.inner.embed(missing, purpose, priority)  # type: ignore[arg-type]
+            vectors = await self.inner.embed(missing, purpose, priority)
             for t, v in zip(missing, vectors, strict=True):
                 self._cache[(purpose, t)] = v
         self.hits += len(texts) - len(missing)

@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import date
 from zoneinfo import ZoneInfo
 
@@ -129,15 +130,11 @@ class UserIndex:
                     if not ids:
                         del self._postings[key]
         readings = {r for t in entry.terms for r in _noun_readings(t)}
-        for table, keys in ((self._readings, readings), (self._short_names, readings),
-                            (self._kanji, entry.kanji), (self._days, _span_days(entry.spans)),
-                            (self._habits, entry.habits)):
-            for k in keys:
-                ids = table.get(k)  # type: ignore[call-overload]
-                if ids is not None:
-                    ids.discard(memory_id)
-                    if not ids:
-                        del table[k]  # type: ignore[arg-type]
+        for str_table, str_keys in ((self._readings, readings), (self._short_names, readings),
+                                    (self._kanji, entry.kanji)):
+            _discard(str_table, str_keys, memory_id)
+        _discard(self._days, _span_days(entry.spans), memory_id)
+        _discard(self._habits, entry.habits, memory_id)
 
     def mark_superseded(self, memory_id: str, by: str) -> None:
         entry = self._entries.get(memory_id)
@@ -209,10 +206,10 @@ class UserIndex:
             # a two-mora name (あや) where a word starts, when the analyser glued it on
             for start in query.reading_starts:
                 reading = query.reading[start:start + 2]
-                ids = self._short_names.get(reading)
-                if ids and reading not in used_readings:
+                names = self._short_names.get(reading)
+                if names and reading not in used_readings:
                     used_readings.add(reading)
-                    credit(set(ids), 0.8, True, reading, 1.0)
+                    credit(set(names), 0.8, True, reading, 1.0)
                     asked += 1.0
         return {mid: LexicalMatch(s[0], s[1], s[2], tuple(matched[mid]),
                                   min(1.0, s[3] / asked) if asked else 0.0)
@@ -274,12 +271,21 @@ class UserIndex:
 
     def cosine(self, memory_ids: Iterable[str], query_vector: FloatArray) -> dict[str, float]:
         """Cosine of cached vectors (memories indexed without one are left out)."""
-        ids = [m for m in memory_ids if (v := self.vector(m)) is not None]
+        ids = [m for m in memory_ids if self.vector(m) is not None]
         if not ids:
             return {}
         mat = np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
         sims = mat @ np.asarray(query_vector, dtype=np.float32)
         return {m: float(s) for m, s in zip(ids, sims, strict=True)}
+
+
+def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) -> None:
+    for k in keys:
+        ids = table.get(k)
+        if ids is not None:
+            ids.discard(memory_id)
+            if not ids:
+                del table[k]
 
 
 def _noun_readings(term: Term) -> set[str]:

@@ -121,7 +121,7 @@ class Journal:
         rows = await asyncio.to_thread(
             self._run, "SELECT COUNT(*) FROM exchanges WHERE user=? AND consumed_at IS NULL",
             (user,))
-        return int(rows[0][0])  # type: ignore[call-overload]
+        return int(str(rows[0][0]))
 
     async def pending_summary(self, user: str | None = None) -> list[PendingSummary]:
         sql = ("SELECT user, COUNT(*), MIN(at), MAX(at), MAX(attempts),"

@@ -64,15 +64,7 @@ def rewrite_temporal_reading(reading: str) -> str:
 
 # Words that never count as lexical evidence: the subject, light nouns and verbs,
 # question words, recall verbs and time words (the temporal channel owns those).
-STOP_LEMMAS = frozenset("""
-貴方 あなた 私 僕 俺 あたし 自分 事 こと 物 もの 為る する 有る ある 居る いる 成る なる 言う
-思う 行く 来る 見る 出来る 遣る やる 覚える 忘れる 予定 感じ 方 人 時 日 年 月 週 今 中 前 後
-何 なに なん いつ 何時 どこ 何処 誰 どれ どう どんな 何曜日 何日 今日 明日 昨日 明後日 一昨日 今度
-次 最近 毎日 毎朝 毎週 毎晩 週末 来週 今週 先週 再来週 来月 今月 先月 今年 来年 去年 月末 年末
-土曜日 日曜日 月曜日 火曜日 水曜日 木曜日 金曜日 土曜 日曜 月曜 火曜 水曜 木曜 金曜 曜日 午前 午後
-朝 夜 昼 夕方 頃 ころ くらい ぐらい 辺り 様 よう 所 ところ 為 ため 訳 はず 積もり つもり 話 感じる
-今度 この前 この間 一緒 皆 みんな 気 好き 予約 約束 楽しみ
-""".split())
+STOP_LEMMAS = frozenset(["貴方", "あなた", "私", "僕", "俺", "あたし", "自分", "事", "こと", "物", "もの", "為る", "する", "有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "行く", "来る", "見る", "出来る", "遣る", "やる", "覚える", "忘れる", "予定", "感じ", "方", "人", "時", "日", "年", "月", "週", "今", "中", "前", "後", "何", "なに", "なん", "いつ", "何時", "どこ", "何処", "誰", "どれ", "どう", "どんな", "何曜日", "何日", "今日", "明日", "昨日", "明後日", "一昨日", "今度", "次", "最近", "毎日", "毎朝", "毎週", "毎晩", "週末", "来週", "今週", "先週", "再来週", "来月", "今月", "先月", "今年", "来年", "去年", "月末", "年末", "土曜日", "日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜", "日曜", "月曜", "火曜", "水曜", "木曜", "金曜", "曜日", "午前", "午後", "朝", "夜", "昼", "夕方", "頃", "ころ", "くらい", "ぐらい", "辺り", "様", "よう", "所", "ところ", "為", "ため", "訳", "はず", "積もり", "つもり", "話", "感じる", "今度", "この前", "この間", "一緒", "皆", "みんな", "気", "好き", "予約", "約束", "楽しみ"])
 _WEEKDAY_LEMMAS = frozenset("月火水木金土日")
 
 
@@ -219,11 +211,12 @@ class Analyzer:
             return Analysis(tuple(terms.values()), text)
         kept = [w for w in words_c if w.part_of_speech()[0] not in ("補助記号", "空白")]
         parts = [to_katakana(w.reading_form()) for w in kept]
-        starts, pos = [], 0
+        starts: list[int] = []
+        offset = 0
         for w, part in zip(kept, parts, strict=True):
             if w.part_of_speech()[0] not in ("助詞", "助動詞"):
-                starts.append(pos)
-            pos += len(part)
+                starts.append(offset)
+            offset += len(part)
         return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
                         tuple(starts))
 
@@ -297,25 +290,12 @@ def romaji_to_katakana(word: str) -> str | None:
 
 _JAPANESE = re.compile(r"[\u3041-\u30ff\u4e00-\u9fff]")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
-EN_STOP = frozenset("""
-a about above after again against all am an and any are aren't as at be because been before
-being below between both but by can could did didn't do does doing don't down during each few
-for from further had has have having he her here hers herself him himself his how i if in into
-is it its itself just let me more most my myself no nor not now of off on once only or other
-our ours ourselves out over own same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours yourself yourselves
-also get got go going gone went like really yeah yes oh hey hi thanks thank well much many
-lot lots one ones thing things something anything kind sort way time times day days today
-yesterday tomorrow week weeks month months year years ago last next since still even
-remember recall know think told tell said say likely might may must
-""".split())
+EN_STOP = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "also", "get", "got", "go", "going", "gone", "went", "like", "really", "yeah", "yes", "oh", "hey", "hi", "thanks", "thank", "well", "much", "many", "lot", "lots", "one", "ones", "thing", "things", "something", "anything", "kind", "sort", "way", "time", "times", "day", "days", "today", "yesterday", "tomorrow", "week", "weeks", "month", "months", "year", "years", "ago", "last", "next", "since", "still", "even", "remember", "recall", "know", "think", "told", "tell", "said", "say", "likely", "might", "may", "must"])
 
 
 def _stem(word: str) -> str:
-    """A light English stemmer: enough for runs/running/ran? no — runs/running -> run."""
-    for suffix, keep in (("'s", 0), ("’s", 0), ("ies", 1), ("ing", 0), ("ed", 0), ("es", 0),
-                         ("s", 0)):
+    """A light English stemmer: plurals and -ing/-ed (runs, running -> run)."""
+    for suffix in ("'s", "’s", "ies", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: len(word) - len(suffix)]
             return base + ("y" if suffix == "ies" else "")
@@ -342,7 +322,7 @@ def english_terms(text: str) -> tuple[Term, ...]:
 
 
 def _usable_key(key: str) -> bool:
-    if not key or key.isdigit() or key[0] in "何な" and key[:2] in ("何", "なに", "なん") or \
+    if not key or key.isdigit() or (key[0] in "何な" and key[:2] in ("何", "なに", "なん")) or \
             key.startswith("何"):
         return False  # question words: 何曜, 何点, なにか
     if len(key) == 1:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from omoide.memory.dates import WEEKDAYS_JA, absolute_dates, nearest_year, week_start
+from omoide.memory.dates import WEEKDAYS_JA, absolute_dates, week_start
 from omoide.memory.holidays import long_weekends, named_holidays
 
 
