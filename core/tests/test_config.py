@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from omoide.config import load_settings, load_yaml, validate_config
 from omoide.errors import ConfigError
 from omoide.plugins import build_registry
@@ -97,8 +98,9 @@ def test_env_secret_is_substituted(registry) -> None:  # type: ignore[no-untyped
 
 
 def test_secret_fields_refuse_literal_values() -> None:
-    from omoide.config import EnvValue, Secret
     from pydantic import BaseModel
+
+    from omoide.config import EnvValue, Secret
 
     class WithKey(BaseModel):
         api_key: Secret = None

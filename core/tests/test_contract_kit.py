@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
+
 from omoide.testing import (
     ASRContract,
     ChatModelContract,

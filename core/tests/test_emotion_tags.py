@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from omoide.pipeline.emotion import StreamingEmotionParser, parse_emotion
 from omoide.types import Emotion
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
 from omoide.pipeline.dates import date_block, format_date_ja
 
 TOKYO = "Asia/Tokyo"

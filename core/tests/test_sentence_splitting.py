@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from omoide.pipeline.splitter import SentenceSplitter, split_sentences
 
 

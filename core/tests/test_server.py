@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+
 from omoide.audio import read_wav, write_wav
 from omoide.config import load_yaml, validate_config
 from omoide.plugins import PluginRegistry

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from omoide.config import AssistantSettings
 from omoide.pipeline import sections
 from omoide.pipeline.assistant import APOLOGY, Assistant, ExtractionScheduler

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from omoide.testing.doubles import FakeVAD
 from omoide_device_stackchan.testing import LiveServer, start_server
 

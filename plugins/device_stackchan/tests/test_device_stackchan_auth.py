@@ -7,10 +7,11 @@ import time
 
 import httpx
 import pytest
-from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
-from omoide_device_stackchan.testing import LiveServer
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
+
+from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
+from omoide_device_stackchan.testing import LiveServer
 
 
 async def handshake_status(server: LiveServer, headers: dict[str, str],

@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
+
 from omoide_device_stackchan.simulator import SimulatedStackChan
 from omoide_device_stackchan.testing import LiveServer, speech_like, start_server
 

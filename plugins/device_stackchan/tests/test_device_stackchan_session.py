@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from omoide.types import Emotion
 from omoide_device_stackchan.emotions import STACKCHAN_FACES
 from omoide_device_stackchan.simulator import SimulatedStackChan

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+
 from omoide_device_stackchan.connection import DeviceConnection, DeviceGone, DeviceIdentity
 from omoide_device_stackchan.device import StackChanConfig
 from omoide_device_stackchan.simulator import SimulatedStackChan

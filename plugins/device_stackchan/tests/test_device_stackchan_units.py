@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from omoide.types import AudioClip, Emotion
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder

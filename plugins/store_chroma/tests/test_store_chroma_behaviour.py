@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from omoide.errors import InvalidInput
 from omoide.types import EmbedderFingerprint, VectorRecord
 from omoide_store_chroma.config import ChromaStoreConfig

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+
 from omoide.errors import ComponentError
 from omoide.testing import VectorStoreContract
 from omoide.types import EmbedderFingerprint, VectorRecord

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, VectorRecord
 from omoide_store_qdrant.config import QdrantStoreConfig

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+
 from omoide.testing import PluginPackageContract, VectorStoreContract
 from omoide_store_qdrant.store import QdrantStore
 

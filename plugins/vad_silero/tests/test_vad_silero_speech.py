@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from omoide.audio import resample
 from omoide.errors import ModelNotAvailable
 from omoide.types import AudioClip

@@ -109,9 +109,9 @@ def event_loop_runner() -> asyncio.Runner:
 
 async def _robots(params: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
-    from omoide_device_stackchan.simulator import SimulatedStackChan
 
     from omoide.types import AudioClip
+    from omoide_device_stackchan.simulator import SimulatedStackChan
 
     rate = 16000
     t = np.arange(int(params["utterance_s"] * rate), dtype=np.float32) / rate

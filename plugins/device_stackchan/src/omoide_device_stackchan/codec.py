@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
 from omoide.audio import resample
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import AudioClip, FloatArray

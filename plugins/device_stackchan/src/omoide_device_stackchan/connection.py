@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from omoide.audio import resample
 from omoide.errors import InvalidInput
 from omoide.pipeline.turn import TurnRequest
 from omoide.types import AudioClip, Emotion, ToolCall
-
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import face_emoji, stackchan_face
@@ -37,9 +37,9 @@ from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
 from omoide_device_stackchan.mcp import DeviceMcpClient
 
 if TYPE_CHECKING:
-    from omoide.components.device import DeviceHost
     from starlette.websockets import WebSocket
 
+    from omoide.components.device import DeviceHost
     from omoide_device_stackchan.device import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")

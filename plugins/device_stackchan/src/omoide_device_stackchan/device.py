@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field, field_validator
+
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.config import Secret
 from omoide.errors import ModelNotAvailable
-from pydantic import Field, field_validator
 
 if TYPE_CHECKING:
     from fastapi import APIRouter

@@ -10,6 +10,7 @@ VAD-based detector.
 from __future__ import annotations
 
 import numpy as np
+
 from omoide.components.vad import VadEvent
 from omoide.types import FloatArray
 

@@ -63,6 +63,7 @@ class LoopbackOmoide:
     async def start(self, ready_timeout_s: float = 300.0) -> dict[str, Any]:
         """Start serving and wait until ``/healthz`` says ready; returns its body."""
         import uvicorn
+
         from omoide.config import wanted_components
         from omoide.plugins import build_registry
         from omoide.server.app import create_app

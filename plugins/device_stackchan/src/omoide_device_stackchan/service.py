@@ -37,7 +37,6 @@ from omoide_device_stackchan.tokens import (
 
 if TYPE_CHECKING:
     from omoide.components.device import DeviceHost
-
     from omoide_device_stackchan.device import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")

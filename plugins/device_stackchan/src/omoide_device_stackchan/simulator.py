@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from omoide.audio import resample, write_wav
 from omoide.types import AudioClip
-
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 

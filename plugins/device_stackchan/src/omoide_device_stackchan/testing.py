@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from omoide.pipeline.turn import TurnResult
 from omoide.testing.doubles import DeviceHostDouble
 from omoide.types import AudioClip, Emotion, ToolCall
-
 from omoide_device_stackchan.device import StackChan, StackChanConfig
 
 

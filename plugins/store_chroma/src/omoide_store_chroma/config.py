@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pydantic import Field, model_validator
+
 from omoide.components.store import VectorStoreConfig
 from omoide.config import Secret
-from pydantic import Field, model_validator
 
 
 class ChromaStoreConfig(VectorStoreConfig):

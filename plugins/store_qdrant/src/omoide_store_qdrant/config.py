@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field, model_validator
+
 from omoide.components.store import VectorStoreConfig
 from omoide.config import Secret
-from pydantic import Field, model_validator
 
 
 class QdrantStoreConfig(VectorStoreConfig):

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
+
 from omoide.components.store import USER_FIELD, StoreCapabilities, VectorStore
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
-
 from omoide_store_qdrant.config import QdrantStoreConfig
 
 if TYPE_CHECKING:

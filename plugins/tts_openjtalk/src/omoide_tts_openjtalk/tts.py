@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import Field
+
 from omoide.components.tts import TTS, TTSConfig
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.types import AudioClip
-from pydantic import Field
 
 if TYPE_CHECKING:
     from pyopenjtalk.htsengine import HTSEngine

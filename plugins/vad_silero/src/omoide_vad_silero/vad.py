@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import Field
+
 from omoide.components.vad import VAD, VADConfig
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.types import FloatArray
-from pydantic import Field
 
 if TYPE_CHECKING:
     import onnxruntime
