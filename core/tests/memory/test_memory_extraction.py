@@ -181,3 +181,16 @@ async def _settle(engine) -> None:  # type: ignore[no-untyped-def]
     for _ in range(5):
         await asyncio.sleep(0.02)
         await engine.wait_for_extractions()
+
+
+async def test_idle_pending_exchanges_are_retried(make_engine) -> None:  # type: ignore[no-untyped-def]
+    chat = fake_chat("", fail_with="503 busy")
+    await chat.start()
+    engine = await make_engine(chat=chat)
+    await engine.record_exchange(exchange(1))   # said long ago: idle for sure
+    await engine.extract_now("me")
+    engine.chat = fake_chat('{"facts": []}')
+    await engine.chat.start()
+    assert await engine.retry_pending() == ["me"]
+    await _settle(engine)
+    assert await engine.pending("me") == []

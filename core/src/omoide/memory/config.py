@@ -58,6 +58,9 @@ class ExtractionSettings(_Strict):
     max_exchanges: int = Field(8, ge=1, description="Extract once this many exchanges wait.")
     on_disconnect: bool = Field(True, description="Extract when a device session closes.")
     attempts: int = Field(3, ge=1, description="Tries per extraction before it stays pending.")
+    retry_minutes: float = Field(
+        10.0, gt=0, description="How often exchanges still pending (a failed extraction, a"
+        " restart) are tried again once their conversation has gone idle.")
     dedup_cosine: float = Field(0.92, gt=0, le=1,
                                 description="Cosine at or above which a fact is a duplicate.")
 

@@ -63,6 +63,7 @@ class MemoryEngine:
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
+        self._retry_task: asyncio.Task[None] | None = None
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -74,6 +75,8 @@ class MemoryEngine:
         await self.store.open(await self.embedder.fingerprint())
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
+        if self.chat is not None:
+            self._retry_task = asyncio.create_task(self._retry_pending_forever())
         if self.config.engine == "robust":
             # Build known users' indexes in the background, so a first recall does not
             # spend its time budget on it.
@@ -85,6 +88,9 @@ class MemoryEngine:
             timer.cancel()
         self._idle_timers.clear()
         tasks = list(self._extract_tasks.values()) + list(self._index_tasks.values())
+        if self._retry_task is not None:
+            tasks.append(self._retry_task)
+            self._retry_task = None
         for t in tasks:
             if not t.done():
                 t.cancel()
@@ -209,6 +215,26 @@ class MemoryEngine:
         task = asyncio.get_running_loop().create_task(self.extract_now(user))
         self._extract_tasks[user] = task
         task.add_done_callback(lambda t: self._extraction_done(user, t))
+
+    async def _retry_pending_forever(self) -> None:
+        """Pick up what a failure or a restart left pending, once its conversation is idle."""
+        cfg = self.config.extraction
+        while True:
+            await asyncio.sleep(cfg.retry_minutes * 60)
+            try:
+                await self.retry_pending()
+            except Exception as exc:
+                log.warning("retrying pending extractions failed: %s", exc)
+
+    async def retry_pending(self) -> list[str]:
+        """Schedule extraction for every user whose pending exchanges have gone idle."""
+        idle = self.config.extraction.idle_minutes * 60
+        now = datetime.now().astimezone()
+        users = [p.user for p in await self.journal.pending_summary()
+                 if (now - p.newest).total_seconds() >= idle]
+        for user in users:
+            self._schedule_extraction(user, "retry")
+        return users
 
     def _extraction_done(self, user: str, task: asyncio.Task[ExtractionReport]) -> None:
         if self._extract_tasks.get(user) is task:
