@@ -110,13 +110,15 @@ def is_locomo(path: Path) -> bool:
 
 
 def _progress_bar(stream: TextIO) -> Progress:
-    last = [0.0]
+    last: list[Any] = [0.0, ""]
 
     def show(done: int, total: int, label: str) -> None:
         now = time.monotonic()
-        if done < total and now - last[0] < 0.2:
+        if done < total and now - last[0] < 0.2 and label == last[1]:
             return
-        last[0] = now
+        if last[1] and label != last[1] and not last[1].startswith(label):
+            stream.write("\n")
+        last[0], last[1] = now, label
         width = 30
         filled = int(width * done / max(1, total))
         stream.write(f"\r{label:<24} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
