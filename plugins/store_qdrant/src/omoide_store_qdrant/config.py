@@ -24,6 +24,12 @@ class QdrantStoreConfig(VectorStoreConfig):
         None, description="\":memory:\" for a throwaway in-process store (tests, demos).")
     prefer_grpc: bool = Field(
         False, description="Talk to the server over gRPC instead of REST. Only with `url`.")
+    partition: Literal["auto", "collection", "payload"] = Field(
+        "auto", description="How users are kept apart: `collection` (one collection per user;"
+                            " the default for local mode and :memory:, whose filtered search"
+                            " is a slow Python scan), `payload` (one shared collection, a"
+                            " tenant-indexed `user` field in every query; the default for a"
+                            " server), or `auto`.")
 
     @model_validator(mode="after")
     def _exactly_one_place(self) -> QdrantStoreConfig:

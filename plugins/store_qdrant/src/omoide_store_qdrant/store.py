@@ -1,4 +1,14 @@
-"""The `qdrant` vector store: one cosine collection shared by all users, isolated by filter.
+"""The `qdrant` vector store: users kept apart by collection or by a tenant filter.
+
+Two partitions (``partition:``), chosen by where the data lives unless set:
+
+* ``collection`` (local mode and ``:memory:``): one collection per user, named from a
+  hash of the user id. Embedded Qdrant scans filtered searches point by point in Python
+  (about 10x slower than its plain vector scan), so a user's search reads only their own
+  collection and needs no filter at all; isolation is structural.
+* ``payload`` (a server): one shared collection with a tenant-indexed ``user`` field, and
+  ``must: user == U`` in every read, count and delete — what Qdrant recommends for
+  multitenancy on a server.
 
 Layout of a point (callers never see it):
 
@@ -9,7 +19,6 @@ Layout of a point (callers never see it):
   record's own payload is nested, so its keys can never collide with ``user``/``id``;
   ``where`` keys are matched against ``payload.<key>``.
 
-Every read, count and delete carries ``must: user == U`` in the Qdrant filter itself.
 The embedder fingerprint lives in a one-point side collection ``<collection>__meta``.
 
 qdrant-client is synchronous here and every call runs on the component's worker thread
@@ -19,6 +28,7 @@ the thread that opened it, so the client is opened and closed there too.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -44,6 +54,7 @@ POINT_ID_NAMESPACE = uuid.UUID("6f6d6f69-6465-5f71-6472-616e745f6964")
 ID_FIELD = "id"
 PAYLOAD_FIELD = "payload"
 META_SUFFIX = "__meta"
+USER_COLLECTION_INFIX = "__u_"
 FINGERPRINT_POINT = str(uuid.uuid5(POINT_ID_NAMESPACE, "embedder-fingerprint"))
 SCROLL_PAGE = 256
 
@@ -65,6 +76,7 @@ class QdrantStore(VectorStore):
     def __init__(self, config: QdrantStoreConfig) -> None:
         super().__init__(config)
         self._client: QdrantClient | None = None
+        self._dims: int | None = None
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:
@@ -107,6 +119,29 @@ class QdrantStore(VectorStore):
     def _meta_collection(self) -> str:
         return self.config.collection + META_SUFFIX
 
+    @property
+    def _per_user(self) -> bool:
+        """One collection per user (see the module docstring)."""
+        if self.config.partition == "auto":
+            return not self._is_server
+        return self.config.partition == "collection"
+
+    def _collection_for(self, user: str) -> str:
+        if not self._per_user:
+            return self.config.collection
+        digest = hashlib.sha256(user.encode("utf-8")).hexdigest()[:24]
+        return f"{self.config.collection}{USER_COLLECTION_INFIX}{digest}"
+
+    def _filter(self, user: str, where: dict[str, Any] | None) -> qm.Filter | None:
+        """The query filter: ``where`` items, plus ``user == U`` in a shared collection.
+
+        None when there is nothing to filter: embedded Qdrant takes its fast vector scan
+        only for unfiltered queries.
+        """
+        if self._per_user and not where:
+            return None
+        return _user_filter(user if not self._per_user else None, where)
+
     async def _run(self, fn: Callable[[QdrantClient], T],
                    priority: Priority = Priority.INTERACTIVE) -> T:
         """Run ``fn(client)`` on the worker thread, turning transport errors into ours."""
@@ -127,7 +162,10 @@ class QdrantStore(VectorStore):
                 return None
             return EmbedderFingerprint.from_json(points[0].payload)
 
-        return await self._run(read)
+        fingerprint = await self._run(read)
+        if fingerprint is not None:
+            self._dims = fingerprint.dims  # per-user collections are created with these
+        return fingerprint
 
     async def _write_fingerprint(self, fingerprint: EmbedderFingerprint) -> None:
         from qdrant_client.http import models as qm
@@ -149,6 +187,9 @@ class QdrantStore(VectorStore):
         from qdrant_client.http import models as qm
 
         name, server = self.config.collection, self._is_server
+        self._dims = dims
+        if self._per_user:
+            return  # each user's collection is made on their first write
 
         def create(client: QdrantClient) -> None:
             if client.collection_exists(name):
@@ -171,12 +212,17 @@ class QdrantStore(VectorStore):
         await self._run(create)
 
     async def _drop(self) -> None:
-        names = (self.config.collection, self._meta_collection)
+        base = self.config.collection
+        names = (base, self._meta_collection)
+        prefix = base + USER_COLLECTION_INFIX
 
         def drop(client: QdrantClient) -> None:
             for name in names:
                 if client.collection_exists(name):
                     client.delete_collection(name)
+            for described in client.get_collections().collections:
+                if described.name.startswith(prefix):
+                    client.delete_collection(described.name)
 
         await self._run(drop)
 
@@ -189,53 +235,81 @@ class QdrantStore(VectorStore):
             vector=np.asarray(r.vector, dtype=np.float32).tolist(),
             payload={USER_FIELD: user, ID_FIELD: r.id, PAYLOAD_FIELD: dict(r.payload)})
             for r in records]
-        name = self.config.collection
-        await self._run(lambda c: c.upsert(name, points, wait=True), Priority.BATCH)
+        name, dims = self._collection_for(user), self._dims
+
+        def upsert(client: QdrantClient) -> None:
+            if self._per_user and not client.collection_exists(name):
+                if dims is None:
+                    raise ComponentError("store qdrant: open() the store before writing")
+                client.create_collection(name, vectors_config=qm.VectorParams(
+                    size=dims, distance=qm.Distance.COSINE))
+            client.upsert(name, points, wait=True)
+
+        await self._run(upsert, Priority.BATCH)
 
     async def _search(self, user: str, vector: FloatArray, limit: int,
                       where: dict[str, Any] | None) -> list[VectorHit]:
-        query_filter = _user_filter(user, where)
+        query_filter = self._filter(user, where)
         query = np.asarray(vector, dtype=np.float32).tolist()
-        name = self.config.collection
-        response = await self._run(lambda c: c.query_points(
-            name, query=query, query_filter=query_filter, limit=limit, with_payload=True))
+        name = self._collection_for(user)
+
+        def search(client: QdrantClient) -> list[Any]:
+            if self._per_user and not client.collection_exists(name):
+                return []
+            return list(client.query_points(name, query=query, query_filter=query_filter,
+                                            limit=limit, with_payload=True).points)
+
+        points = await self._run(search)
         return [VectorHit(p.payload[ID_FIELD], float(p.score), dict(p.payload[PAYLOAD_FIELD]))
-                for p in response.points if p.payload is not None]
+                for p in points if p.payload is not None]
 
     async def _get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
         from qdrant_client.http import models as qm
 
         wanted = list(dict.fromkeys(ids))
-        query_filter = _user_filter(user, None)
+        query_filter = _user_filter(None if self._per_user else user, None)
         query_filter.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
             has_id=[point_id(user, i) for i in wanted]))
-        found = {r.id: r for r in await self._scroll_filtered(query_filter)}
+        found = {r.id: r for r in await self._scroll_filtered(user, query_filter)}
         return [found[i] for i in wanted if i in found]
 
     async def _delete(self, user: str, ids: Sequence[str]) -> None:
         from qdrant_client.http import models as qm
 
-        selector = _user_filter(user, None)
+        selector = _user_filter(None if self._per_user else user, None)
         selector.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
             has_id=[point_id(user, i) for i in ids]))
-        name = self.config.collection
-        await self._run(lambda c: c.delete(name, qm.FilterSelector(filter=selector), wait=True))
+        name = self._collection_for(user)
+
+        def delete(client: QdrantClient) -> None:
+            if self._per_user and not client.collection_exists(name):
+                return
+            client.delete(name, qm.FilterSelector(filter=selector), wait=True)
+
+        await self._run(delete)
 
     async def _scroll(self, user: str) -> list[VectorRecord]:
-        return await self._scroll_filtered(_user_filter(user, None), Priority.BATCH)
+        return await self._scroll_filtered(user, self._filter(user, None), Priority.BATCH)
 
     async def _count(self, user: str) -> int:
-        query_filter = _user_filter(user, None)
-        name = self.config.collection
-        result = await self._run(lambda c: c.count(name, count_filter=query_filter, exact=True))
-        return int(result.count)
+        query_filter = self._filter(user, None)
+        name = self._collection_for(user)
 
-    async def _scroll_filtered(self, query_filter: qm.Filter,
+        def count(client: QdrantClient) -> int:
+            if self._per_user and not client.collection_exists(name):
+                return 0
+            return int(client.count(name, count_filter=query_filter, exact=True).count)
+
+        return await self._run(count)
+
+    async def _scroll_filtered(self, user: str, query_filter: qm.Filter | None,
                                priority: Priority = Priority.INTERACTIVE) -> list[VectorRecord]:
-        name = self.config.collection
+        name = self._collection_for(user)
 
         def scroll_all(client: QdrantClient) -> list[VectorRecord]:
             out: list[VectorRecord] = []
+            if self._per_user and not client.collection_exists(name):
+                return out
             offset: Any = None
             while True:
                 points, offset = client.scroll(name, scroll_filter=query_filter,
@@ -251,11 +325,12 @@ class QdrantStore(VectorStore):
         return await self._run(scroll_all, priority)
 
 
-def _user_filter(user: str, where: dict[str, Any] | None) -> qm.Filter:
-    """``must: user == U`` plus one exact-match condition per ``where`` item."""
+def _user_filter(user: str | None, where: dict[str, Any] | None) -> qm.Filter:
+    """``must: user == U`` (unless ``user`` is None) plus an exact match per ``where`` item."""
     from qdrant_client.http import models as qm
 
-    must: list[Any] = [qm.FieldCondition(key=USER_FIELD, match=qm.MatchValue(value=user))]
+    must: list[Any] = ([] if user is None else
+                       [qm.FieldCondition(key=USER_FIELD, match=qm.MatchValue(value=user))])
     for key, value in (where or {}).items():
         field = f"{PAYLOAD_FIELD}.{key}"
         if value is None:
