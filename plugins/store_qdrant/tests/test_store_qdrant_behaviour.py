@@ -44,9 +44,22 @@ async def memory_store() -> AsyncIterator[QdrantStore]:
     await s.stop()
 
 
+@pytest.fixture(params=["collection", "payload"])
+async def any_layout_store(request: pytest.FixtureRequest) -> AsyncIterator[QdrantStore]:
+    """In memory, in each partition layout (per-user collections; one shared collection)."""
+    s = await _started({"location": ":memory:", "partition": request.param})
+    yield s
+    await s.stop()
+
+
+def _records(n: int, prefix: str) -> list[VectorRecord]:
+    return [VectorRecord(f"{prefix}{i}", row, {"text": f"{prefix}{i}"})
+            for i, row in enumerate(_unit_rows(n, seed=n))]
+
+
 async def test_two_users_with_identical_records_never_see_each_other_at_high_limits(
-        memory_store: QdrantStore) -> None:
-    store = memory_store
+        any_layout_store: QdrantStore) -> None:
+    store = any_layout_store
     vectors = _unit_rows(300, seed=5)
     for user in ("alice", "bob"):
         # Same ids, same vectors, same texts for both users: only the filter tells them apart.
@@ -166,3 +179,26 @@ async def test_an_unreachable_server_is_a_retryable_component_error() -> None:
         await store.open(FINGERPRINT)
     assert info.value.retryable
     await store.stop()
+
+
+async def test_embedded_mode_keeps_each_user_in_a_collection_of_their_own(
+        store: QdrantStore) -> None:
+    await store.upsert("alice", _records(2, "a"))
+    await store.upsert("bob", _records(3, "b"))
+    client = store._client
+    assert client is not None
+    names = sorted(c.name for c in client.get_collections().collections)
+    per_user = [n for n in names if "__u_" in n]
+    assert len(per_user) == 2
+    assert store._collection_for("alice") in per_user
+    assert store._collection_for("bob") in per_user
+    assert "alice" not in "".join(per_user)  # names are hashes, not user ids
+    assert client.count(store._collection_for("bob")).count == 3
+
+
+async def test_reset_drops_every_users_collection(store: QdrantStore) -> None:
+    await store.upsert("alice", _records(2, "a"))
+    await store.reset()
+    client = store._client
+    assert client is not None
+    assert [c.name for c in client.get_collections().collections] == []

@@ -1,4 +1,5 @@
-"""The `qdrant` store passes the store and package contracts in local mode and in memory."""
+"""The `qdrant` store passes the store and package contracts in local mode, in memory,
+and with the server's shared-collection layout."""
 
 from __future__ import annotations
 
@@ -25,6 +26,16 @@ class TestQdrantInMemory(VectorStoreContract):
     @pytest.fixture
     def config(self) -> dict[str, Any]:
         return {"location": ":memory:"}
+
+
+class TestQdrantSharedCollection(VectorStoreContract):
+    """The server layout (one collection, a user filter in every query), run embedded."""
+
+    component_cls = QdrantStore
+
+    @pytest.fixture
+    def config(self) -> dict[str, Any]:
+        return {"location": ":memory:", "partition": "payload"}
 
 
 class TestQdrantPackage(PluginPackageContract):
