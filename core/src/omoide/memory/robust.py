@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -64,6 +65,10 @@ class RobustResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+MAX_POOL = 256
+"""Candidates scored at most (the best by date and shared words), bounding the work."""
+
+
 def _ranks(scores: dict[str, float]) -> dict[str, int]:
     """Competition ranks: ties share a rank (a tie must not be broken by dict order)."""
     values = sorted(scores.values(), reverse=True)
@@ -83,19 +88,14 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         details["gate"] = "no recall intent"
         return RobustResult([], details)
 
+    cached = settings.dense_from_index and index.has_all_vectors
     dense: dict[str, float] = {}
-    if vector is not None:
-        if settings.dense_from_index and index.has_all_vectors:
-            # The user's vectors are cached with the index (built from the store's
-            # scroll of this user only): one matrix product instead of a store round trip.
-            dense = index.dense_top(vector, settings.dense_candidates)
-            details["dense_source"] = "index"
-        else:
-            for hit in await store.search(user, vector, settings.dense_candidates):
-                dense[hit.id] = hit.score
-                if hit.id not in index:
-                    index.add(from_payload(hit.id, hit.payload))
-            details["dense_source"] = "store"
+    if vector is not None and not cached:
+        for hit in await store.search(user, vector, settings.dense_candidates):
+            dense[hit.id] = hit.score
+            if hit.id not in index:
+                index.add(from_payload(hit.id, hit.payload))
+        details["dense_source"] = "store"
 
     def live(mid: str) -> Memory | None:
         m = index.get(mid)
@@ -124,6 +124,17 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         candidates = set()
         details["gate"] = "no evidence"
 
+    if len(candidates) > MAX_POOL:
+        best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
+        candidates = set(heapq.nlargest(
+            MAX_POOL, candidates, key=lambda c: temporal.get(c, 0.0)
+            + (lexical[c].score / best_lex if c in lexical else 0.0)))
+    if vector is not None and cached and (not candidates or settings.fill_from_dense):
+        # The user's vectors are cached with the index (built from the store's scroll
+        # of this user only): one matrix product instead of a store round trip. Only
+        # needed when dense evidence may decide; otherwise candidates are scored alone.
+        dense = index.dense_top(vector, settings.dense_candidates)
+        details["dense_source"] = "index"
     if vector is not None:
         missing = [c for c in candidates if c not in dense]
         dense.update(index.cosine(missing, vector))
@@ -162,7 +173,7 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         m = index.get(c)
         return (-fused[c], -(m.created_at.timestamp() if m else 0.0))
 
-    chosen = sorted(candidates, key=order)[:max_results]
+    chosen = heapq.nsmallest(max_results, candidates, key=order)
     out: list[RetrievedMemory] = []
     for c in chosen:
         m = index.get(c)
