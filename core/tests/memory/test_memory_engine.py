@@ -149,3 +149,25 @@ async def test_recall_reports_timings(make_engine) -> None:  # type: ignore[no-u
     engine = await make_engine()
     recall = await engine.recall("me", "週末の予定覚えてる?", NOW)
     assert {"embed", "search", "total"} <= set(recall.timings_ms)
+
+
+async def test_reembed_moves_every_memory_to_the_new_embedder(make_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from omoide.errors import EmbedderMismatch
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
+    engine = await make_engine()
+    await engine.add_memories("a", [Memory("x", "a", "あなたは猫のむぎを飼っている。", NOW)])
+    await engine.add_memories("b", [Memory("y", "b", "あなたはギターの練習をしている。", NOW)])
+    new = HashEmbedder(HashEmbedderConfig(dims=32))
+    await new.start()
+    try:
+        await engine.store.open(await new.fingerprint())
+        raise AssertionError("the store accepted a different embedder")
+    except EmbedderMismatch:
+        pass
+    engine.embedder = new
+    counts = await engine.reembed(backup=tmp_path / "backup.jsonl")
+    assert counts == {"a": 1, "b": 1}
+    assert (await engine.store.fingerprint()).dims == 32  # type: ignore[union-attr]
+    assert [m.text for m in await engine.list_memories("a")] == ["あなたは猫のむぎを飼っている。"]
+    assert len((tmp_path / "backup.jsonl").read_text(encoding="utf-8").splitlines()) == 2
