@@ -13,8 +13,8 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import date
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
