@@ -64,6 +64,7 @@ class MemoryEngine:
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
+        self._forgotten: dict[str, set[str]] = {}
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -171,9 +172,23 @@ class MemoryEngine:
     async def _build_index(self, user: str) -> UserIndex:
         try:
             records = await self.store.scroll(user)
-            idx = UserIndex(user, self.timezone)
-            for r in records:
-                idx.add(from_payload(r.id, r.payload), r.vector)
+
+            def build() -> UserIndex:
+                idx = UserIndex(user, self.timezone)
+                for r in records:
+                    idx.add(from_payload(r.id, r.payload), r.vector)
+                return idx
+
+            # Analysing thousands of memories takes seconds: keep the event loop free.
+            idx = await asyncio.to_thread(build)
+            for gone in self._forgotten.pop(user, set()):
+                idx.remove(gone)  # forgotten while the store was being read
+            current = self._indexes.get(user)
+            if current is not None:
+                # writes made while building are in the old index; carry them over
+                for m in current.memories():
+                    if m.id not in idx:
+                        idx.add(m, current.vector(m.id))
             self._indexes[user] = idx
             return idx
         finally:
@@ -426,6 +441,8 @@ class MemoryEngine:
         if not await self.store.get(user, [memory_id]):
             return False
         await self.store.delete(user, [memory_id])
+        if user in self._index_tasks:
+            self._forgotten.setdefault(user, set()).add(memory_id)
         idx = self._indexes.get(user)
         if idx is not None:
             idx.remove(memory_id)
