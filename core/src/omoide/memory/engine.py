@@ -187,7 +187,8 @@ class MemoryEngine:
             if current is not None:
                 # writes made while building are in the old index; carry them over
                 for m in current.memories():
-                    if m.id not in idx:
+                    fresh = idx.get(m.id)
+                    if fresh is None or (m.superseded_by and not fresh.superseded_by):
                         idx.add(m, current.vector(m.id))
             self._indexes[user] = idx
             return idx
