@@ -13,6 +13,8 @@ import unicodedata
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
+
 from omoide.components import ASR, ASRConfig
 from omoide.errors import (
     ComponentError,
@@ -22,8 +24,7 @@ from omoide.errors import (
     ModelNotAvailable,
 )
 from omoide.types import AudioClip, Transcript
-from pydantic import Field
-
+from omoide_asr_qwen.loading import load_on_own_thread
 from omoide_asr_qwen.weights import WeightSource, resolve_weights
 
 log = logging.getLogger("omoide.asr.qwen")
@@ -68,7 +69,7 @@ class QwenASR(ASR):
     async def _start(self) -> None:
         path = resolve_weights(self.config.model, self.config.source, self.config.cache_dir,
                                "asr qwen")
-        self._model = await self.run_blocking(lambda: self._load(path))
+        self._model = await load_on_own_thread(lambda: self._load(path))
 
     def _load(self, path: str) -> Any:
         import torch
@@ -94,6 +95,10 @@ class QwenASR(ASR):
             raise ModelNotAvailable(f"asr qwen: cannot load {self.config.model} from {path}:"
                                     f" {exc}", hint=f"omoide download {self.config.model}") \
                 from exc
+        # the first inference of the process happens here, on the loading thread: see
+        # loading.py for why the worker threads must not be the first
+        model.transcribe(audio=(np.zeros(int(MIN_SECONDS * 16000), dtype=np.float32), 16000),
+                         language=self._language, context="")
         log.info("asr qwen: loaded %s (%s, language %s)", self.config.model, self.config.dtype,
                  self._language or "auto")
         return model

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import Field
+
 from omoide.components import Embedder, EmbedderConfig
 from omoide.config import Secret
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.types import EmbedPurpose, FloatArray, Priority
-from pydantic import Field
-
 from omoide_embed_qwen.api_errors import to_component_error
 from omoide_embed_qwen.local import DEFAULT_TASK, query_text
 from omoide_embed_qwen.weights import space_name

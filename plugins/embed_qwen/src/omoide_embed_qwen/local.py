@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
+
 from omoide.blocking import PriorityRunner
 from omoide.components import Embedder, EmbedderConfig
 from omoide.errors import ModelNotAvailable
 from omoide.types import EmbedPurpose, FloatArray, Priority
-from pydantic import Field
-
+from omoide_embed_qwen.loading import load_on_own_thread
 from omoide_embed_qwen.preemption import LayerGate
 from omoide_embed_qwen.weights import WeightSource, resolve_weights, space_name
 
@@ -97,7 +98,7 @@ class QwenEmbedder(Embedder):
     async def _start(self) -> None:
         path = resolve_weights(self.config.model, self.config.source, self.config.cache_dir,
                                "embedder qwen")
-        self._model, self._tokenizer = await self.run_blocking(lambda: self._load(path))
+        self._model, self._tokenizer = await load_on_own_thread(lambda: self._load(path))
 
     def _load(self, path: str) -> tuple[Any, Any]:
         import torch
@@ -128,6 +129,8 @@ class QwenEmbedder(Embedder):
             with warnings.catch_warnings():  # deprecated in torch, still the CPU-fast path
                 warnings.simplefilter("ignore")
                 model = quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        with torch.inference_mode():   # the first inference runs here: see loading.py
+            model(**tokenizer(["warm up"], return_tensors="pt"))
         for block in _checkpoint_blocks(model):
             block.register_forward_pre_hook(lambda _m, _a: self._gate.checkpoint())
         log.info("embedder qwen: loaded %s (%s%s, %d dims, %d threads)", self.config.model,
