@@ -252,6 +252,19 @@ def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpa
     s.scan(r"()月(末)", month_part)
     s.scan(rf"({_MONTH})()", month_part)
 
+    def days_from_now(m: re.Match[str]) -> list[tuple[date, date]]:
+        n = int(m.group(1)) * (1 if m.group(2) == "後" else -1)
+        d = today + timedelta(days=n)
+        return [(d, d)]
+
+    s.scan(r"(?<![\d月])(\d{1,3})日(後|前)", days_from_now)
+
+    def start_of_next_week(m: re.Match[str]) -> list[tuple[date, date]]:
+        monday = week_start(today) + timedelta(weeks=1)
+        return [(monday, monday + timedelta(days=1))]
+
+    s.scan(r"来?週明け", start_of_next_week)
+
     def day_offset(m: re.Match[str]) -> list[tuple[date, date]]:
         d = today + timedelta(days=_DAY_OFFSETS[m.group(0)])
         return [(d, d)]
