@@ -171,3 +171,14 @@ async def test_reembed_moves_every_memory_to_the_new_embedder(make_engine, tmp_p
     assert (await engine.store.fingerprint()).dims == 32  # type: ignore[union-attr]
     assert [m.text for m in await engine.list_memories("a")] == ["あなたは猫のむぎを飼っている。"]
     assert len((tmp_path / "backup.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+
+
+async def test_a_word_match_outside_the_date_range_still_competes(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine()
+    said = datetime(2026, 4, 20, 20, 0, tzinfo=JST)
+    await engine.add_memories("me", [
+        Memory("dentist", "me", "あなたは来週の火曜日（2026年4月28日）の夜7時に歯医者の予約がある。", said),
+        Memory("party", "me", "あなたは明日（2026年4月21日）、部署の歓迎会で幹事をする。", said)])
+    now = datetime(2026, 4, 20, 21, 0, tzinfo=JST)
+    recall = await engine.recall("me", "明日の歯医者って何時だっけ", now)
+    assert "dentist" in [r.memory.id for r in recall.memories]

@@ -114,8 +114,19 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
 
     if temporal:
         both = set(temporal) & set(lex_nouns)
-        candidates = both or set(temporal)
-        details["gate"] = "date range and shared words" if both else "date range"
+        if both:
+            candidates = both
+            details["gate"] = "date range and shared words"
+        elif lex_nouns:
+            # nothing in range shares a word: the date may be off (a moved plan, a
+            # misheard day), so the word matches compete with the date matches
+            best = max(lex_nouns.values())
+            candidates = set(temporal) | {
+                k for k, v in lex_nouns.items() if v >= settings.lexical_keep_ratio * best}
+            details["gate"] = "date range or shared words"
+        else:
+            candidates = set(temporal)
+            details["gate"] = "date range"
     elif lex_nouns:
         best = max(lex_nouns.values())
         candidates = {k for k, v in lex_nouns.items() if v >= settings.lexical_keep_ratio * best}
