@@ -182,3 +182,12 @@ async def test_a_word_match_outside_the_date_range_still_competes(make_engine) -
     now = datetime(2026, 4, 20, 21, 0, tzinfo=JST)
     recall = await engine.recall("me", "明日の歯医者って何時だっけ", now)
     assert "dentist" in [r.memory.id for r in recall.memories]
+
+
+async def test_names_reported_by_extraction_are_matched(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine()
+    await engine.add_memories("me", [
+        Memory("cafe", "me", "あなたは駅前の新しい店によく行く。", NOW, entities=("ひだまり",)),
+        Memory("other", "me", "あなたは猫が好きだ。", NOW)])
+    recall = await engine.recall("me", "ひだまりって覚えてる?", NOW)
+    assert [r.memory.id for r in recall.memories] == ["cafe"]

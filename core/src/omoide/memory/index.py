@@ -94,12 +94,15 @@ class UserIndex:
         self._matrix = None
         text = canonical(memory.text)
         analysis = analyzer().analyse(text, query=False)
+        # names the extraction reported are entity keys too, in their own spelling
+        named = tuple(Term(frozenset({canonical(e).lower(), to_katakana(canonical(e)).lower()}),
+                           1.5, True, e) for e in memory.entities if len(canonical(e)) >= 2)
         said_on = memory.created_at.astimezone(self._tz).date()
         spans = memory_spans(text, said_on)
         if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
-        entry = _Entry(memory, analysis.terms, spans, habit_weekdays(text), kanji, vector)
+        entry = _Entry(memory, analysis.terms + named, spans, habit_weekdays(text), kanji, vector)
         self._entries[memory.id] = entry
         self._without_vector += vector is None
         for term in entry.terms:
