@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+
 from omoide.audio import read_wav, write_wav
 from omoide.errors import ConfigError, InvalidInput, ModelNotAvailable
 from omoide.testing import ASRContract, PluginPackageContract

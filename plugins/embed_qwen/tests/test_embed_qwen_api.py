@@ -14,13 +14,14 @@ import numpy as np
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
 from omoide.components.embedder_fallback import FallbackEmbedder
 from omoide.config import parse_envelope
 from omoide.errors import ComponentError, ConfigError, ModelNotAvailable
 from omoide.testing import EmbedderContract
 from omoide_embed_qwen.api import QwenAPIEmbedder, QwenAPIEmbedderConfig
 from omoide_embed_qwen.local import QwenEmbedder, QwenEmbedderConfig
-from pydantic import ValidationError
 
 FULL_DIMS = 1024
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi import FastAPI, Request
+
 from omoide.cli import main
 
 OTHER_STAGES = "asr: {use: fake}\nstore: {use: fake}\nchat: {use: fake}\ntts: {use: fake}\n"

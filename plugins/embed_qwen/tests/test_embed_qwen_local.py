@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+
 from omoide.errors import ModelNotAvailable
 from omoide.testing import EmbedderContract, PluginPackageContract
 from omoide.types import Priority
