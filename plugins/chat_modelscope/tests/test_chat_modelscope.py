@@ -13,12 +13,13 @@ from typing import Any, ClassVar
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import ValidationError
+
 from omoide.config import EnvValue
 from omoide.errors import ComponentError, ModelNotAvailable
 from omoide.testing import ChatModelContract, PluginPackageContract
 from omoide.types import ChatMessage, ToolCall, ToolSpec
 from omoide_chat_modelscope.chat import ModelScopeChat, ModelScopeChatConfig
-from pydantic import ValidationError
 
 REPLY = ["[happy] ", "はい、", "覚えて", "いますよ。"]
 

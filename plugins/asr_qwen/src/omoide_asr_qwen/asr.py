@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from omoide.blocking import load_on_own_thread
 from omoide.components import ASR, ASRConfig
 from omoide.errors import (
     ComponentError,
@@ -24,8 +25,7 @@ from omoide.errors import (
     ModelNotAvailable,
 )
 from omoide.types import AudioClip, Transcript
-from omoide_asr_qwen.loading import load_on_own_thread
-from omoide_asr_qwen.weights import WeightSource, resolve_weights
+from omoide.weights import WeightSource, resolve_weights
 
 log = logging.getLogger("omoide.asr.qwen")
 

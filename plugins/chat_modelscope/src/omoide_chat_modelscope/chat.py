@@ -14,13 +14,13 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from omoide.components import ChatConfig, ChatModel
 from omoide.config import Secret
 from omoide.errors import ComponentError, ModelNotAvailable
+from omoide.openai_compat import error_message, to_component_error
 from omoide.types import ChatDelta, ChatMessage, ToolCall, ToolSpec
-from pydantic import Field
-
-from omoide_chat_modelscope.api_errors import error_message, to_component_error
 
 log = logging.getLogger("omoide.chat.modelscope")
 

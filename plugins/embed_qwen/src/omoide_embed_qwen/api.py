@@ -19,10 +19,10 @@ from pydantic import Field
 from omoide.components import Embedder, EmbedderConfig
 from omoide.config import Secret
 from omoide.errors import ComponentError, ModelNotAvailable
+from omoide.openai_compat import to_component_error
 from omoide.types import EmbedPurpose, FloatArray, Priority
-from omoide_embed_qwen.api_errors import to_component_error
+from omoide.weights import space_name
 from omoide_embed_qwen.local import DEFAULT_TASK, query_text
-from omoide_embed_qwen.weights import space_name
 
 log = logging.getLogger("omoide.embed.qwen_api")
 

@@ -21,13 +21,12 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.blocking import PriorityRunner
+from omoide.blocking import PriorityRunner, load_on_own_thread
 from omoide.components import Embedder, EmbedderConfig
 from omoide.errors import ModelNotAvailable
 from omoide.types import EmbedPurpose, FloatArray, Priority
-from omoide_embed_qwen.loading import load_on_own_thread
+from omoide.weights import WeightSource, resolve_weights, space_name
 from omoide_embed_qwen.preemption import LayerGate
-from omoide_embed_qwen.weights import WeightSource, resolve_weights, space_name
 
 log = logging.getLogger("omoide.embed.qwen")
 

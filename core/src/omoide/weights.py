@@ -1,4 +1,4 @@
-"""Find Qwen weights on this machine: a local directory, the ModelScope cache or the
+"""Find model weights on this machine: a local directory, the ModelScope cache or the
 Hugging Face cache. Never downloads: fetching weights is ``omoide download``'s job, so a
 server start never blocks on (or fails half-way through) a multi-GB transfer."""
 
@@ -11,7 +11,7 @@ from typing import Literal
 
 from omoide.errors import ModelNotAvailable
 
-log = logging.getLogger("omoide.embed.qwen")
+log = logging.getLogger("omoide.weights")
 
 WeightSource = Literal["auto", "modelscope", "huggingface"]
 

@@ -1,5 +1,8 @@
 """Turn openai SDK exceptions from OpenAI-compatible servers into omoide errors.
 
+For plugins that speak OpenAI-compatible APIs (chat, embeddings) through the openai
+SDK; the SDK is imported only when an error is translated.
+
 ModelScope API-Inference answers errors as ``{"errors": {"message": ...}}`` (note the
 plural) where OpenAI says ``{"error": {...}}``; both are understood. 408/429/5xx,
 network failures and errors reported inside a stream are retryable; 401/403, other
