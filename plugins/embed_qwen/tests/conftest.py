@@ -1,11 +1,13 @@
-"""Fixtures: a tiny random Qwen3 model saved the way Qwen3-Embedding is shipped."""
+"""Fixtures: a tiny random Qwen3 model saved the way Qwen3-Embedding is shipped, and
+real local HTTP servers (``serve_app``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from omoide.testing.http import serve_app_fixture
 
 CORPUS = ["今日はいい天気", "hello world", "箱根に行く", "ラーメンが好き", "来週の土曜日",
           "友達と旅行", "Instruct: Given a web search query\nQuery:週末の予定"] * 4
@@ -45,46 +47,4 @@ def tiny_qwen_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_qwen3_embedding(tmp_path_factory.mktemp("Qwen3-Embedding-tiny"))
 
 
-class LocalServer:
-    """A real HTTP server (uvicorn) on 127.0.0.1 with a free port, in a thread."""
-
-    def __init__(self, app: object) -> None:
-        import threading
-
-        import uvicorn
-
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
-                                                    log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        import time
-
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("test server did not start")
-            time.sleep(0.01)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=5)
-
-
-@pytest.fixture
-def serve_app() -> Iterator[Callable[[object], str]]:
-    """Start an ASGI app on a real local port; returns its base URL. Stopped after the test."""
-    servers: list[LocalServer] = []
-
-    def start(app: object) -> str:
-        server = LocalServer(app)
-        url = server.__enter__()
-        servers.append(server)
-        return url
-
-    yield start
-    for server in servers:
-        server.__exit__(None, None, None)
+serve_app = serve_app_fixture()
