@@ -191,3 +191,14 @@ async def test_names_reported_by_extraction_are_matched(make_engine) -> None:  #
         Memory("other", "me", "あなたは猫が好きだ。", NOW)])
     recall = await engine.recall("me", "ひだまりって覚えてる?", NOW)
     assert [r.memory.id for r in recall.memories] == ["cafe"]
+
+
+def test_two_facts_about_one_place_are_not_duplicates_however_close_their_cosine() -> None:
+    # multilingual-e5 scores these 0.922, above the reference's 0.92 threshold
+    assert compare("あなたはみそラーメンを食べたところ、すごくおいしかったので、また行きたいと思っている。",
+                   "あなたは駅前に新しいラーメン屋ができたから行ってきた。", 0.922, 0.92) is Verdict.NEW
+
+
+def test_a_reworded_fact_is_still_a_duplicate() -> None:
+    assert compare("あなたは最近ギターを練習している。", "あなたは最近、仕事終わりにギターの練習をしている。",
+                   0.95, 0.92) is Verdict.DUPLICATE
