@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
+from pydantic import Field
+
 from omoide.components import Embedder, EmbedderConfig
 from omoide.components.embedder_fallback import FallbackEmbedder
 from omoide.errors import ComponentError, EmbedderMismatch
@@ -18,7 +20,6 @@ from omoide.testing.doubles import (
     MemoryStoreConfig,
 )
 from omoide.types import EmbedPurpose, FloatArray, Priority, VectorRecord
-from pydantic import Field
 
 DIMS = 64
 

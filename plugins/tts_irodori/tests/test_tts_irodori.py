@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+
 from omoide.audio import write_wav
 from omoide.config import EnvValue
 from omoide.errors import ComponentError, InvalidInput

@@ -16,7 +16,8 @@ class BaselineSettings(_Strict):
 
     candidates: int = Field(8, ge=1, description="Top-k by raw cosine before the date bonus.")
     recency_weight: float = Field(0.05, ge=0, description="Weight of exp(-age_days/half_life).")
-    recency_days: float = Field(14.0, gt=0, description="Decay constant of the recency bonus, days.")
+    recency_days: float = Field(14.0, gt=0,
+                                description="Decay constant of the recency bonus, days.")
     threshold: float = Field(0.45, description="Minimum score to inject.")
     max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
 

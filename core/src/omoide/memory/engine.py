@@ -119,7 +119,7 @@ class MemoryEngine:
             log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
                         self.config.time_budget_ms)
             return Recall([], engine, timings, timed_out=True, details=details)
-        except Exception as exc:  # the turn goes on without memory
+        except Exception as exc:  # noqa: BLE001 - the turn goes on without memory
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s failed: %s", user, exc)
             return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
@@ -216,7 +216,7 @@ class MemoryEngine:
         try:
             if await self.journal.pending_count(user) >= self.config.extraction.max_exchanges:
                 self._schedule_extraction(user, "count")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the idle timer will try again
             log.warning("could not count pending exchanges of %s: %s", user, exc)
 
     async def session_ended(self, user: str) -> None:
@@ -239,7 +239,7 @@ class MemoryEngine:
             await asyncio.sleep(cfg.retry_minutes * 60)
             try:
                 await self.retry_pending()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the retry loop must keep running
                 log.warning("retrying pending extractions failed: %s", exc)
 
     async def retry_pending(self) -> list[str]:
@@ -279,7 +279,7 @@ class MemoryEngine:
             started = time.perf_counter()
             try:
                 facts = await self._ask_for_facts(exchanges)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - kept pending, retried later
                 error = f"{type(exc).__name__}: {exc}"
                 await self.journal.record_failure(ids, error)
                 log.warning("extraction for %s failed, %d exchanges stay pending: %s",
@@ -287,7 +287,7 @@ class MemoryEngine:
                 return ExtractionReport(user, len(ids), [], pending=True, error=error)
             try:
                 stored, skipped, superseded = await self._store_facts(user, facts, exchanges)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - kept pending, retried later
                 error = f"storing facts failed: {type(exc).__name__}: {exc}"
                 await self.journal.record_failure(ids, error)
                 log.warning("extraction for %s: %s; exchanges stay pending", user, error)

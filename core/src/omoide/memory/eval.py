@@ -285,7 +285,8 @@ def _locomo_date(text: str, tz: ZoneInfo) -> datetime:
 def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
     """A plain-text table of the report."""
     engines = report["engines"]
-    rows: list[tuple[str, ...]] = [("engine", "hit@3", "false inj.", "flip", "p50 ms", "p95 ms", "p50 no-emb",
+    rows: list[tuple[str, ...]] = [("engine", "hit@3", "false inj.", "flip", "p50 ms",
+                                    "p95 ms", "p50 no-emb",
              "p95 no-emb")]
 
     def fmt(v: Any) -> str:

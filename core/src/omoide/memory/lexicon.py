@@ -127,7 +127,7 @@ class Analyzer:
             try:
                 self._tokenizer()
                 self._available = True
-            except Exception as exc:  # pragma: no cover - depends on the install
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - depends on the install
                 log.warning("Sudachi unavailable (%s); lexical channel uses bigrams", exc)
                 self._available = False
         return self._available

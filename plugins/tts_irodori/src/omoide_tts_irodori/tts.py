@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from omoide.audio import read_wav, resample
 from omoide.components import TTS, TTSConfig
 from omoide.config import Secret
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import AudioClip
-from pydantic import Field
 
 log = logging.getLogger("omoide.tts.irodori")
 
