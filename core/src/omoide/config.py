@@ -134,9 +134,9 @@ class EmbedSpec(StageSpec):
 
 
 class Envelope(_Strict):
-    assistant: AssistantSettings = Field(default_factory=AssistantSettings)  # type: ignore[arg-type]
-    server: ServerSettings = Field(default_factory=ServerSettings)  # type: ignore[arg-type]
-    memory: MemoryConfig = Field(default_factory=MemoryConfig)  # type: ignore[arg-type]
+    assistant: AssistantSettings = Field(default_factory=AssistantSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     vad: StageSpec | None = Field(None, description="Server-side VAD (optional).")
     asr: StageSpec
     embed: EmbedSpec

@@ -86,14 +86,6 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     registry = PluginRegistry()
     registry.pm.register(sections)
     settings = AssistantSettings()
-    assistant = Assistant(
-        settings=settings,
-        asr=FakeASR(FakeASR.Config(latency_ms=args.asr_ms, text="今日はどうだった？")),
-        chat=FakeChat(FakeChat.Config(reply=REPLY, first_token_ms=args.first_token_ms,
-                                      per_token_ms=args.token_ms,
-                                      chunk_chars=args.chunk_chars)),
-        tts=FakeTTS(FakeTTS.Config(latency_ms=args.tts_ms)),
-        memory=MemoryServiceDouble(), hooks=registry.pm)
 
     class Sink:
         first_audio: float | None = None
@@ -107,20 +99,26 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
                 self.first_audio = time.perf_counter()
 
     ends = _sentence_end_tokens(REPLY, args.chunk_chars, settings.first_sentence_comma_split)
-    asr, chat, tts = assistant.asr, assistant.chat, assistant.tts
+    asr, chat, tts = (FakeASR(FakeASR.Config(latency_ms=args.asr_ms, text="今日はどうだった？")),
+                      FakeChat(FakeChat.Config(reply=REPLY, first_token_ms=args.first_token_ms,
+                                               per_token_ms=args.token_ms,
+                                               chunk_chars=args.chunk_chars)),
+                      FakeTTS(FakeTTS.Config(latency_ms=args.tts_ms)))
+    assistant = Assistant(settings=settings, asr=asr, chat=chat, tts=tts,
+                          memory=MemoryServiceDouble(), hooks=registry.pm)
     clip = AudioClip(np.full(16000, 0.1, dtype=np.float32), 16000)
     firsts, dones, over_first, over_done, crit = [], [], [], [], []
     for i in range(args.turns):
         sink = Sink()
-        tts.durations_ms.clear()  # type: ignore[union-attr]
+        tts.durations_ms.clear()
         t0 = time.perf_counter()
         await assistant.run_turn(TurnRequest(user=f"u{i % 3}", audio=clip,
                                              end_of_speech_at=t0), sink)
         done = time.perf_counter()
         assert sink.first_audio is not None
         c_first, c_done = critical_path(
-            ends, asr=asr.durations_ms[-1], token_times=chat.token_times_ms,  # type: ignore[union-attr]
-            tts=tts.durations_ms, lookahead=settings.tts_lookahead)  # type: ignore[union-attr]
+            ends, asr=asr.durations_ms[-1], token_times=chat.token_times_ms,
+            tts=tts.durations_ms, lookahead=settings.tts_lookahead)
         firsts.append((sink.first_audio - t0) * 1000)
         dones.append((done - t0) * 1000)
         over_first.append(firsts[-1] - c_first)

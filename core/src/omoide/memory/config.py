@@ -76,9 +76,9 @@ class MemoryConfig(_Strict):
         300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
     journal: str = Field("journal.sqlite3",
                          description="Journal file, relative to server.data_dir.")
-    baseline: BaselineSettings = Field(default_factory=BaselineSettings,  # type: ignore[arg-type]
+    baseline: BaselineSettings = Field(default_factory=BaselineSettings,
                                        description="Numbers of the baseline engine.")
-    robust: RobustSettings = Field(default_factory=RobustSettings,  # type: ignore[arg-type]
+    robust: RobustSettings = Field(default_factory=RobustSettings,
                                    description="Numbers of the robust engine.")
-    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,  # type: ignore[arg-type]
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,
                                            description="When and how facts are extracted.")

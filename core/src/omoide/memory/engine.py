@@ -88,7 +88,8 @@ class MemoryEngine:
         for timer in self._idle_timers.values():
             timer.cancel()
         self._idle_timers.clear()
-        tasks = list(self._extract_tasks.values()) + list(self._index_tasks.values())
+        tasks: list[asyncio.Task[Any]] = [*self._extract_tasks.values(),
+                                          *self._index_tasks.values()]
         if self._retry_task is not None:
             tasks.append(self._retry_task)
             self._retry_task = None

@@ -248,14 +248,14 @@ def _version() -> str:
 
 
 def _memory_router(server: OmoideServer) -> APIRouter | None:
-    try:
-        from omoide.server.memory_routes import memory_router
-        engine = server.memory
-    except ImportError:
-        log.warning("memory routes unavailable: the memory engine is not installed")
+    from omoide.memory.engine import MemoryEngine
+    from omoide.server.memory_routes import memory_router
+
+    engine = server.memory
+    if not isinstance(engine, MemoryEngine):
+        log.info("memory routes are off: the memory service is not omoide's engine")
         return None
-    router: APIRouter = memory_router(engine)
-    return router
+    return memory_router(engine)
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -63,6 +63,7 @@ class FakeASR(ASR):
 
     name = "fake"
     Config = FakeASRConfig
+    config: FakeASRConfig
     stand_in = DOUBLE
 
     def __init__(self, config: FakeASRConfig) -> None:
@@ -107,6 +108,7 @@ class FakeChat(ChatModel):
 
     name = "fake"
     Config = FakeChatConfig
+    config: FakeChatConfig
     stand_in = DOUBLE
 
     def __init__(self, config: FakeChatConfig) -> None:
@@ -148,6 +150,7 @@ class FakeTTS(TTS):
 
     name = "fake"
     Config = FakeTTSConfig
+    config: FakeTTSConfig
     stand_in = DOUBLE
 
     def __init__(self, config: FakeTTSConfig) -> None:
@@ -178,6 +181,7 @@ class HashEmbedder(Embedder):
 
     name = "fake"
     Config = HashEmbedderConfig
+    config: HashEmbedderConfig
     stand_in = DOUBLE
 
     @property

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -24,7 +24,7 @@ import pytest
 class LocalServer:
     """uvicorn serving ``app`` on a free port of 127.0.0.1 in a daemon thread."""
 
-    def __init__(self, app: Any, *, lifespan: str = "off") -> None:
+    def __init__(self, app: Any, *, lifespan: Literal["auto", "on", "off"] = "off") -> None:
         import uvicorn
 
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
