@@ -42,6 +42,11 @@ def test_stamp_has_the_japanese_weekday() -> None:
     ("私の好きなケーキ覚えてる", True), ("最近私が練習してることって何？", True),
     ("おすすめの映画ある？", False), ("日本で一番高い山は？", False), ("明日7時に起こして", False),
     ("ずんだ餅ってどうやって作るのかしら", False), ("今日のニュース教えて", False),
+    # an attribute of the world is general knowledge even with 〜だっけ ...
+    ("TOEICって何点満点だっけ?", False), ("富士山って何メートルだっけ", False),
+    ("フランスの首都ってどこだっけ", False), ("日本一長い川ってなんだっけ", False),
+    # ... unless the user points at themselves
+    ("私のTOEICの目標って何点だっけ", True), ("私の身長って何センチだっけ", True),
 ])
 def test_recall_intent(text: str, recall: bool) -> None:
     assert detect(canonical(text)).recall is recall

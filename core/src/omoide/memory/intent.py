@@ -4,7 +4,8 @@ The robust engine injects memories only when the user refers to something they
 told the assistant before (「覚えてる」「〜だっけ」「〜かしら」), to their plans
 (予定, 約束) or to themselves (私の, 俺の...). General questions (「石垣島って何が有名なの」)
 and requests (「明日7時に起こして」) get no memory even when a memory shares a word
-with them: the reference's rule "don't bring memories up unasked", enforced before
+with them, and so do questions about an attribute of the world asked with 〜だっけ
+(「TOEICって何点満点だっけ」) unless they also point at the user: the reference's rule "don't bring memories up unasked", enforced before
 the prompt instead of hoped for inside it.
 """
 
@@ -22,6 +23,14 @@ _RECALL_EN = re.compile(
     r"^(?:when|what|where|who|whom|which|why|how|did|does|do|is|was|are|were|would|could|"
     r"has|have)\b|\b(?:remember|recall|did i|my|i told|i said|we talked)\b", re.I)
 _CALENDAR = re.compile(r"何曜|何日|なんにち|なんようび|何月")
+# Questions about an attribute of the world (a test's full marks, a mountain's height)
+# are general knowledge even with 〜だっけ; only an explicit reference to the user or
+# to what they said (_SELF) makes them about the user again.
+_WORLD_FACT = re.compile(r"満点|標高|人口|首都|面積|語源|読み方|何メートル|何キロ|何センチ|"
+                         r"世界一|日本一|一番(?:高|大き|長|深|広|古)")
+_SELF = re.compile(
+    r"(?:私|わたし|あたし|俺|おれ|僕|ぼく|うち|自分)(?:の|が|って|は|に|と|も)|覚えて|おぼえて|"
+    r"憶えて|言って(?:た|まし|なかっ)|話し(?:た|てた)|教えた|伝えた|約束|予定|用事|前に(?:言|話)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,9 @@ class Intent:
 
 def detect(text: str) -> Intent:
     """Classify a canonical utterance (see :func:`omoide.memory.text.canonical`)."""
-    return Intent(recall=bool(_RECALL.search(text) or _RECALL_EN.search(text)),
+    recall = bool(_RECALL.search(text) or _RECALL_EN.search(text))
+    if recall and _WORLD_FACT.search(text) and not _SELF.search(text):
+        recall = False
+    return Intent(recall=recall,
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(re.search(r"いつ|何時|何日|何曜|なんじ|^when\b", text, re.I)))
