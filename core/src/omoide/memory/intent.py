@@ -5,8 +5,9 @@ told the assistant before (「覚えてる」「〜だっけ」「〜かしら�
 (予定, 約束) or to themselves (私の, 俺の...). General questions (「石垣島って何が有名なの」)
 and requests (「明日7時に起こして」) get no memory even when a memory shares a word
 with them, and so do questions about an attribute of the world asked with 〜だっけ
-(「TOEICって何点満点だっけ」) unless they also point at the user: the reference's rule "don't bring memories up unasked", enforced before
-the prompt instead of hoped for inside it.
+(「TOEICって何点満点だっけ」) unless they also point at the user: the reference's
+rule "don't bring memories up unasked", enforced before the prompt instead of hoped
+for inside it.
 """
 
 from __future__ import annotations
