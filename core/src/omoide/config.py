@@ -128,10 +128,6 @@ class EmbedFallbackSpec(StageSpec):
 class EmbedSpec(StageSpec):
     fallback: EmbedFallbackSpec | None = Field(None, description="Optional API fallback.")
 
-    @property
-    def options(self) -> dict[str, Any]:
-        return {k: v for k, v in (self.model_extra or {}).items()}
-
 
 class Envelope(_Strict):
     assistant: AssistantSettings = Field(default_factory=AssistantSettings)
@@ -180,6 +176,10 @@ class Settings:
     @property
     def data_dir(self) -> Path:
         return Path(self.envelope.server.data_dir)
+
+    def device_data_dir(self, plugin_id: str) -> Path:
+        """Where a device plugin keeps its state (pairings, token secret)."""
+        return self.data_dir / "devices" / plugin_id
 
 
 # -- phase 1 -----------------------------------------------------------------------

@@ -67,7 +67,7 @@ def device_data_dir(config: str, index: int | None) -> Path:
                          "device in `devices:`")
     name = devices[0][1].cls.name
     owner = registry.owner_of("device", name) or name
-    return settings.data_dir / "devices" / owner
+    return settings.device_data_dir(owner)
 
 
 def _store(args: argparse.Namespace) -> Any:

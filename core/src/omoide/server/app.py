@@ -170,7 +170,7 @@ class OmoideServer:
 
     # -- DeviceHost ------------------------------------------------------------------
     def host_for(self, plugin_id: str) -> ServerDeviceHost:
-        return ServerDeviceHost(self, self.data_dir / "devices" / plugin_id)
+        return ServerDeviceHost(self, self.settings.device_data_dir(plugin_id))
 
     async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
         if not self.ready.is_set():
