@@ -49,11 +49,6 @@ class TextTurnIn(BaseModel):
     speak: bool = Field(False, description="Also synthesise the reply (audio in the response).")
 
 
-class ExtractIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    user: str = Field(min_length=1, max_length=200)
-
-
 def memory_json(m: RetrievedMemory) -> dict[str, Any]:
     mem = m.memory
     return {"id": mem.id, "text": mem.text, "score": round(m.score, 4),
