@@ -12,6 +12,7 @@ from omoide_embed_e5.embedder import E5Embedder
 
 class TestE5Embedder(EmbedderContract):
     component_cls = E5Embedder
+    trained = True
 
     @pytest.fixture
     def config(self) -> dict[str, Any]:

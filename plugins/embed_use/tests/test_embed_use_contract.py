@@ -12,6 +12,8 @@ from omoide_embed_use.embedder import USEEmbedder
 
 class TestUSEEmbedder(EmbedderContract):
     component_cls = USEEmbedder
+    trained = True
+    paraphrase_margin = 0.2
 
     @pytest.fixture
     def config(self) -> dict[str, Any]:

@@ -129,7 +129,14 @@ class ASRContract(ComponentContract):
 
 
 class EmbedderContract(ComponentContract):
+    """Shape, norm, batching and identity for every embedder; retrieval quality for
+    those with trained weights (set ``trained = True``)."""
+
     component_cls: ClassVar[type[Embedder]]
+    trained: ClassVar[bool] = False
+    """True when the embedder has real weights, which adds the Japanese quality checks."""
+    paraphrase_margin: ClassVar[float] = 0.03
+    """How much closer a paraphrase must score than an unrelated sentence (model scale)."""
 
     async def test_vectors_have_dims_and_unit_norm(self, component: Embedder) -> None:
         vecs = await component.embed(["今日はいい天気", "hello world"], "document")
@@ -150,6 +157,26 @@ class EmbedderContract(ComponentContract):
 
     async def test_empty_input_gives_empty_array(self, component: Embedder) -> None:
         assert (await component.embed([], "query")).shape == (0, component.dims)
+
+    async def test_a_japanese_paraphrase_scores_higher_than_an_unrelated_sentence(
+            self, component: Embedder) -> None:
+        if not self.trained:
+            pytest.skip("random or test-double weights: no retrieval quality to check")
+        v = await component.embed(["来週の土曜日に友達と箱根に行くんだ",
+                                   "あなたは来週の土曜日に友達と箱根へ旅行する予定だ。",
+                                   "最近、仕事の後にギターを練習している。"], "document")
+        assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + self.paraphrase_margin
+
+    async def test_a_recall_question_finds_the_matching_memory(
+            self, component: Embedder) -> None:
+        if not self.trained:
+            pytest.skip("random or test-double weights: no retrieval quality to check")
+        memories = await component.embed(
+            ["あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。",
+             "あなたは駅前の新しい店のみそラーメンが好きだ。",
+             "あなたは最近仕事の後にギターを練習している。"], "document")
+        query = await component.embed_query("箱根に行くのはいつだっけ")
+        assert int(np.argmax(memories @ query)) == 0
 
     async def test_fingerprint_names_model_and_dims(self, component: Embedder) -> None:
         fp = await component.fingerprint()
