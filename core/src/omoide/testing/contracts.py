@@ -200,6 +200,8 @@ class VectorStoreContract(ComponentContract):
 
     component_cls: ClassVar[type[VectorStore]]
     dims: ClassVar[int] = 8
+    isolation_records: ClassVar[int] = 120
+    """Records per user in the isolation test (both users share ids, vectors, texts)."""
 
     @pytest.fixture
     async def opened(self, component: VectorStore) -> VectorStore:
@@ -254,6 +256,73 @@ class VectorStoreContract(ComponentContract):
         await opened.upsert("alice", recs)
         hits = await opened.search("alice", recs[0].vector, limit=6, where={"n": 3})
         assert [h.payload["n"] for h in hits] == [3]
+
+    async def test_identical_records_of_two_users_stay_apart_at_high_limits(
+            self, opened: VectorStore) -> None:
+        rng = np.random.default_rng(5)
+        vectors = [_unit(rng, self.dims) for _ in range(self.isolation_records)]
+        for user in ("alice", "bob"):
+            # same ids, vectors and texts for both users: only the store keeps them apart
+            await opened.upsert(user, [VectorRecord(f"m{i}", v, {"text": f"t{i}",
+                                                                 "owner": user})
+                                       for i, v in enumerate(vectors)])
+        for user in ("alice", "bob"):
+            for q in vectors[:10]:
+                hits = await opened.search(user, q, limit=10 * self.isolation_records)
+                assert len(hits) == self.isolation_records
+                assert {h.payload["owner"] for h in hits} == {user}
+            assert await opened.count(user) == self.isolation_records
+            assert {r.payload["owner"] for r in await opened.scroll(user)} == {user}
+
+    async def test_one_record_id_used_by_two_users_is_two_records(
+            self, opened: VectorStore) -> None:
+        rng = np.random.default_rng(1)
+        await opened.upsert("alice", [VectorRecord("shared-id", _unit(rng, self.dims),
+                                                   {"text": "alice's"})])
+        await opened.upsert("bob", [VectorRecord("shared-id", _unit(rng, self.dims),
+                                                 {"text": "bob's"})])
+        [alice] = await opened.get("alice", ["shared-id"])
+        assert alice.payload == {"text": "alice's"}
+        await opened.delete("bob", ["shared-id"])
+        assert [r.payload["text"] for r in await opened.get("alice", ["shared-id"])] \
+            == ["alice's"]
+        assert await opened.get("bob", ["shared-id"]) == []
+
+    async def test_payloads_round_trip_even_with_keys_like_internal_fields(
+            self, opened: VectorStore) -> None:
+        payload = {"user": "someone else", "id": 7, "payload": {"nested": [1, {"b": None}]},
+                   "tags": [], "note": None, "text": "x"}
+        vector = _unit(np.random.default_rng(2), self.dims)
+        await opened.upsert("alice", [VectorRecord("r1", vector, payload)])
+        [got] = await opened.get("alice", ["r1"])
+        assert got.id == "r1" and got.payload == payload
+        assert await opened.count("someone else") == 0
+
+    async def test_scores_are_cosine_similarities(self, opened: VectorStore) -> None:
+        rng = np.random.default_rng(8)
+        vectors = [_unit(rng, self.dims) for _ in range(5)]
+        await opened.upsert("alice", [VectorRecord(f"r{i}", v, {})
+                                      for i, v in enumerate(vectors)])
+        expected = {f"r{i}": float(v @ vectors[0]) for i, v in enumerate(vectors)}
+        for hit in await opened.search("alice", vectors[0], limit=5):
+            assert hit.score == pytest.approx(expected[hit.id], abs=1e-4)
+
+    async def test_where_matches_strings_bools_and_floats(self, opened: VectorStore) -> None:
+        if not opened.capabilities.filters:
+            pytest.skip(f"{self.component_cls.name} has no payload filters")
+        rng = np.random.default_rng(3)
+        a, b = _unit(rng, self.dims), _unit(rng, self.dims)
+        await opened.upsert("alice", [
+            VectorRecord("a", a, {"kind": "plan", "done": False, "w": 0.5}),
+            VectorRecord("b", b, {"kind": "fact", "done": True, "w": 1.5})])
+
+        async def ids(where: dict[str, Any]) -> list[str]:
+            return [h.id for h in await opened.search("alice", a, limit=10, where=where)]
+
+        assert await ids({"kind": "fact"}) == ["b"]
+        assert await ids({"done": False}) == ["a"]
+        assert await ids({"w": 1.5}) == ["b"]
+        assert await ids({"kind": "plan", "done": True}) == []
 
     async def test_a_different_embedder_is_refused(self, opened: VectorStore) -> None:
         with pytest.raises(EmbedderMismatch, match="reembed"):
