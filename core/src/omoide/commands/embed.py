@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-EXIT_FAILED = 1
+from omoide.commands._common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -53,21 +53,18 @@ def backend_of(embedder: Any) -> str:
 
 
 async def _with_embedder(config_path: str, work: Any) -> int:
-    from omoide.commands._common import load_or_exit
-    from omoide.errors import OmoideError
-    from omoide.runtime import Runtime, StartupFailed
+    from omoide.commands._common import load_or_exit, report_failures
+    from omoide.runtime import Runtime
 
     settings = load_or_exit(config_path)
     runtime = Runtime(settings)
-    try:
+
+    async def started_work() -> int:
         await runtime.start("embed")
         return int(await work(runtime.embedder, settings))
-    except StartupFailed as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_FAILED
-    except OmoideError as exc:
-        print(f"omoide: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+
+    try:
+        return await report_failures(started_work())
     finally:
         await runtime.stop()
 

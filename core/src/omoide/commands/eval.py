@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-EXIT_FAILED = 1
+from omoide.commands._common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-EXIT_FAILED = 1
+from omoide.commands._common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -75,16 +75,16 @@ def _run(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],
 
 async def _with_engine(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],
                        needs: tuple[str, ...]) -> int:
-    from omoide.commands._common import load_or_exit
-    from omoide.errors import OmoideError
+    from omoide.commands._common import load_or_exit, report_failures
     from omoide.memory.engine import MemoryEngine
-    from omoide.runtime import Runtime, StartupFailed
+    from omoide.runtime import Runtime
 
     settings = load_or_exit(args.config)
     runtime = Runtime(settings)
     engine = runtime.memory
     assert isinstance(engine, MemoryEngine)
-    try:
+
+    async def started_work() -> int:
         if needs:
             await runtime.start(*needs)
         if handler is _reembed:
@@ -94,12 +94,9 @@ async def _with_engine(args: argparse.Namespace, handler: Callable[..., Awaitabl
         else:
             engine.journal.open()
         return await handler(engine, args)
-    except StartupFailed as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_FAILED
-    except OmoideError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+
+    try:
+        return await report_failures(started_work())
     finally:
         await engine.stop()
         await runtime.stop()

@@ -95,6 +95,7 @@ class OmoideServer:
         self.memory_state = ComponentState.CREATED
         self.memory_reason: str | None = None
         self.assistant: Assistant | None = None
+        self._scheduler: ExtractionScheduler | None = None
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
 
@@ -125,7 +126,8 @@ class OmoideServer:
         pm = self.registry.pm
         if not pm.is_registered(sections):
             pm.register(sections, name="core.sections")
-        pm.register(ExtractionScheduler(memory), name=f"core.extraction.{id(self)}")
+        self._scheduler = ExtractionScheduler(memory)
+        pm.register(self._scheduler, name=f"core.extraction.{id(self)}")
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces)
         self.ready.set()
@@ -146,6 +148,11 @@ class OmoideServer:
     async def stop(self) -> None:
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()
+        if self._scheduler is not None:
+            # a registry may outlive this server (tests, embedding): no observer may call
+            # into a stopped memory engine
+            self.registry.pm.unregister(self._scheduler)
+            self._scheduler = None
         if self.memory_state is ComponentState.READY:
             try:
                 await self.memory.stop()
