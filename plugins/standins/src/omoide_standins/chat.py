@@ -38,6 +38,7 @@ class StandinChat(ChatModel):
 
     name = "standin"
     Config = StandinChatConfig
+    config: StandinChatConfig
     stand_in = ("stands in for the ModelScope chat model with a few Japanese rules: it"
                 " answers recall questions from the memories in the prompt, extracts facts"
                 " with rules and cannot look anything up; set chat.use: modelscope and"
@@ -48,7 +49,7 @@ class StandinChat(ChatModel):
         self._tokenizer: Any = None
 
     async def _start(self) -> None:
-        cfg: StandinChatConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if cfg.entities:
             self._tokenizer = await self.run_blocking(_sudachi_tokenizer, Priority.BATCH)
 
@@ -57,7 +58,7 @@ class StandinChat(ChatModel):
 
     async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
                       json_output: bool) -> AsyncIterator[ChatDelta]:
-        cfg: StandinChatConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if json_output:
             text = await self.run_blocking(lambda: self._extract(messages), Priority.BATCH)
         else:

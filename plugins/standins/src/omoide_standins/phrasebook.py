@@ -60,6 +60,7 @@ class PhrasebookASR(ASR):
 
     name = "phrasebook"
     Config = PhrasebookConfig
+    config: PhrasebookConfig
     stand_in = ("stands in for Japanese speech recognition (Qwen3-ASR): it recognises only"
                 " the sentences of its phrase book, by comparing the audio with OpenJTalk"
                 " renditions of them, and returns an empty transcript for anything else;"
@@ -78,7 +79,7 @@ class PhrasebookASR(ASR):
         return list(self._phrases)
 
     def _collect_phrases(self) -> list[str]:
-        cfg: PhrasebookConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         phrases = [p.strip() for p in cfg.phrases]
         if cfg.phrases_file:
             path = Path(cfg.phrases_file).expanduser()
@@ -102,7 +103,7 @@ class PhrasebookASR(ASR):
         except ImportError as exc:
             raise ModelNotAvailable("asr phrasebook needs pyopenjtalk to build its templates",
                                     hint="pip install pyopenjtalk-plus") from exc
-        cfg: PhrasebookConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         self._templates = await self.run_blocking(
             lambda: _build_templates(phrases, cfg.template_speeds, self.input_sample_rate),
             Priority.BATCH)
@@ -118,7 +119,7 @@ class PhrasebookASR(ASR):
 
     async def _transcribe(self, audio: AudioClip) -> Transcript:
         match = await self.run_blocking(lambda: self.match(audio.samples), Priority.INTERACTIVE)
-        cfg: PhrasebookConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         text = match.phrase if match.phrase is not None else cfg.no_match_text
         return Transcript(text, cfg.language)
 
@@ -126,7 +127,7 @@ class PhrasebookASR(ASR):
         """Compare 16 kHz ``samples`` with every phrase (blocking; call via the worker)."""
         from omoide_standins.acoustic import coarsen, dtw_distance, is_silent, mfcc_features
 
-        cfg: PhrasebookConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         if is_silent(samples):
             return Match(None, float("inf"), float("inf"))
         feats = mfcc_features(samples)
