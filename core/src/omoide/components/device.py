@@ -49,6 +49,11 @@ class DeviceConfig(ComponentConfig):
 class Device(Component[DeviceConfig]):
     kind: ClassVar[str] = "device"
     Config: ClassVar[type[DeviceConfig]] = DeviceConfig
+    public_paths: ClassVar[tuple[str, ...]] = ()
+    """URL path prefixes this device serves to robots and browser clients without the
+    management token (``("/xiaozhi/",)``): the device authenticates them itself (device
+    tokens, pairing) and may answer CORS there. Every other route the device's router
+    adds (a device list for the console, say) is management API and needs the token."""
 
     @abstractmethod
     def router(self, host: DeviceHost) -> APIRouter:
