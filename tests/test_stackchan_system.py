@@ -126,6 +126,7 @@ async def test_barge_in_stops_the_reply_and_keeps_the_exchange(tmp_path: Path) -
     server = await serve(config_data(tmp_path / "data", reply=long_reply))
     try:
         robot = await paired_robot(server, "hanako")
+        await robot.start_listening()   # typed text comes while listening
         await robot.send_json({"type": "listen", "state": "detect", "text": "長い話をして"})
         while (await robot.next_message(timeout=10))[0] != "audio":
             pass
@@ -154,6 +155,7 @@ async def test_robots_are_separate_users_and_a_fuzzing_one_disturbs_nobody(
 
     async def misbehave() -> None:
         await bad.type_text("ひとこと")                      # one exchange, journaled
+        await bad.start_listening()   # typed text comes while listening
         await bad.send_json({"type": "listen", "state": "detect", "text": "また話して"})
         for _ in range(200):
             junk: bytes | str = (bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
