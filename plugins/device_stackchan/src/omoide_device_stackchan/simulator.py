@@ -206,6 +206,8 @@ class SimulatedStackChan:
         self.answer_tool_calls = True
         """Set False to play a robot that never answers ``tools/call`` (timeouts)."""
         self.stray: list[dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []
+        """Every JSON message sent, in order."""
         self.close_code: int | None = None
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -372,6 +374,7 @@ class SimulatedStackChan:
     async def send_json(self, payload: dict[str, Any]) -> None:
         if self.session_id and payload.get("type") != "hello":
             payload = {"session_id": self.session_id, **payload}
+        self.sent.append(payload)
         await self._ws.send(json.dumps(payload, ensure_ascii=False))
 
     async def send_raw(self, data: bytes | str) -> None:
