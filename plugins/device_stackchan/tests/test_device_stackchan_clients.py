@@ -246,3 +246,18 @@ async def test_a_client_announcing_aec_is_left_to_the_vad(tmp_path: Path) -> Non
         await server.stop()
     assert len(reply.frames) < 40
     assert stats.voice_barge_ins == 0 and stats.barge_ins >= 1
+
+
+async def test_listening_stops_when_the_client_says_stop(server: LiveServer) -> None:
+    robot = await connected(server, habits=WEB_PAGE)
+    try:
+        await robot.wake()
+        assert (await robot.say(speech_like(0.6), mode="auto", timeout=20)).complete
+        await robot.send_json({"type": "listen", "state": "stop"})
+        await robot.stream_clip(speech_like(0.6, silence_after=0.6))
+        await robot.send_json({"type": "ping"})
+        kind, _ = await robot.next_message()
+    finally:
+        await robot.close()
+    assert kind == "pong"
+    assert len(server.host.requests) == 1

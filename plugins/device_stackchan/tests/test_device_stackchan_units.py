@@ -13,6 +13,7 @@ import pytest
 
 from omoide.types import AudioClip, Emotion
 from omoide_device_stackchan import framing
+from omoide_device_stackchan.bargein import EchoGate
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import STACKCHAN_FACES, stackchan_face
 from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
@@ -288,3 +289,38 @@ def test_the_same_device_id_with_another_client_gets_another_code(tmp_path: Path
     mine = store.request_activation("d1", "c-real")
     theirs = store.request_activation("d1", "c-other")
     assert mine.code != theirs.code and mine.challenge != theirs.challenge
+
+
+# -- echo gate (voice barge-in without AEC) ---------------------------------------------
+def _frames(level: float, count: int) -> list[np.ndarray]:
+    return [_burst(0.06, level * math.sqrt(2)) for _ in range(count)]
+
+
+def _run_gate(gate: EchoGate, reply_level: float, mic: list[np.ndarray]) -> list[bool]:
+    fired, now = [], 100.0
+    for frame in mic:
+        gate.played(reply_level, now + 0.06)          # the robot plays a frame...
+        fired.append(gate.push(frame, now))          # ...and the mic hears the room
+        now += 0.06
+    return fired
+
+
+def test_the_echo_gate_never_fires_on_the_replys_own_echo() -> None:
+    gate = EchoGate(margin_db=10, min_ms=300)
+    assert not any(_run_gate(gate, 0.2, _frames(0.2 * 0.6, 60)))
+
+
+def test_the_echo_gate_fires_once_the_user_is_clearly_louder_for_long_enough() -> None:
+    gate = EchoGate(margin_db=10, min_ms=300)
+    fired = _run_gate(gate, 0.2, _frames(0.02, 20) + _frames(0.3, 10))
+    assert not any(fired[:20]) and fired[-1]
+    assert fired.index(True) - 20 == 4            # 5 frames of 60 ms = 300 ms
+    assert len(gate.recent()) >= 5 * 960            # the start of what the user said
+
+
+def test_the_echo_gate_waits_for_calibration_and_ignores_a_short_clap() -> None:
+    early = EchoGate(margin_db=10, min_ms=300, calibration_ms=480)
+    assert not any(_run_gate(early, 0.2, _frames(0.3, 7)))     # 420 ms: not calibrated
+    clap = EchoGate(margin_db=10, min_ms=300)
+    assert not any(_run_gate(clap, 0.2, _frames(0.02, 20) + _frames(0.5, 2)
+                             + _frames(0.02, 10)))
