@@ -277,6 +277,8 @@ class DeviceHostDouble:
         self.data_dir = Path(data_dir)
         self.requests: list[Any] = []
         self.ended: list[str] = []
+        self.announcements: dict[str, list[Any]] = {}
+        """Queued announcements per user that ``take_announcements`` hands out."""
         self._vad = vad
 
     async def run_turn(self, request: Any, sink: Any) -> Any:
@@ -289,7 +291,8 @@ class DeviceHostDouble:
     async def session_ended(self, user: str) -> None:
         self.ended.append(user)
 
-
+    async def take_announcements(self, user: str) -> list[Any]:
+        return self.announcements.pop(user, [])
 
 
 class MemoryServiceDouble:
