@@ -206,7 +206,8 @@ class TurnTools:
             return error_text(msg, limit), "error", msg
         if route.handler is not None:
             budget = self._runner.settings.device_timeout_s
-            value, error, outcome = await _bounded(route.handler(call), budget)
+            value, error, outcome = await _bounded(route.handler(call), budget,
+                                                   own_budget=False)
         else:
             assert route.tool is not None
             tool = route.tool
@@ -277,17 +278,19 @@ class TurnTools:
                 ChatMessage("tool", text, tool_call_id=call.id)]
 
 
-async def _bounded(awaitable: Any, budget_s: float) -> tuple[Any, str | None, str]:
+async def _bounded(awaitable: Any, budget_s: float, *,
+                   own_budget: bool = True) -> tuple[Any, str | None, str]:
     """Await ``awaitable`` for at most ``budget_s`` (+ a grace period for cancellation).
 
-    Returns ``(value, error, outcome)``; never raises (except the turn's own
-    cancellation).
+    ``own_budget``: the awaitable enforces ``budget_s`` itself (a component's template
+    method), so this bound waits a grace period longer and only catches a call that
+    ignores its cancellation. Returns ``(value, error, outcome)``; never raises (except
+    the turn's own cancellation).
     """
     task = asyncio.ensure_future(awaitable)
     try:
-        # the component's own budget fires first; this one catches a call that
-        # ignores its cancellation
-        done, _ = await asyncio.wait({task}, timeout=budget_s + CANCEL_GRACE_S)
+        done, _ = await asyncio.wait(
+            {task}, timeout=budget_s + (CANCEL_GRACE_S if own_budget else 0.0))
     except asyncio.CancelledError:
         task.cancel()
         raise
