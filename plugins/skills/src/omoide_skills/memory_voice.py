@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -30,8 +32,9 @@ class MemoryToolConfig(ToolConfig):
     forget_matches: int = Field(1, ge=1, le=10,
                                 description="Memories one 「忘れて」 may forget at most.")
     forget_min_score: float = Field(
-        0.3, ge=-1, le=2, description="Least relevance score (the engine's search score) "
-                                      "a memory needs to be offered for forgetting.")
+        0.9, ge=-1, le=2, description="Search score that makes a memory a candidate for "
+                                      "forgetting even when it shares no words with what the "
+                                      "person said (half of their words in it always does).")
     summary_items: int = Field(5, ge=1, le=50,
                                description="Facts named in 「私について何を覚えてる？」.")
     max_fact_chars: int = Field(200, ge=10, le=2000,
@@ -90,9 +93,10 @@ class MemoryTool(Tool):
     async def _prepare(self, function: ToolFunction, arguments: dict[str, Any],
                        context: ToolContext) -> ConfirmationRequest:
         about = _text(arguments, "about")
-        found = [f for f in await self._book().find(context.user, about,
-                                                    self.config.forget_matches)
-                 if f.score >= self.config.forget_min_score]
+        candidates = await self._book().find(context.user, about,
+                                             max(10, self.config.forget_matches))
+        found = [f for f in candidates if f.score >= self.config.forget_min_score
+                 or shared_wording(about, f.memory.text) >= 0.5][:self.config.forget_matches]
         if not found:
             raise ToolError(f"「{about}」について覚えていることは見つからなかったよ。")
         listed = "」と「".join(f.memory.text.rstrip("。") for f in found)
@@ -122,6 +126,19 @@ class MemoryTool(Tool):
                     "message": "まだあなたのことはあまり知らないんだ。よかったら教えてね。"}
         said = "、".join(_as_spoken(f) for f in facts)
         return {"facts": facts, "message": f"覚えているのは、{said}ってことだよ。"}
+
+
+def _bigrams(text: str) -> set[str]:
+    bare = re.sub(r"[\s、。！？!?「」（）()]|のこと|について", "",
+                  unicodedata.normalize("NFKC", text))
+    return {bare[i:i + 2] for i in range(len(bare) - 1)} or ({bare} if bare else set())
+
+
+def shared_wording(phrase: str, memory: str) -> float:
+    """Share of the phrase's character bigrams found in the memory (0..1): the check
+    that a memory is about what the person named, whatever the embedder's scale."""
+    wanted = _bigrams(phrase)
+    return len(wanted & _bigrams(memory)) / len(wanted) if wanted else 0.0
 
 
 def _as_spoken(fact: str) -> str:
