@@ -116,7 +116,7 @@ class TestHomeAssistant(ToolContract):
         with pytest.raises(ToolError, match="許可されていない"):
             await component.invoke("ha_get_state", {"entity_id": "lock.front_door"},
                                    _context())
-        with pytest.raises(ToolError, match="lock.front_door は操作を許可されていない"):
+        with pytest.raises(ToolError, match=r"lock\.front_door は操作を許可されていない"):
             await component.prepare("ha_call_service", {
                 "domain": "lock", "service": "turn_off", "entity_id": "lock.front_door"},
                 _context())

@@ -90,11 +90,12 @@ class McpServerTool(Tool):
         super().__init__(config)
         self._functions: dict[str, tuple[str, ToolFunction]] = {}   # chat name -> (mcp name, fn)
         self._session: Any = None
-        self._connected = asyncio.Event()
         self._broken = asyncio.Event()
         self._wanted = asyncio.Event()
-        self._attempts = 0
-        self._attempted = asyncio.Condition()
+        self._attempts_started = 0
+        self._last_failed = 0
+        """Number of the last connection attempt that failed (attempts count from 1)."""
+        self._changed = asyncio.Condition()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._last_error: str | None = None
@@ -107,7 +108,7 @@ class McpServerTool(Tool):
         self._wanted.set()
         self._task = asyncio.create_task(self._keep_connected(),
                                          name=f"omoide-mcp-{self.config.server}")
-        if not await self._wait_for_attempt(0):
+        if not await self._wait_for_connection():
             message = (f"MCP server {self.config.server} is not reachable: "
                        f"{self._last_error or 'no answer'}")
             if self.config.required:
@@ -125,26 +126,26 @@ class McpServerTool(Tool):
                 await self._task
             self._task = None
 
-    async def _wait_for_attempt(self, seen: int) -> bool:
-        """Wait until an attempt after the ``seen``-th ends or connects; True if connected."""
-        async def attempted() -> None:
-            async with self._attempted:
-                await self._attempted.wait_for(lambda: self._attempts > seen)
+    async def _wait_for_connection(self) -> bool:
+        """Ask for a connection and wait until there is one (True), or until an attempt
+        begun after this call has failed, or ``connect_timeout_s`` passed (False)."""
+        asked_after = self._attempts_started
+        self._wanted.set()
 
-        waiters = [asyncio.ensure_future(self._connected.wait()),
-                   asyncio.ensure_future(attempted())]
+        def settled() -> bool:
+            return self._session is not None or self._last_failed > asked_after
+
         try:
-            await asyncio.wait(waiters, timeout=self.config.connect_timeout_s,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
-        return self._connected.is_set()
+            async with self._changed:
+                await asyncio.wait_for(self._changed.wait_for(settled),
+                                       self.config.connect_timeout_s)
+        except TimeoutError:
+            return False
+        return self._session is not None
 
-    async def _attempt_ended(self) -> None:
-        async with self._attempted:
-            self._attempts += 1
-            self._attempted.notify_all()
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
 
     def _transport(self) -> Any:
         cfg = self.config
@@ -166,7 +167,11 @@ class McpServerTool(Tool):
 
         while not self._stopping:
             await self._wanted.wait()
+            self._wanted.clear()
             self._broken.clear()
+            self._attempts_started += 1
+            attempt = self._attempts_started
+            connected = False
             try:
                 async with self._transport() as streams, \
                         ClientSession(streams[0], streams[1]) as session:
@@ -175,8 +180,9 @@ class McpServerTool(Tool):
                         self._list_tools(session), self.config.connect_timeout_s)
                     self._session = session
                     self.connections += 1
+                    connected = True
                     self._last_error = None
-                    self._connected.set()
+                    await self._notify()
                     log.info("MCP server %s: connected, %d tools", self.config.server,
                              len(self._functions))
                     await self._broken.wait()
@@ -188,12 +194,12 @@ class McpServerTool(Tool):
                             self._last_error)
             finally:
                 self._session = None
-                self._connected.clear()
-            await self._attempt_ended()
+            if not connected:
+                self._last_failed = attempt
+            await self._notify()
             if self._stopping:
                 return
-            # reconnect only when someone needs the server again
-            self._wanted.clear()
+            # then reconnect when someone needs the server again (``_wanted``)
             await asyncio.sleep(self.config.reconnect_delay_s)
 
     async def _list_tools(self, session: Any) -> dict[str, tuple[str, ToolFunction]]:
@@ -227,12 +233,9 @@ class McpServerTool(Tool):
         return [fn for _, fn in self._functions.values()]
 
     async def _session_now(self) -> Any:
-        if self._session is None:
-            seen = self._attempts
-            self._wanted.set()
-            if not await self._wait_for_attempt(seen) or self._session is None:
-                raise ComponentError(f"MCP server {self.config.server} is not reachable: "
-                                     f"{self._last_error or 'no answer'}")
+        if self._session is None and not await self._wait_for_connection():
+            raise ComponentError(f"MCP server {self.config.server} is not reachable: "
+                                 f"{self._last_error or 'no answer'}")
         return self._session
 
     async def _invoke(self, function: str, arguments: dict[str, Any],
@@ -248,7 +251,10 @@ class McpServerTool(Tool):
             from mcp import MCPError
             if isinstance(exc, MCPError) and not _connection_lost(exc):
                 raise ToolError(f"{entry[0]}: {exc}") from exc
-            self._broken.set()   # drop this connection; the next call reconnects
+            if self._session is session:
+                # drop this connection now; the next call waits for a new one
+                self._session = None
+                self._broken.set()
             raise ComponentError(f"MCP server {self.config.server} failed during "
                                  f"{entry[0]}: {_describe(exc)}") from exc
         return _result_value(result)
