@@ -141,3 +141,12 @@ async def test_the_stand_in_streams_a_tool_call_then_speaks_the_result(
         ChatMessage("tool", '{"message": "3分のタイマーをセットしたよ。"}',
                     tool_call_id=call.id)])
     assert answer == "[happy] 3分のタイマーをセットしたよ。"
+
+
+@pytest.mark.parametrize("said", ["10秒タイマー", "箱根のことは忘れて", "それは覚えておいて",
+                                  "明日7時に起こして", "リビングの電気つけて"])
+def test_requests_to_the_assistant_are_not_extracted_as_facts(said: str) -> None:
+    from datetime import datetime
+
+    from omoide_standins.extraction import Utterance, extract_facts
+    assert extract_facts([Utterance(datetime(2026, 11, 30, 20, 0), said)]) == []
