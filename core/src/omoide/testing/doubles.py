@@ -129,11 +129,16 @@ class FakeChat(ChatModel):
         self.requests: list[list[ChatMessage]] = []
         self.offered: list[list[ToolSpec]] = []
         """The tools offered with each request."""
+        self.tool_calls_done_at: list[float] = []
+        """``perf_counter`` when each tool-calling round finished streaming its calls."""
+        self.started_at: list[float] = []
+        """``perf_counter`` when each request started."""
         self.token_times_ms: list[float] = []
         """When each piece of the last reply was yielded, ms after the call started."""
 
     async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
                       json_output: bool) -> AsyncIterator[ChatDelta]:
+        self.started_at.append(time.perf_counter())
         self.requests.append(list(messages))
         self.offered.append(list(tools))
         cfg = self.config
@@ -146,6 +151,7 @@ class FakeChat(ChatModel):
                 yield ChatDelta(tool_call=ToolCall(
                     f"call_{i}", str(call["name"]),
                     arguments if isinstance(arguments, str) else json.dumps(arguments)))
+            self.tool_calls_done_at.append(time.perf_counter())
             return
         reply = cfg.reply
         if cfg.echo_memories:
@@ -374,6 +380,7 @@ class ToolDoubleConfig(ToolConfig):
     huge_chars: int = Field(100_000, ge=1, description="Length of `huge`'s result.")
     stubborn_s: float = Field(2.0, ge=0, description="How long `stubborn` ignores its "
                                                       "cancellation before giving up.")
+    latency_ms: float = Field(0.0, ge=0, description="Simulated time `echo` takes.")
 
 
 class ToolDouble(Tool):
@@ -394,6 +401,8 @@ class ToolDouble(Tool):
         super().__init__(config)
         self.calls: list[tuple[str, dict[str, Any], ToolContext]] = []
         self.switched: list[dict[str, Any]] = []
+        self.durations_ms: list[float] = []
+        """How long each `echo` really took (benchmarks subtract it)."""
 
     def functions(self) -> Sequence[ToolFunction]:
         obj = {"type": "object", "properties": {}}
@@ -412,6 +421,9 @@ class ToolDouble(Tool):
                       context: ToolContext) -> Any:
         self.calls.append((function, arguments, context))
         if function == "echo":
+            started = time.perf_counter()
+            await asyncio.sleep(self.config.latency_ms / 1000)
+            self.durations_ms.append((time.perf_counter() - started) * 1000)
             return {"echo": arguments, "user": context.user}
         if function == "fail":
             raise RuntimeError("the tool double fails on purpose")
