@@ -5,6 +5,7 @@ the robot types its lines instead of speaking them (ASR, TTS, embedder, store: d
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,6 @@ import yaml
 
 pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("omoide_skills")
-
-from datetime import UTC, datetime
 
 from omoide.commands.demo import turn_observer
 from omoide.commands.demo_skills import FORGET_LINES, SKILL_LINES, run_skills_part

@@ -296,3 +296,14 @@ def test_a_confirmed_context_is_only_made_by_the_core() -> None:
     messages = [ChatMessage("user", "電気つけて"),
                 ChatMessage("assistant", "", tool_calls=(ToolCall("x", "switch", "{}"),))]
     assert read_answer(messages[-1].content) is Answer.UNCLEAR
+
+
+async def test_a_function_that_vanished_since_it_was_offered_is_an_error(
+        tmp_path: Path) -> None:
+    tool = await _tool(tmp_path)
+    runner = ToolRunner([tool], ToolCallSettings(), "Asia/Tokyo")
+    tools = runner.for_turn(TurnRequest(user="alice", text="x"), NOW)
+    tool.functions = lambda: []  # type: ignore[method-assign]
+    from omoide.pipeline.trace import TurnTrace
+    text = await tools.call(ToolCall("c", "echo", "{}"), TurnTrace("t", "alice"))
+    assert "no function 'echo'" in json.loads(text)["error"]

@@ -211,7 +211,11 @@ class TurnTools:
         else:
             assert route.tool is not None
             tool = route.tool
-            if tool.function(call.name).needs_confirmation:
+            try:
+                needs_confirmation = tool.function(call.name).needs_confirmation
+            except ToolError as exc:   # the tool's list changed since it was offered
+                return error_text(str(exc), limit), "error", str(exc)
+            if needs_confirmation:
                 return await self._ask_first(tool, call.name, arguments)
             budget = tool.config.timeout_s * (1 + tool.config.retries)
             value, error, outcome = await _bounded(
