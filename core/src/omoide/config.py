@@ -61,6 +61,8 @@ Secret = Annotated[SecretStr | None, BeforeValidator(_require_env)]
 STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "store": "store",
                           "chat": "chat", "tts": "tts"}
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
+# YAML list section -> component kind of each entry
+LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
 
 
 class _Strict(BaseModel):
@@ -105,6 +107,23 @@ class ServerSettings(_Strict):
     traces_kept: int = Field(200, ge=0, description="Recent turn traces kept for the HTTP API.")
 
 
+class ToolCallSettings(_Strict):
+    """How the chat model's tool calls run (each tool's own ``timeout_s`` bounds a call)."""
+
+    max_rounds: int = Field(3, ge=0, le=10,
+                            description="Tool rounds per turn before the model must answer.")
+    max_result_chars: int = Field(
+        4000, ge=200, le=100_000,
+        description="Longest tool result handed to the model; a longer one becomes an "
+                    "error saying so (with its beginning).")
+    device_timeout_s: float = Field(10.0, gt=0, le=120,
+                                    description="Time budget of a call of a device's own "
+                                                "(MCP) tool.")
+    confirm_window_s: float = Field(
+        120.0, gt=0, description="How long a question asking the person to confirm a tool "
+                                 "call stays open (it is also closed by their next turn).")
+
+
 class StageSpec(BaseModel):
     """``{use: NAME, ...options}``; the options are validated in phase 2."""
 
@@ -140,6 +159,11 @@ class Envelope(_Strict):
     chat: StageSpec
     tts: StageSpec
     devices: list[StageSpec] = Field(default_factory=list, description="Device transports.")
+    tools: list[StageSpec] = Field(default_factory=list,
+                                   description="Tools (skills) the chat model may call; "
+                                               "each is enabled by listing it.")
+    tool_calls: ToolCallSettings = Field(default_factory=ToolCallSettings,
+                                         description="How tool calls run in a turn.")
 
 
 @dataclass(frozen=True)
@@ -180,6 +204,10 @@ class Settings:
     def device_data_dir(self, plugin_id: str) -> Path:
         """Where a device plugin keeps its state (pairings, token secret)."""
         return self.data_dir / "devices" / plugin_id
+
+    def tool_data_dir(self, plugin_id: str) -> Path:
+        """Where a tool plugin keeps its state (timers, queued messages)."""
+        return self.data_dir / "tools" / plugin_id
 
 
 # -- phase 1 -----------------------------------------------------------------------
@@ -300,10 +328,11 @@ def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
             add("embed.fallback", "embedder", node.get("fallback"), EmbedFallbackSpec)
             node = {k: v for k, v in node.items() if k != "fallback"}
         add(section, kind, node)
-    devices = data.get("devices")
-    if isinstance(devices, list):
-        for i, node in enumerate(devices):
-            add(f"devices[{i}]", "device", node)
+    for section, kind in LIST_STAGES.items():
+        nodes = data.get(section)
+        if isinstance(nodes, list):
+            for i, node in enumerate(nodes):
+                add(f"{section}[{i}]", kind, node)
     return out
 
 
@@ -321,6 +350,7 @@ def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
     if envelope.embed.fallback is not None:
         out.append(("embed.fallback", "embedder", envelope.embed.fallback))
     out.extend((f"devices[{i}]", "device", spec) for i, spec in enumerate(envelope.devices))
+    out.extend((f"tools[{i}]", "tool", spec) for i, spec in enumerate(envelope.tools))
     return out
 
 

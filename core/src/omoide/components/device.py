@@ -15,6 +15,7 @@ from omoide.components.base import Component, ComponentConfig
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from omoide.announcements import Announcement
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
     from omoide.types import AudioClip
@@ -45,6 +46,11 @@ class DeviceHost(Protocol):
     async def synthesize(self, text: str) -> AudioClip | None:
         """A fixed line (a greeting, a goodbye) in the configured TTS voice, or None when
         no TTS is ready or it failed. Not a turn: nothing is journaled or traced."""
+
+    async def take_announcements(self, user: str) -> list[Announcement]:
+        """Messages queued for ``user`` while no device of theirs could speak (a timer
+        that went off), rendered with audio; taking them removes them from the queue.
+        A device calls this when one of ``user``'s robots is back and can speak."""
         ...
 
 
@@ -64,3 +70,16 @@ class Device(Component[DeviceConfig]):
     @abstractmethod
     def router(self, host: DeviceHost) -> APIRouter:
         """Routes this device adds to the server; called once when the app is built."""
+
+    # -- unsolicited messages (optional) -------------------------------------------------
+    def reaches(self, user: str) -> bool:
+        """True when a device of ``user`` is connected and can be spoken to right now.
+
+        Devices that cannot speak unprompted keep this default (False): the message is
+        queued for :meth:`DeviceHost.take_announcements`."""
+        return False
+
+    async def announce(self, user: str, announcement: Announcement) -> bool:
+        """Speak ``announcement`` (sentences with audio) on ``user``'s device without a
+        turn; True when it was delivered. Never raises for a device that went away."""
+        return False

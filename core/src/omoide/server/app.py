@@ -24,12 +24,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector
 from omoide.config import Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory.api import MemoryService
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
+from omoide.pipeline.tools import ToolRunner
 from omoide.pipeline.trace import TraceLog
 from omoide.pipeline.turn import NullSink, TurnRequest, TurnResult, TurnSink
 from omoide.plugins import PluginRegistry
@@ -96,6 +98,7 @@ class OmoideServer:
         self.memory_reason: str | None = None
         self.assistant: Assistant | None = None
         self._scheduler: ExtractionScheduler | None = None
+        self.announcer, self.tools = _tools_for(self)
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
 
@@ -129,7 +132,8 @@ class OmoideServer:
         self._scheduler = ExtractionScheduler(memory)
         pm.register(self._scheduler, name=f"core.extraction.{id(self)}")
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
-                                   tts=rt.tts, memory=memory, hooks=pm, traces=self.traces)
+                                   tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
+                                   tools=self.tools)
         self.ready.set()
         log.info("omoide is ready")
 
@@ -218,6 +222,25 @@ class ServerDeviceHost:
         except Exception as exc:  # noqa: BLE001 - the caller shows the line without sound
             log.warning("tts failed for a device line %r: %s", text, exc)
             return None
+
+    async def take_announcements(self, user: str) -> list[Announcement]:
+        return await self._server.announcer.take_pending(user)
+
+
+def _tools_for(server: OmoideServer) -> tuple[Announcer, ToolRunner]:
+    """The announcer (unsolicited messages) and the tool runner, tools attached."""
+    from omoide.announcements import AnnouncementQueue
+    from omoide.server.tool_host import ServerToolHost
+
+    settings, rt = server.settings, server.runtime
+    announcer = Announcer(rt.devices, rt.tts, AnnouncementQueue(
+        settings.data_dir / "announcements.json"),
+        first_sentence_comma_split=settings.assistant.first_sentence_comma_split)
+    for tool in rt.tools:
+        owner = server.registry.owner_of("tool", tool.name) or tool.name
+        tool.attach(ServerToolHost(server, announcer, settings.tool_data_dir(owner)))
+    return announcer, ToolRunner(rt.tools, settings.envelope.tool_calls,
+                                 settings.assistant.timezone)
 
 
 def create_app(settings: Settings, registry: PluginRegistry, *,

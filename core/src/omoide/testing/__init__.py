@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 _CONTRACTS = {"ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
-              "EmbedderContract", "TTSContract", "VADContract", "VectorStoreContract",
+              "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
+              "VectorStoreContract",
               "assert_config_strict_and_described"}
 
 __all__ = sorted([*_CONTRACTS, "PluginPackageContract"])

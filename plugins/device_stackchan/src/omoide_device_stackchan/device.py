@@ -28,6 +28,7 @@ from omoide.errors import ModelNotAvailable
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from omoide.announcements import Announcement
     from omoide_device_stackchan.service import StackChanService
 
 
@@ -174,3 +175,10 @@ class StackChan(Device):
         from omoide_device_stackchan.service import StackChanService
         self.service = StackChanService(self.config, host)
         return self.service.router()
+
+    def reaches(self, user: str) -> bool:
+        return self.service is not None and self.service.announcer.reaches(user)
+
+    async def announce(self, user: str, announcement: Announcement) -> bool:
+        return self.service is not None and await self.service.announcer.announce(
+            user, announcement)

@@ -41,6 +41,7 @@ from starlette.websockets import WebSocket
 
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.activation import parse_activation
+from omoide_device_stackchan.announce import StackChanAnnouncer, cancel_watch
 from omoide_device_stackchan.connection import DeviceConnection, DeviceIdentity
 from omoide_device_stackchan.cors import PublicDeviceRoute, preflight
 from omoide_device_stackchan.firmware import FirmwareLibrary
@@ -158,6 +159,7 @@ class StackChanService:
             else None
         self.connections: dict[str, DeviceConnection] = {}
         self.closed: list[DeviceConnection] = []
+        self.announcer = StackChanAnnouncer(self)
 
     # -- auth ----------------------------------------------------------------------
     def issue_token(self, device_id: str, client_id: str) -> str:
@@ -416,9 +418,11 @@ class StackChanService:
             await previous.close(1000, "replaced by a newer connection")
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.pairings.mark_seen, device_id)
+        queued = self.announcer.watch(conn)
         try:
             await conn.run()
         finally:
+            await cancel_watch(queued)
             if self.connections.get(device_id) is conn:
                 del self.connections[device_id]
             self.closed.append(conn)
