@@ -98,6 +98,7 @@ class StackChan(Device):
     name = "stackchan"
     Config = StackChanConfig
     config: StackChanConfig
+    public_paths = ("/xiaozhi/",)
 
     def __init__(self, config: StackChanConfig) -> None:
         super().__init__(config)
