@@ -1,13 +1,25 @@
 """The ``<retrieved_memory>`` block the chat model sees.
 
-Memory text comes from what people said, so it is data, never markup: angle
-brackets become full-width (no tag can be closed or opened), line breaks are
-flattened (no fake rule lines), and each memory is one numbered line with its date.
+Memory text comes from what people said (or from an import), so it is data, never
+markup. :func:`escape_memory_text` makes sure it can neither end the block nor start
+a line of its own:
+
+- NFKC first, so full-width and compatibility spellings (``＜／ｒｅｔｒｉｅｖｅｄ…＞``,
+  ``﹤``) become the plain characters the rest of the rules see;
+- every line or paragraph separator and control character (``\n \r \x0b \x0c
+  \x1c-\x1e \x85 \u2028 \u2029``, ANSI escapes, NUL...) becomes a space, and
+  invisible format characters (zero-width spaces, bidi overrides) are dropped, so a
+  memory is always exactly one line;
+- every angle-bracket look-alike (``< ‹ 〈 ⟨ ˂ ᐸ ❮ 《 «`` and their closing partners)
+  becomes a full-width parenthesis, so no tag can be opened or closed;
+- the block's own tag name, in any case or spacing, is replaced, so no text can even
+  name the tag.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
@@ -23,11 +35,29 @@ RULES = (
 )
 
 
+_OPENING = "<‹〈〈⟨˂ᐸ❮⧼❬❰⟪《«"
+_CLOSING = ">›〉〉⟩˃ᐳ❯⧽❭❱⟫》»"
+_BRACKETS = str.maketrans({**{c: "（" for c in _OPENING}, **{c: "）" for c in _CLOSING}})
+_TAG_NAME = re.compile(r"/?\s*retrieved[\s_\-‐‑‒–—―・.]*memory", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def _flatten(ch: str) -> str:
+    category = unicodedata.category(ch)
+    if category in ("Cc", "Zl", "Zp"):   # controls (\x0b \x1c \x85 ESC NUL...) and separators
+        return " "
+    if category == "Cf":                 # zero-width and bidi formatting characters
+        return ""
+    return ch
+
+
 def escape_memory_text(text: str) -> str:
-    """Memory text made safe to place inside the block."""
-    text = re.sub(r"[\r\n\t\u2028\u2029]+", " ", text)
-    text = text.replace("<", "＜").replace(">", "＞")
-    return re.sub(r" {2,}", " ", text).strip()
+    """Memory text made safe to place inside the block: one line, no tag, no markup."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(_flatten(c) for c in text)
+    text = text.translate(_BRACKETS)
+    text = _TAG_NAME.sub("(メモ)", text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def render_memory_block(memories: Sequence[RetrievedMemory], timezone: str) -> str:
