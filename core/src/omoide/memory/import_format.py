@@ -9,7 +9,8 @@ year 9999 or 100,000 nested brackets are problems on their line, never exception
 
 :func:`parse_import` reads an async stream of byte chunks (an HTTP body) without
 holding more than one line at a time (except for the JSON-list form, which is
-bounded by the caller's byte limit); :func:`chunks_of` turns bytes in hand into such a stream.
+bounded by the caller's byte limit); :func:`chunks_of` turns bytes in hand into such a
+stream.
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors(include_input=False, include_url=False):
         loc = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{loc}: {err['msg']}" if loc else str(err["msg"]))
+        message = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts)
 
 

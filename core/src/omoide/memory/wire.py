@@ -62,8 +62,9 @@ def import_refused_json(user: str, parsed: ParsedImport) -> dict[str, Any]:
     """An import refused for invalid lines: nothing was imported."""
     return {"user": user, "error": f"{parsed.invalid} invalid "
                                    f"{'line' if parsed.invalid == 1 else 'lines'}; nothing "
-                                   "was imported (fix them, or import the valid ones with "
-                                   "skip_invalid)",
+                                   "was imported (fix them, or import the valid ones: "
+                                   "?skip_invalid=true, or --skip-invalid on the command "
+                                   "line)",
             "imported": 0, "skipped": 0, "invalid": parsed.invalid,
             "problems": [p.as_json() for p in parsed.problems]}
 

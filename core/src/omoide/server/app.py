@@ -325,7 +325,8 @@ def _memory_router(server: OmoideServer) -> APIRouter | None:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+        problems = [{"path": ".".join(str(p) for p in e["loc"]),
+                     "message": str(e["msg"]).removeprefix("Value error, ")}
                     for e in exc.errors()]
         return JSONResponse({"error": "invalid request", "problems": problems}, 422)
 

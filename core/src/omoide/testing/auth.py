@@ -18,7 +18,9 @@ says who it is::
 :func:`omoide.server.app.create_app` or passed through :func:`protect`), the
 :class:`omoide.config.Settings`, or the data dir. Starlette's ``TestClient`` and
 ``httpx.ASGITransport`` send ``Host: testserver``/``test`` by default, which the Host
-check refuses (421): use :data:`BASE_URL` (``http://localhost``).
+check refuses (421): use :data:`BASE_URL` (``http://localhost``). Its
+``websocket_connect`` always sends ``Host: testserver`` for a relative path: pass a full
+URL (``ws://localhost/...``).
 """
 
 from __future__ import annotations
