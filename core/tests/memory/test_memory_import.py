@@ -187,3 +187,14 @@ async def test_a_failure_part_way_says_how_much_was_stored(make_engine) -> None:
     embedder.fail_on = None
     again = await engine.import_memories("alice", items, batch_size=10)   # resumes
     assert (len(again.stored), again.skipped) == (10, 10)
+
+
+async def test_two_imports_at_once_for_one_person_store_a_text_once(make_engine) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    engine = await make_engine()
+    first, second = await asyncio.gather(
+        engine.import_memories("alice", [{"id": "a", "text": CAT}]),
+        engine.import_memories("alice", [{"id": "b", "text": CAT}]))
+    assert len(first.stored) + len(second.stored) == 1
+    assert len(await engine.list_memories("alice")) == 1

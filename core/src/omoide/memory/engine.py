@@ -71,6 +71,7 @@ class MemoryEngine:
         self._indexes: dict[str, UserIndex] = {}
         self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
         self._extract_locks: dict[str, asyncio.Lock] = {}
+        self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
@@ -478,6 +479,12 @@ class MemoryEngine:
         :class:`ImportFailed` (with what was stored) when storing fails part-way.
         """
         validate_user_id(user)
+        # Two imports for one person at once would both miss each other's texts.
+        async with self._import_locks.setdefault(user, asyncio.Lock()):
+            return await self._import_checked(user, items, batch_size)
+
+    async def _import_checked(self, user: str, items: Sequence[ImportItem | dict[str, Any]],
+                              batch_size: int) -> ImportReport:
         checked: list[ImportItem] = []
         for i, item in enumerate(items, 1):
             result = item if isinstance(item, ImportItem) else check_item(item)
