@@ -151,3 +151,4 @@ def test_the_web_page_is_served(client: TestClient) -> None:
     assert response.status_code == 200
     assert "text/html" in response.headers["content-type"]
     assert "/v1/traces" in response.text and "/healthz" in response.text
+    assert "/v1/session" in response.text   # it signs in with a token

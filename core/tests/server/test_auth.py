@@ -138,6 +138,23 @@ def test_an_unknown_host_header_is_refused_even_with_the_admin_token(
     assert "error" in response.json()
 
 
+def test_a_repeated_host_header_is_refused(client: TestClient) -> None:
+    import asyncio
+
+    import httpx
+
+    transport = httpx.ASGITransport(app=client.app)
+
+    async def call() -> int:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            request = c.build_request("GET", "/v1/traces", headers=admin_headers(client.app))
+            request.headers = httpx.Headers([("host", "evil.example"),
+                                             *request.headers.multi_items()])
+            return (await c.send(request)).status_code
+
+    assert asyncio.run(call()) == 421
+
+
 @pytest.mark.parametrize("host", ["localhost", "localhost:8003", "robot.localhost",
                                   "127.0.0.1:8003", "192.168.1.20", "[::1]:8003",
                                   "omoide.example.org", "box.home.example"])

@@ -93,7 +93,9 @@ def _headers(scope: Scope) -> dict[str, str]:
     for raw_name, raw_value in scope.get("headers", ()):
         name = raw_name.decode("latin-1").lower()
         value = raw_value.decode("latin-1")
-        out[name] = f"{out[name]}, {value}" if name in out and name != "host" else value
+        if name in out:   # a repeated Host or Origin no longer parses: refused
+            value = f"{out[name]}{'; ' if name == 'cookie' else ', '}{value}"
+        out[name] = value
     return out
 
 
