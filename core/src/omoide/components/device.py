@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
+    from omoide.types import AudioClip
 
 
 class DeviceHost(Protocol):
@@ -39,6 +40,11 @@ class DeviceHost(Protocol):
 
     async def session_ended(self, user: str) -> None:
         """Tell the assistant a user's session closed (schedules memory extraction)."""
+        ...
+
+    async def synthesize(self, text: str) -> AudioClip | None:
+        """A fixed line (a greeting, a goodbye) in the configured TTS voice, or None when
+        no TTS is ready or it failed. Not a turn: nothing is journaled or traced."""
         ...
 
 

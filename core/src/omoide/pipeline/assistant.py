@@ -80,7 +80,7 @@ class Assistant:
     async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
         """Run one turn. Cancelling it (barge-in) journals what was said and re-raises."""
         turn_id = uuid.uuid4().hex[:12]
-        trace = TurnTrace(turn_id, request.user)
+        trace = TurnTrace(turn_id, request.user, device=request.device)
         if request.end_of_speech_at is not None:
             trace.t0 = request.end_of_speech_at
         trace.mark("end_of_speech")

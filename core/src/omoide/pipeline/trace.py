@@ -36,6 +36,8 @@ class TurnTrace:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     t0: float = field(default_factory=time.perf_counter)
     spans: dict[str, Span] = field(default_factory=dict)
+    device: str | None = None
+    """Which device the turn came from (a robot's device id, "http"), if known."""
 
     def now_ms(self) -> float:
         return (time.perf_counter() - self.t0) * 1000.0
@@ -64,7 +66,7 @@ class TurnTrace:
         return None if span is None else span.end_ms
 
     def to_json(self) -> dict[str, Any]:
-        return {"turn_id": self.turn_id, "user": self.user,
+        return {"turn_id": self.turn_id, "user": self.user, "device": self.device,
                 "started_at": self.started_at.isoformat(),
                 "stages": {name: {"start_ms": round(s.start_ms, 2),
                                   "end_ms": None if s.end_ms is None else round(s.end_ms, 2),

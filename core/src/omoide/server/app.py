@@ -239,6 +239,16 @@ class ServerDeviceHost:
         if self._server.ready.is_set():
             await self._server.memory.session_ended(user)
 
+    async def synthesize(self, text: str) -> AudioClip | None:
+        tts = self._server.runtime.tts
+        if not self._server.ready.is_set() or tts is None:
+            return None
+        try:
+            return await tts.synthesize(text)
+        except Exception as exc:  # noqa: BLE001 - the caller shows the line without sound
+            log.warning("tts failed for a device line %r: %s", text, exc)
+            return None
+
 
 def create_app(settings: Settings, registry: PluginRegistry, *,
                runtime: Runtime | None = None,

@@ -277,6 +277,7 @@ class DeviceHostDouble:
         self.data_dir = Path(data_dir)
         self.requests: list[Any] = []
         self.ended: list[str] = []
+        self.spoken: list[str] = []
         self._vad = vad
 
     async def run_turn(self, request: Any, sink: Any) -> Any:
@@ -288,6 +289,11 @@ class DeviceHostDouble:
 
     async def session_ended(self, user: str) -> None:
         self.ended.append(user)
+
+    async def synthesize(self, text: str) -> AudioClip | None:
+        """Records the line; returns no audio (subclasses may synthesise a stand-in)."""
+        self.spoken.append(text)
+        return None
 
 
 
