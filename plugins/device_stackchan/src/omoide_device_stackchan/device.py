@@ -154,7 +154,6 @@ class StackChan(Device):
     Config = StackChanConfig
     public_paths: ClassVar[tuple[str, ...]] = ("/xiaozhi/",)
     config: StackChanConfig
-    public_paths = ("/xiaozhi/",)
 
     def __init__(self, config: StackChanConfig) -> None:
         super().__init__(config)
