@@ -184,7 +184,9 @@ async def _run(args: argparse.Namespace) -> int:
     observer = turn_observer()
     server.omoide.registry.pm.register(observer, name="demo.observer")
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        from omoide.server.tokens import TokenStore
+        admin = {"Authorization": f"Bearer {TokenStore(settings.data_dir).admin_token()}"}
+        async with httpx.AsyncClient(base_url=server.url, timeout=120, headers=admin) as http:
             health = (await http.get("/healthz")).json()
             _show_components(health, real_choices(config_path))
             robot = SimulatedStackChan(server.url, speed=4.0 if args.fast else 1.0)

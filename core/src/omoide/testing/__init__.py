@@ -3,6 +3,10 @@
 The contract classes import pytest, so they load only when asked for
 (``from omoide.testing import VectorStoreContract``); the test-double plugin
 (:mod:`omoide.testing.plugin`) can be loaded by a server without pytest.
+
+Tests that call the server's management routes authenticate with
+:mod:`omoide.testing.auth` (``admin_client(app)``, ``admin_headers(app)``,
+``person_headers(app, user)``, ``BASE_URL``).
 """
 
 from __future__ import annotations
