@@ -82,7 +82,10 @@ async def test_a_timer_asked_for_by_voice_goes_off_on_the_robot(omoide: Loopback
 async def test_a_timer_that_goes_off_while_the_robot_is_away_is_heard_when_it_is_back(
         omoide: LoopbackOmoide) -> None:
     import httpx
-    async with httpx.AsyncClient(base_url=omoide.url) as http:
+
+    from omoide.testing.auth import admin_headers
+    async with httpx.AsyncClient(base_url=omoide.url,
+                                 headers=admin_headers(omoide.omoide.settings)) as http:
         r = await http.post("/v1/turns", json={"user": "taro", "text": "1秒タイマー"})
     assert r.json()["reply"].startswith("1秒のタイマーをセットしたよ。")
     queue = omoide.omoide.announcer.queue

@@ -65,16 +65,15 @@ def test_the_server_attaches_tools_and_a_text_turn_traces_their_calls(
         registry, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import time
 
-    from fastapi.testclient import TestClient
-
     from omoide.server.app import create_app
+    from omoide.testing.auth import admin_client
     from omoide.testing.doubles import MemoryServiceDouble
 
     text = (FAKES.replace("chat: {use: fake}", "chat: {use: fake, call_tools: [{name: echo}]}")
             + f"server: {{data_dir: '{tmp_path}'}}\ntools: [{{use: fake}}]\n")
     settings = validate_config(load_yaml(text), registry=registry, environ={})
     app = create_app(settings, registry, memory=MemoryServiceDouble())
-    with TestClient(app) as client:
+    with admin_client(app) as client:
         deadline = time.monotonic() + 10
         while client.get("/healthz").json()["status"] != "ready":
             assert time.monotonic() < deadline
