@@ -17,8 +17,10 @@ const MAX_TURNS = 100;
 
 const state = {
   session: { signed_in: false }, tz: "UTC", zoneName: "", people: [],
-  turns: new Map(), events: null, healthTimer: null, undoTimers: new Map(),
+  turns: new Map(), events: null, healthTimer: null, undoTimers: new Map(), routeSeq: 0,
 };
+// A view that awaited something checks it is still the one on screen before drawing.
+const stale = (seq) => seq !== state.routeSeq;
 
 // ---------------------------------------------------------------- API ----------------
 class ApiError extends Error {
@@ -143,11 +145,13 @@ async function route() {
   } else if (!hash || hash === "#/") { history.replaceState(null, "", "#/people"); hash = "#/people"; }
   markNav();
   const view = $("#view");
-  if (hash.startsWith("#/person/")) await personView(view, decodeURIComponent(hash.slice("#/person/".length)));
-  else if (hash === "#/devices") await devicesView(view);
+  const seq = ++state.routeSeq;
+  if (hash.startsWith("#/person/")) await personView(view, decodeURIComponent(hash.slice("#/person/".length)), seq);
+  else if (hash === "#/devices") await devicesView(view, seq);
   else if (hash === "#/turns") turnsView(view);
-  else if (hash === "#/status") await statusView(view);
-  else await peopleView(view);
+  else if (hash === "#/status") await statusView(view, seq);
+  else await peopleView(view, seq);
+  if (stale(seq)) return;
   const h1 = $("h1", view);
   if (h1) { h1.tabIndex = -1; h1.focus({ preventScroll: false }); }
 }
@@ -163,8 +167,9 @@ async function loadHealth() {
   } catch { $("#health").textContent = "server unreachable"; return null; }
 }
 
-async function statusView(view) {
+async function statusView(view, seq) {
   const h = await loadHealth();
+  if (stale(seq)) return;
   const rows = h ? Object.entries(h.components).map(([path, c]) => `<tr>
       <td data-label="Stage">${esc(path)}</td><td data-label="Component">${esc(c.name)}</td>
       <td data-label="State">${esc(c.state)}</td>
@@ -186,8 +191,9 @@ function personRow(p) {
     <td data-label="Quarantined">${esc(q)}</td></tr>`;
 }
 
-async function peopleView(view) {
+async function peopleView(view, seq) {
   await loadPeople();
+  if (stale(seq)) return;
   view.innerHTML = `<h1>People</h1>
     <p class="muted">Everyone omoide knows: who talked, who had memories imported, who was added here.</p>
     <table class="cards" id="people-table"><thead><tr><th scope="col">Person</th><th scope="col">Memories</th>
@@ -216,17 +222,19 @@ async function peopleView(view) {
 // ---------------------------------------------------------------- devices -----------
 function deviceLabel(d) { return d.name ? `${d.name} (${d.device_id})` : d.device_id; }
 
-async function devicesView(view) {
+async function devicesView(view, seq = state.routeSeq) {
   view.innerHTML = `<h1>Devices</h1><p id="devices-note" role="status">Loading…</p><div id="devices"></div>`;
   let data;
   try { data = await api("/v1/devices"); }
   catch (err) {
+    if (stale(seq)) return;
     $("#devices-note").textContent = err.status === 404
       ? "No device on this server offers a management API (add `devices: [{use: stackchan}]`)."
       : `Could not load the devices: ${err.message}`;
     return;
   }
   await loadPeople();
+  if (stale(seq)) return;
   $("#devices-note").textContent = `${plural(data.devices.length, "paired robot")}, ${plural(data.pending.length, "robot")} waiting with a code.`;
   const options = state.people.map((p) => `<option value="${esc(p.user)}">${esc(p.user)}</option>`).join("");
   const paired = data.devices.map((d, i) => {
@@ -371,16 +379,18 @@ function turnsView(view) {
 }
 
 // ---------------------------------------------------------------- a person ----------
-async function personView(view, user) {
+async function personView(view, user, seq) {
   view.innerHTML = `<h1>${esc(user)}</h1><p role="status" id="person-note">Loading…</p>`;
   let person;
   try { person = (await api(`/v1/users/${enc(user)}`)).person; }
   catch (err) {
+    if (stale(seq)) return;
     $("#person-note").innerHTML = err.status === 404
       ? `omoide knows no person “${esc(user)}”. Check the id, or <a href="#/people">add them</a>.`
       : `<span class="error">${esc(err.message)}</span>`;
     return;
   }
+  if (stale(seq)) return;
   const base = `/v1/users/${enc(user)}`;
   view.innerHTML = `
     ${isAdmin() ? `<p class="small"><a href="#/people">← People</a></p>` : ""}
