@@ -27,8 +27,10 @@ system_packages() {
   local missing=()
   # libopus0: the Opus codec the StackChan protocol uses.
   ldconfig -p 2>/dev/null | grep -q 'libopus\.so\.0' || missing+=(libopus0)
-  # chromium: the browser the console's tests drive (playwright with executable_path)
+  # chromium: the browser the console's tests drive (playwright with executable_path);
+  # fonts-noto-cjk: so the Japanese in its screenshots is text, not empty boxes
   [ -x /usr/bin/chromium ] || missing+=(chromium)
+  fc-list 2>/dev/null | grep -qi 'Noto Sans CJK' || missing+=(fonts-noto-cjk)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     apt_install "${missing[@]}"

@@ -237,3 +237,8 @@ CAT_MEMORIES: list[dict[str, Any]] = [
 @pytest.fixture
 def cat_memories() -> list[dict[str, Any]]:
     return [dict(m) for m in CAT_MEMORIES]
+
+
+@pytest.fixture(scope="module")
+def cat_memories_module() -> list[dict[str, Any]]:
+    return [dict(m) for m in CAT_MEMORIES]

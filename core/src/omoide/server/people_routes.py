@@ -6,6 +6,10 @@
     GET  /v1/users/{user}/exchanges?ids=A,B   what was said in those exchanges (a
                              memory's ``source_exchange_ids``), from the journal
 
+The answers also say which of the console's optional panels this server can fill
+(``features``: ``profile``, ``quarantine``, ``devices``), read from the app's routes, so
+the page never probes a route that is not there.
+
 Each person: ``first_seen``, ``last_turn`` (their newest journaled exchange),
 ``exchanges``, ``memories`` (``live`` and ``superseded``), ``pending`` (exchanges waiting
 for extraction) and ``quarantined`` (exchanges extraction set aside; null when this
@@ -72,7 +76,8 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         check_ready()
         only = None if principal.is_admin else principal.user
         people = await people_activity(engine.journal.path, only)
-        return {"timezone": timezone, "people": await describe(people)}
+        return {"timezone": timezone, "features": _features(request),
+                "people": await describe(people)}
 
     @router.post("/v1/users", response_model=None)
     async def add_person(request: Request, body: NewPerson) -> JSONResponse:
@@ -95,7 +100,7 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         if not people:
             raise HTTPException(404, f"omoide knows no person {user!r} (add them first)")
         [person] = await describe(people)
-        return {"timezone": timezone, "person": person}
+        return {"timezone": timezone, "features": _features(request), "person": person}
 
     @router.get("/v1/users/{user}/exchanges")
     async def said(request: Request, user: UserId,
@@ -110,6 +115,17 @@ def people_router(engine: MemoryEngine, *, timezone: str,
              "assistant_text": e.assistant_text} for e in found]}
 
     return router
+
+
+_FEATURE_ROUTES = {"profile": "/v1/users/{user}/profile",
+                   "quarantine": "/v1/memory/quarantine", "devices": "/v1/devices"}
+
+
+def _features(request: Request) -> dict[str, bool]:
+    """Which optional console panels have their routes on this server (read from the
+    app's OpenAPI paths, which FastAPI builds once and caches)."""
+    paths = request.app.openapi().get("paths", {})
+    return {name: path in paths for name, path in _FEATURE_ROUTES.items()}
 
 
 async def _quarantined_counts(engine: MemoryEngine) -> dict[str, int] | None:

@@ -16,7 +16,7 @@ const FACES = { neutral: "😐", happy: "😊", laughing: "😆", angry: "😠",
 const MAX_TURNS = 100;
 
 const state = {
-  session: { signed_in: false }, tz: "UTC", zoneName: "", people: [],
+  session: { signed_in: false }, tz: "UTC", zoneName: "", people: [], features: {},
   turns: new Map(), events: null, healthTimer: null, undoTimers: new Map(), routeSeq: 0,
 };
 // A view that awaited something checks it is still the one on screen before drawing.
@@ -115,6 +115,7 @@ async function loadPeople() {
   try {
     const body = await api("/v1/users");
     state.tz = body.timezone || "UTC";
+    state.features = body.features || {};
     state.people = body.people || [];
   } catch (err) { state.people = []; if (err.status === 503) setTimeout(loadPeople, 2000); }
 }
@@ -224,13 +225,15 @@ function deviceLabel(d) { return d.name ? `${d.name} (${d.device_id})` : d.devic
 
 async function devicesView(view, seq = state.routeSeq) {
   view.innerHTML = `<h1>Devices</h1><p id="devices-note" role="status">Loading…</p><div id="devices"></div>`;
+  if (!state.features.devices) {
+    $("#devices-note").textContent = "No device on this server offers a management API (add `devices: [{use: stackchan}]`).";
+    return;
+  }
   let data;
   try { data = await api("/v1/devices"); }
   catch (err) {
     if (stale(seq)) return;
-    $("#devices-note").textContent = err.status === 404
-      ? "No device on this server offers a management API (add `devices: [{use: stackchan}]`)."
-      : `Could not load the devices: ${err.message}`;
+    $("#devices-note").textContent = `Could not load the devices: ${err.message}`;
     return;
   }
   await loadPeople();
@@ -321,6 +324,8 @@ function openEvents() {
     state.turns.set(turn.turn_id, turn);
     while (state.turns.size > MAX_TURNS) state.turns.delete(state.turns.keys().next().value);
     for (const list of $$(".turn-list")) addTurnCard(list, turn);
+    const summary = $("#person-summary");
+    if (summary && summary.dataset.user === turn.user) refreshSummary({ user: turn.user });
   });
   es.onopen = () => { for (const s of $$(".stream-state")) s.textContent = "Live: new turns appear here as they happen."; };
   es.onerror = () => { for (const s of $$(".stream-state")) s.textContent = "Reconnecting to the live feed…"; };
@@ -375,6 +380,7 @@ function turnsView(view) {
   view.innerHTML = `<h1>Turns, live</h1>
     <p class="muted">Each turn: what was heard and said, the face, the memories and profile the prompt carried,
     what was degraded, and its stages on a time axis scaled to that turn (times in ${esc(state.tz)}).</p>
+    <h2>Everyone's recent turns</h2>
     ${turnListHtml(null)}`;
 }
 
@@ -395,7 +401,7 @@ async function personView(view, user, seq) {
   view.innerHTML = `
     ${isAdmin() ? `<p class="small"><a href="#/people">← People</a></p>` : ""}
     <h1>${esc(user)}</h1>
-    <dl class="grid2 kv" id="person-summary"></dl>
+    <dl class="grid2 kv" id="person-summary" data-user="${esc(user)}"></dl>
     <section aria-labelledby="profile-title"><h2 id="profile-title">Profile</h2><div id="profile">Loading…</div></section>
     <section aria-labelledby="memories-title"><h2 id="memories-title">Memories</h2>
       <form id="search" class="row" role="search" aria-label="Search memories">
@@ -555,8 +561,9 @@ function showUndo(ctx, ticket) {
     try {
       const r = await api(`${ctx.base}/forgotten/${enc(ticket.ticket)}/restore`, { method: "POST" });
       bar.remove();
-      $("#memory-note").textContent = r.outcome === "restored" ? `Restored “${short(r.text)}”.` : `“${short(r.text)}” is already back.`;
       if ($("#memories")) { await loadMemories(ctx); refreshSummary(ctx); }
+      const note = $("#memory-note");
+      if (note) note.textContent = r.outcome === "restored" ? `Restored “${short(r.text)}”.` : `“${short(r.text)}” is already back.`;
     } catch (err) { bar.innerHTML = `<span class="error-on-dark">Could not undo: ${esc(err.message)}</span>`; setTimeout(() => bar.remove(), 5000); }
   });
 }
@@ -610,10 +617,11 @@ async function extractNow(ctx) {
 async function loadQuarantine(ctx) {
   const box = $("#quarantine");
   if (!box) return;
+  if (!state.features.quarantine) { box.innerHTML = `<p class="muted">This server keeps no quarantine.</p>`; return; }
   let letters;
   try { letters = (await api(`/v1/memory/quarantine?user=${enc(ctx.user)}`)).quarantined; }
   catch (err) {
-    box.innerHTML = err.status === 404 ? `<p class="muted">This server keeps no quarantine.</p>` : `<p class="error">${esc(err.message)}</p>`;
+    box.innerHTML = `<p class="error">${esc(err.message)}</p>`;
     return;
   }
   box.innerHTML = letters.length ? `<p class="muted small">Extraction failed on these exchanges too often; they wait here instead of blocking the rest.</p>
@@ -640,13 +648,10 @@ const CATEGORIES = ["health", "family", "pet", "basics", "work", "like", "habit"
 async function loadProfile(ctx) {
   const box = $("#profile");
   if (!box) return;
+  if (!state.features.profile) { box.innerHTML = `<p class="muted">This server keeps no profile.</p>`; return; }
   let profile;
   try { profile = await api(`${ctx.base}/profile`); }
-  catch (err) {
-    box.innerHTML = err.status === 404 && !(err.body && err.body.user)
-      ? `<p class="muted">This server keeps no profile.</p>` : `<p class="error">${esc(err.message)}</p>`;
-    return;
-  }
+  catch (err) { box.innerHTML = `<p class="error">${esc(err.message)}</p>`; return; }
   const facts = profile.facts || [];
   box.innerHTML = `<p class="muted small">What omoide always keeps in mind about ${esc(ctx.user)}
       (${profile.chars ?? 0} of ${profile.budget_chars ?? "?"} characters).</p>
