@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.relevance import RelevanceJudge
@@ -18,7 +17,7 @@ from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Memory
 
 pytest.importorskip("omoide_embed_e5")
-from omoide_embed_e5.embedder import E5Config, E5Embedder  # noqa: E402
+from omoide_embed_e5.embedder import E5Config, E5Embedder
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
