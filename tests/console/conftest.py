@@ -1,9 +1,11 @@
 """The console in a real browser: Debian's chromium driven by playwright, against a real
 ``omoide serve`` (a subprocess on a free port, real Host/Origin checks and sessions).
 
-The server runs the test doubles for ASR, chat, TTS, VAD and the vector store (named as
-doubles), the real e5 embedder (the relevance search is judged on real vectors), the
-real memory engine and journal, and the real StackChan device plugin. One server and one
+The server runs the test doubles for ASR, TTS, VAD and the vector store (named as
+doubles), the offline stand-in chat (rule-based replies and fact extraction, so
+"extract now" stores real facts), the real e5 embedder (the relevance search is judged
+on real vectors), the real memory engine and journal, and the real StackChan device
+plugin. One server and one
 browser per test module; each test gets a fresh browser context (no cookies).
 Screenshots of each state go to ``test-artifacts/console/`` (gitignored).
 """
@@ -39,7 +41,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "console"
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-REPLY = "[happy] 今日はいい日だよ。散歩しよう。"
 
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed (./dev.sh setup installs it)",
@@ -55,7 +56,7 @@ vad: {{use: fake}}
 asr: {{use: fake, text: 今日は何の日？}}
 embed: {{use: e5}}
 store: {{use: fake}}
-chat: {{use: fake, reply: "{REPLY}"}}
+chat: {{use: standin}}
 tts: {{use: fake, ms_per_char: 100}}
 devices: [{{use: stackchan, hello_timeout_s: 5}}]
 """)

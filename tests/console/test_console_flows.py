@@ -14,6 +14,10 @@ import pytest
 pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import expect
 
+FACES = {"neutral": "😐", "happy": "😊", "laughing": "😆", "angry": "😠", "sad": "😢",
+         "crying": "😭", "sleepy": "😪", "doubtful": "🤔", "surprised": "😲", "loving": "😍",
+         "thinking": "🤔", "embarrassed": "😳"}
+
 
 def test_the_admin_signs_in_with_the_token_and_sees_everyone(
         page: Any, omoide_server: Any) -> None:
@@ -52,7 +56,7 @@ def test_a_person_signs_in_and_sees_only_themselves(
     omoide_server.sign_in(page, omoide_server.person_token("carol"))
     expect(page.get_by_text("Signed in as carol")).to_be_visible()
     expect(page.get_by_role("heading", name="carol", level=1)).to_be_visible()
-    expect(page.get_by_text("あなたはチェロを習っている。")).to_be_visible()
+    expect(page.locator("article.memory")).to_contain_text("あなたはチェロを習っている。")
     nav = page.get_by_role("navigation", name="Sections")
     expect(nav.get_by_role("link")).to_have_count(1)       # no People, no Devices
     page.goto(omoide_server.url + "/#/person/bob")          # typed by hand: back to carol
@@ -191,17 +195,43 @@ def test_a_profile_fact_is_added_and_taken_out_from_the_page(
     expect(page.locator("article.memory")).to_contain_text("そばアレルギー")
 
 
+def test_extract_now_says_what_it_stored_merged_and_superseded(
+        page: Any, omoide_server: Any) -> None:
+    omoide_server.text_turn("lena", "来週の土曜日に友達と箱根に行くんだ")
+    _open_person(page, omoide_server, "lena")
+    page.get_by_role("button", name="Extract now").click()
+    report = page.locator("#extract-report")
+    expect(report).to_contain_text("Stored 1")
+    expect(report).to_contain_text("箱根に行く")
+    expect(page.locator("article.memory")).to_have_count(1)
+    omoide_server.text_turn("lena", "来週の土曜日に友達と箱根に行くんだ")   # said again
+    page.get_by_role("button", name="Extract now").click()
+    expect(report).to_contain_text("Stored 0")
+    expect(report).to_contain_text("Merged 1")
+    expect(page.locator("article.memory")).to_have_count(1)
+    omoide_server.text_turn("lena", "箱根に行くのは来週の日曜日に変えたよ")  # a change of plan
+    page.get_by_role("button", name="Extract now").click()
+    expect(report).to_contain_text("Stored 1")
+    expect(report).to_contain_text("Superseded 1")
+    expect(report.get_by_role("listitem").last).to_contain_text("来週の土曜日")
+    newest = page.locator("article.memory")
+    expect(newest).to_have_count(1)                  # the old plan is under its successor
+    newest.get_by_text("Earlier versions (1)").click()
+    expect(newest).to_contain_text("来週の土曜日")
+    omoide_server.screenshot(page, "09b-extract-report")
+
+
 def test_a_new_turn_appears_live_with_its_stages_on_a_time_axis(
         page: Any, omoide_server: Any) -> None:
     omoide_server.add_person("jun")
     omoide_server.sign_in(page, omoide_server.admin_token())
     page.get_by_role("link", name="Turns, live").click()
     expect(page.get_by_text("Live: new turns appear here")).to_be_visible()
-    omoide_server.text_turn("jun", "週末は晴れるかな")
+    said = omoide_server.text_turn("jun", "週末は晴れるかな")
     card = page.locator("article.turn").filter(has_text="週末は晴れるかな")
     expect(card).to_be_visible()
-    expect(card).to_contain_text("今日はいい日だよ。散歩しよう。")
-    expect(card).to_contain_text("happy")
+    expect(card).to_contain_text(said["reply"])
+    expect(card).to_contain_text(f"face: {FACES[said['emotion']]} {said['emotion']}")
     expect(card).to_contain_text("typed (HTTP)")
     gantt = card.locator("table.gantt")
     expect(gantt.get_by_role("rowheader", name="retrieve")).to_be_visible()

@@ -674,7 +674,7 @@ async function loadProfile(ctx) {
     if ($("#profile-category").value) json.category = $("#profile-category").value;
     try {
       await api(`${ctx.base}/profile`, { method: "POST", json });
-      await loadProfile(ctx); await loadMemories(ctx);
+      await loadProfile(ctx); await loadMemories(ctx); refreshSummary(ctx);
       $("#profile-note").textContent = "Added to the profile.";
     } catch (err) { $("#profile-note").innerHTML = `<span class="error">Could not add: ${esc(err.message)}</span>`; }
   });
