@@ -102,6 +102,40 @@ def test_a_robot_waiting_with_a_code_is_paired_from_the_devices_page(
     omoide_server.screenshot(page, "05-devices-paired")
 
 
+def test_a_paired_robot_is_renamed_and_revoked_from_the_devices_page(
+        page: Any, omoide_server: Any) -> None:
+    from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
+
+    omoide_server.add_person("ema")
+    robot = SimulatedStackChan(omoide_server.url)
+
+    async def pair() -> None:
+        try:
+            await robot.provision()
+        except ProvisioningRefused as refused:
+            with omoide_server.client() as c:
+                c.post("/v1/devices/pair", json={"code": refused.activation["code"],
+                                                 "user": "ema", "name": "台所"}
+                       ).raise_for_status()
+
+    omoide_server.run(pair())
+    omoide_server.sign_in(page, omoide_server.admin_token())
+    page.goto(f"{omoide_server.url}/#/devices")
+    label = f"台所 ({robot.device_id})"
+    page.get_by_label(f"New name for {label}").fill("居間")
+    page.get_by_role("button", name=f"Rename {label}").click()
+    expect(page.locator("#device-result")).to_contain_text("Renamed to 居間")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name=f"Revoke 居間 ({robot.device_id})").click()
+    expect(page.locator("#device-result")).to_contain_text("Revoked")
+    row = page.get_by_role("row").filter(has_text=robot.device_id)
+    expect(row).to_contain_text("revoked")
+    with omoide_server.client() as c:
+        [device] = [d for d in c.get("/v1/devices").json()["devices"]
+                    if d["device_id"] == robot.device_id]
+    assert (device["name"], device["state"]) == ("居間", "revoked")
+
+
 def _open_person(page: Any, omoide: Any, user: str) -> None:
     omoide.sign_in(page, omoide.admin_token())
     page.goto(f"{omoide.url}/#/person/{user}")

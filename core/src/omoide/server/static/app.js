@@ -345,7 +345,7 @@ function turnCardHtml(t) {
     ? `<div class="degraded"><strong>Degraded:</strong><ul class="plain">${t.degraded.map((d) => `<li>${esc(d)}</li>`).join("")}</ul></div>` : "";
   const device = t.device ? (t.device === "http" ? "typed (HTTP)" : `robot ${t.device}`) : "unknown";
   return `<article class="card turn" id="${id}" aria-labelledby="${id}-h" data-user="${esc(t.user)}">
-    <header><h3 id="${id}-h">${esc(fmtTime(t.started_at, { seconds: true }))} · ${esc(t.user)}</h3>
+    <header><h3 id="${esc(id)}-h">${esc(fmtTime(t.started_at, { seconds: true }))} <span class="muted small">${esc(state.zoneName)}</span> · ${esc(t.user)}</h3>
       <span class="badge">${esc(device)}</span>
       <span class="badge">face: ${FACES[t.face] || ""} ${esc(t.face)}</span>
       ${t.interrupted ? `<span class="badge superseded">interrupted</span>` : ""}</header>
