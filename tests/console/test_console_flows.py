@@ -272,6 +272,8 @@ def test_a_new_turn_appears_live_with_its_stages_on_a_time_axis(
     expect(gantt.get_by_role("rowheader", name="first token")).to_be_visible()
     expect(gantt.get_by_role("rowheader", name="done")).to_be_visible()
     expect(card.get_by_role("list", name="Colour key")).to_contain_text("chat model")
+    # a text turn takes milliseconds: its own axis is in milliseconds
+    expect(card.locator("caption")).to_contain_text(re.compile(r"done\s+\([\d.]+ ms\)"))
     omoide_server.screenshot(page, "10-turn-live")
 
 

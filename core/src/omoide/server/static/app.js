@@ -199,7 +199,7 @@ async function peopleView(view, seq) {
     <p class="muted">Everyone omoide knows: who talked, who had memories imported, who was added here.</p>
     <table class="cards" id="people-table"><thead><tr><th scope="col">Person</th><th scope="col">Memories</th>
       <th scope="col">Last turn</th><th scope="col">Pending extraction</th><th scope="col">Quarantined</th></tr></thead>
-      <tbody>${state.people.map(personRow).join("") || `<tr><td colspan="5">Nobody yet.</td></tr>`}</tbody></table>
+      <tbody>${state.people.map(personRow).join("") || `<tr><td colspan="5" class="empty-cell">Nobody yet.</td></tr>`}</tbody></table>
     <h2 id="add-person-title">Add a person</h2>
     <form id="add-person" class="row" aria-labelledby="add-person-title">
       <label for="new-person">New person's id</label>
@@ -273,12 +273,12 @@ async function devicesView(view, seq = state.routeSeq) {
     <h2>Paired robots</h2>
     <table class="cards"><thead><tr><th scope="col">Robot</th><th scope="col">Person</th><th scope="col">Status</th>
       <th scope="col">Firmware</th><th scope="col">Board</th><th scope="col">Actions</th></tr></thead>
-      <tbody>${paired || `<tr><td colspan="6">No robot is paired yet.</td></tr>`}</tbody></table>
+      <tbody>${paired || `<tr><td colspan="6" class="empty-cell">No robot is paired yet.</td></tr>`}</tbody></table>
     <h2>Waiting to be paired</h2>
     <p class="muted small">A robot that is not paired shows a six-digit code on its screen. Pair that code to a person.</p>
     <table class="cards"><thead><tr><th scope="col">Code</th><th scope="col">Robot</th><th scope="col">Asked</th>
       <th scope="col">Pair to…</th></tr></thead>
-      <tbody>${pending || `<tr><td colspan="4">No robot is waiting.</td></tr>`}</tbody></table>
+      <tbody>${pending || `<tr><td colspan="4" class="empty-cell">No robot is waiting.</td></tr>`}</tbody></table>
     <p id="device-result" role="status"></p>`;
   for (const form of $$("form.pair", view)) {
     form.addEventListener("submit", async (e) => {
