@@ -292,7 +292,7 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server._start_task = asyncio.create_task(server.start())
-        console.start()
+        console.start(server)
         try:
             yield
         finally:

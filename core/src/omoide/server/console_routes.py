@@ -57,14 +57,17 @@ class ConsoleServices:
 
         memory = server.memory
         feed = TurnFeed(memory)
-        server.registry.pm.register(feed, name=f"console.turns.{id(server)}")
         if not isinstance(memory, MemoryEngine):
             return cls(feed)
         return cls(feed, RelevanceJudge(memory),
                    ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE))
 
-    def start(self) -> None:
-        """Start the purger of expired undo copies (call inside the server's loop)."""
+    def start(self, server: OmoideServer) -> None:
+        """Listen for completed turns and start the purger of expired undo copies (call
+        inside the server's loop, when it starts)."""
+        pm = server.registry.pm
+        if not pm.is_registered(self.feed):
+            pm.register(self.feed, name=f"console.turns.{id(self.feed)}")
         if self.forget_undo is not None:
             self._tasks.append(asyncio.create_task(self.forget_undo.run_purger()))
 
