@@ -657,7 +657,7 @@ async function loadProfile(ctx) {
       (${profile.chars ?? 0} of ${profile.budget_chars ?? "?"} characters).</p>
     ${facts.length ? `<ul class="plain" id="profile-facts">${facts.map((f) => `<li class="card"><span class="badge profile">${esc(f.label || f.category)}</span>
       <span lang="ja">${esc(f.text)}</span>
-      <div class="actions"><button type="button" class="secondary" data-unprofile="${esc(f.id)}" aria-label="Take “${esc(short(f.text))}” out of the profile">Take out of profile</button>
+      <div class="actions"><button type="button" class="secondary" data-unprofile="${esc(f.id)}" aria-label="Take out of profile: “${esc(short(f.text))}”">Take out of profile</button>
       <button type="button" class="danger" data-forget-fact="${esc(f.id)}" aria-label="Forget profile fact “${esc(short(f.text))}”">Forget</button></div></li>`).join("")}</ul>`
       : `<p>The profile is empty.</p>`}
     <form id="profile-add" class="row">
