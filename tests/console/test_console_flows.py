@@ -222,8 +222,7 @@ def test_a_profile_fact_is_added_and_taken_out_from_the_page(
     facts = page.locator("#profile-facts")
     expect(facts).to_contain_text("そばアレルギー")
     omoide_server.screenshot(page, "09-profile")
-    page.get_by_role("button",
-                     name="Take “あなたはそばアレルギーがある。” out of the profile").click()
+    page.get_by_role("button", name="Take out of profile: “あなたはそばアレルギーがある。”").click()
     expect(page.locator("#profile-note")).to_contain_text("kept as a memory")
     expect(page.locator("#profile-facts")).to_have_count(0)
     expect(page.locator("article.memory")).to_contain_text("そばアレルギー")
