@@ -11,8 +11,6 @@ const enc = encodeURIComponent;
 const short = (s, n = 40) => { const t = String(s ?? ""); return t.length > n ? `${t.slice(0, n)}…` : t; };
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-const FACES = { neutral: "😐", happy: "😊", laughing: "😆", angry: "😠", sad: "😢", crying: "😭",
-  sleepy: "😪", doubtful: "🤔", surprised: "😲", loving: "😍", thinking: "🤔", embarrassed: "😳" };
 const MAX_TURNS = 100;
 
 const state = {
@@ -347,7 +345,7 @@ function turnCardHtml(t) {
   return `<article class="card turn" id="${id}" aria-labelledby="${id}-h" data-user="${esc(t.user)}">
     <header><h3 id="${esc(id)}-h">${esc(fmtTime(t.started_at, { seconds: true }))} <span class="muted small">${esc(state.zoneName)}</span> · ${esc(t.user)}</h3>
       <span class="badge">${esc(device)}</span>
-      <span class="badge">face: ${FACES[t.face] || ""} ${esc(t.face)}</span>
+      <span class="badge">face: ${esc(t.face)}</span>
       ${t.interrupted ? `<span class="badge superseded">interrupted</span>` : ""}</header>
     <dl class="grid2 kv">
       <div><dt>Heard</dt><dd lang="ja">${esc(t.transcript)}</dd></div>
