@@ -406,10 +406,14 @@ async function personView(view, user, seq) {
         <label for="q">Search</label>
         <input id="q" type="search" placeholder="e.g. 箱根, 来週, ペット" autocomplete="off">
         <label for="min-relevance">Minimum relevance</label>
-        <input id="min-relevance" type="number" min="0" max="1" step="0.05" value="0.5" style="width:5.5rem">
+        <input id="min-relevance" type="number" min="0" max="1" step="0.05" value="0.5" style="width:5.5rem"
+          aria-describedby="relevance-help">
         <button type="submit">Search</button>
         <button type="button" class="secondary" id="clear-search">Show all</button>
       </form>
+      <p class="muted small" id="relevance-help">A memory is relevant when it has every word of the search,
+        falls in a date it names (来週, 5月3日), or means something close to it: “meaning +3 sd” is three
+        standard deviations above what unrelated sentences score. 0.5 lists those; lower it to see more.</p>
       <p id="memory-note" role="status" class="muted"></p>
       <div id="memories"></div>
       <h3>Import and export</h3>
