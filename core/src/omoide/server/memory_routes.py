@@ -7,6 +7,8 @@
     DELETE /v1/users/{user}/memories/{id}       forget it
     GET    /v1/memory/pending                   exchanges waiting for extraction
     POST   /v1/memory/extract                   body {"user": U}: extract now
+
+and, for quarantined exchanges, :func:`dead_letter_router`.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.memory.engine import MemoryEngine
+from omoide.memory.journal import DeadLetter, PendingSummary
 from omoide.memory.records import to_json
 
 
@@ -75,10 +78,8 @@ def memory_router(service: MemoryEngine) -> APIRouter:
     @router.get("/v1/memory/pending")
     async def pending(user: str | None = None) -> dict[str, Any]:
         rows = await service.pending(user)
-        return {"pending": [{"user": r.user, "exchanges": r.exchanges,
-                             "oldest": r.oldest.isoformat(), "newest": r.newest.isoformat(),
-                             "attempts": r.attempts, "last_error": r.last_error}
-                            for r in rows]}
+        return {"pending": [pending_json(r) for r in rows],
+                "quarantined": [dead_letter_json(d) for d in await service.dead_letters(user)]}
 
     @router.post("/v1/memory/extract")
     async def extract(body: ExtractRequest) -> dict[str, Any]:
@@ -87,6 +88,56 @@ def memory_router(service: MemoryEngine) -> APIRouter:
                 "stored": [to_json(m) for m in report.stored],
                 "skipped_duplicates": report.skipped_duplicates,
                 "superseded": report.superseded, "pending": report.pending,
-                "error": report.error}
+                "error": report.error, "quarantined": report.quarantined}
+
+    router.include_router(dead_letter_router(service))
+    return router
+
+
+def pending_json(r: PendingSummary) -> dict[str, Any]:
+    """One user's row of ``GET /v1/memory/pending``."""
+    return {"user": r.user, "exchanges": r.exchanges,
+            "oldest": r.oldest.isoformat() if r.oldest else None,
+            "newest": r.newest.isoformat() if r.newest else None,
+            "attempts": r.attempts, "last_error": r.last_error,
+            "quarantined": r.quarantined}
+
+
+def dead_letter_json(d: DeadLetter) -> dict[str, Any]:
+    return {"exchange_id": d.exchange_id, "user": d.user, "at": d.at,
+            "user_text": d.user_text, "attempts": d.attempts, "reason": d.reason,
+            "quarantined_at": d.quarantined_at}
+
+
+class DeadLetterRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: str = Field(min_length=1, max_length=200, description="Whose exchanges.")
+    exchange_ids: list[str] | None = Field(
+        None, max_length=10_000, description="Only these exchanges (default: every"
+        " quarantined exchange of the user).")
+
+
+def dead_letter_router(service: MemoryEngine) -> APIRouter:
+    """Routes for quarantined exchanges (extraction failed on them alone too often):
+
+        GET  /v1/memory/quarantine[?user=U]   the dead letters, with the reason
+        POST /v1/memory/retry  {"user", "exchange_ids"?}   release them, extract again
+        POST /v1/memory/skip   {"user", "exchange_ids"?}   set them aside for good
+    """
+    router = APIRouter()
+
+    @router.get("/v1/memory/quarantine")
+    async def quarantine(user: str | None = None) -> dict[str, Any]:
+        return {"quarantined": [dead_letter_json(d) for d in await service.dead_letters(user)]}
+
+    @router.post("/v1/memory/retry")
+    async def retry(body: DeadLetterRequest) -> dict[str, Any]:
+        released = await service.retry_quarantined(body.user, body.exchange_ids)
+        return {"user": body.user, "released": released}
+
+    @router.post("/v1/memory/skip")
+    async def skip(body: DeadLetterRequest) -> dict[str, Any]:
+        skipped = await service.skip_exchanges(body.user, body.exchange_ids)
+        return {"user": body.user, "skipped": skipped}
 
     return router
