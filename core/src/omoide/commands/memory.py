@@ -8,6 +8,8 @@
     omoide memory import  --config FILE --user U FILE
     omoide memory pending --config FILE [--user U]
     omoide memory extract --config FILE --user U
+    omoide memory retry   --config FILE --user U [--exchange ID ...]   (quarantined ones)
+    omoide memory skip    --config FILE --user U [--exchange ID ...]
     omoide memory reembed --config FILE [--user U ...]
 
 They open the same store and journal the server uses (Qdrant local mode allows one
@@ -66,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             needs=("embed", "store", "chat"))
     command("reembed", "re-embed every memory with the configured embedder", _reembed,
             user=None)
+    _register_dead_letter_commands(command)
 
 
 def _run(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],
@@ -182,8 +185,12 @@ async def _pending(engine: Any, args: argparse.Namespace) -> int:
         print("nothing pending")
     for r in rows:
         err = f"  last error: {r.last_error}" if r.last_error else ""
-        print(f"{r.user}: {r.exchanges} exchanges ({r.oldest:%Y-%m-%d %H:%M} .."
-              f" {r.newest:%Y-%m-%d %H:%M}), {r.attempts} failed attempts{err}")
+        span = (f" ({r.oldest:%Y-%m-%d %H:%M} .. {r.newest:%Y-%m-%d %H:%M})"
+                if r.oldest and r.newest else "")
+        held = f", {r.quarantined} quarantined" if r.quarantined else ""
+        print(f"{r.user}: {r.exchanges} exchanges{span}, {r.attempts} failed attempts{held}"
+              f"{err}")
+    _print_dead_letters(await engine.dead_letters(args.user))
     return 0
 
 
@@ -195,7 +202,8 @@ async def _extract(engine: Any, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(f"{report.exchanges} exchanges -> {len(report.stored)} memories stored,"
           f" {report.skipped_duplicates} duplicates skipped,"
-          f" {len(report.superseded)} superseded")
+          f" {len(report.superseded)} superseded"
+          + (f", {len(report.quarantined)} quarantined" if report.quarantined else ""))
     for m in report.stored:
         print(f"  {_line(m)}")
     return 0
@@ -205,4 +213,44 @@ async def _reembed(engine: Any, args: argparse.Namespace) -> int:
     counts = await engine.reembed(args.user or None)
     for user, n in counts.items():
         print(f"{user}: {n} memories re-embedded")
+    return 0
+
+
+# -- quarantined exchanges (dead letters) --------------------------------------------------
+def _register_dead_letter_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    c = command("retry", "extract quarantined exchanges again (all of a user's, or some)",
+                _retry, needs=())
+    c.add_argument("--exchange", action="append", metavar="ID",
+                   help="only this exchange (repeatable)")
+    c = command("skip", "never extract these exchanges (default: a user's quarantined ones);"
+                " they stay in the journal", _skip, needs=())
+    c.add_argument("--exchange", action="append", metavar="ID",
+                   help="only this exchange, quarantined or waiting (repeatable)")
+
+
+def _print_dead_letters(letters: Any) -> None:
+    if not letters:
+        return
+    print("quarantined (extraction failed on them alone; `omoide memory retry` or `skip`):")
+    for d in letters:
+        text = d.user_text if len(d.user_text) <= 40 else d.user_text[:39] + "…"
+        print(f"  {d.user} {d.exchange_id} [{d.at}] {text!r}: {d.reason}")
+
+
+async def _retry(engine: Any, args: argparse.Namespace) -> int:
+    released = await engine.retry_quarantined(args.user, args.exchange)
+    if not released:
+        print(f"no quarantined exchange of {args.user} to retry", file=sys.stderr)
+        return EXIT_FAILED if args.exchange else 0
+    print(f"released {len(released)} exchanges of {args.user}: extracted at the next run"
+          f" (now: `omoide memory extract --user {args.user}`)")
+    return 0
+
+
+async def _skip(engine: Any, args: argparse.Namespace) -> int:
+    skipped = await engine.skip_exchanges(args.user, args.exchange)
+    if not skipped:
+        print(f"no exchange of {args.user} to skip", file=sys.stderr)
+        return EXIT_FAILED if args.exchange else 0
+    print(f"skipped {len(skipped)} exchanges of {args.user} (kept in the journal)")
     return 0

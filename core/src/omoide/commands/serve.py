@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from omoide.commands._common import load_or_exit
+from omoide.config import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -13,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--config", required=True, help="YAML config file")
     parser.add_argument("--host", help="override server.host")
     parser.add_argument("--port", type=int, help="override server.port")
+    parser.add_argument("--accept-data-loss", action="store_true",
+                        help="start even if memory data the data dir's manifest records is"
+                        " missing or damaged (sets memory.accept_data_loss for this start)")
     parser.set_defaults(handler=_serve)
 
 
@@ -24,6 +29,8 @@ def _serve(args: argparse.Namespace) -> int:
     from omoide.server.app import create_app
 
     settings = load_or_exit(args.config)
+    if args.accept_data_loss:
+        settings = accepting_data_loss(settings)
     registry = build_registry(wanted_components(settings.envelope))
     fatal: list[str] = []
     server_box: list[uvicorn.Server] = []
@@ -44,3 +51,9 @@ def _serve(args: argparse.Namespace) -> int:
         print("\nomoide could not start:\n" + "\n".join(fatal), file=sys.stderr)
         return 1
     return 0
+
+
+def accepting_data_loss(settings: Settings) -> Settings:
+    """``settings`` with ``memory.accept_data_loss`` on."""
+    memory = settings.memory.model_copy(update={"accept_data_loss": True})
+    return replace(settings, envelope=settings.envelope.model_copy(update={"memory": memory}))

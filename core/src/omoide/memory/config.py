@@ -92,6 +92,13 @@ class MemoryConfig(_Strict):
         300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
     journal: str = Field("journal.sqlite3",
                          description="Journal file, relative to server.data_dir.")
+    accept_data_loss: bool = Field(
+        False, description="Start even when memory data recorded in the data dir's"
+        " manifest.json is missing or damaged (an empty, damaged or missing journal, a vector"
+        " store without its memories): a damaged journal is moved aside, its readable"
+        " exchanges copied into a new one, and the manifest rewritten. Off: refuse to start"
+        " and say which file and how to proceed (`omoide serve --accept-data-loss` sets it"
+        " for one start).")
     baseline: BaselineSettings = Field(default_factory=BaselineSettings,
                                        description="Numbers of the baseline engine.")
     robust: RobustSettings = Field(default_factory=RobustSettings,

@@ -34,6 +34,7 @@ from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages
 from omoide.memory.extraction_runner import ExtractionRunner
 from omoide.memory.index import UserIndex
 from omoide.memory.journal import DeadLetter, Journal, PendingSummary
+from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read
@@ -55,6 +56,8 @@ class MemoryEngine:
         self.timezone = timezone
         self._tz = ZoneInfo(timezone)
         self.journal = Journal(self.data_dir / config.journal)
+        self.keeper = JournalKeeper(self.data_dir, self.journal,
+                                    accept_data_loss=config.accept_data_loss)
         self._indexes: dict[str, UserIndex] = {}
         self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
         self._extract_locks: dict[str, asyncio.Lock] = {}
@@ -67,10 +70,12 @@ class MemoryEngine:
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        """Open the journal and the store (components are already started)."""
+        """Check the data against the manifest, open the journal (writing back what the
+        spill file kept) and the store (components are already started). Raises
+        :class:`omoide.memory.data_guard.DataMissing` over missing or damaged data."""
         if self._started:
             return
-        self.journal.open()
+        await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
@@ -95,6 +100,7 @@ class MemoryEngine:
             if not t.done():
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.keeper.close()
         self.journal.close()
         self._started = False
 
@@ -196,7 +202,15 @@ class MemoryEngine:
 
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
-        await self.journal.append(exchange)
+        """Journal ``exchange``. When the journal fails, the exchange is kept in the spill
+        file and :class:`~omoide.memory.journal_keeper.JournalingFailed` is raised (see
+        :attr:`problem`)."""
+        await self.keeper.record(exchange)
+
+    @property
+    def problem(self) -> str | None:
+        """What keeps memory from working right now (the journal fails), or None."""
+        return self.keeper.problem
 
     def note_turn_completed(self, exchange: Exchange) -> None:
         """Arm the idle timer; extract at once when enough exchanges wait."""
@@ -238,6 +252,7 @@ class MemoryEngine:
             await asyncio.sleep(cfg.retry_minutes * 60)
             try:
                 await self.retry_pending()
+                await self.keeper.flush()
             except Exception as exc:  # noqa: BLE001 - the retry loop must keep running
                 log.warning("retrying pending extractions failed: %s", exc)
 
@@ -311,6 +326,7 @@ class MemoryEngine:
     async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
+        self.keeper.note_memories_stored()
         idx = self._indexes.get(user)
         if idx is not None:
             for m, v in items:

@@ -135,8 +135,10 @@ def _placeholders(n: int) -> str:
 class Journal:
     """Durable exchange log. Methods are async; SQLite work runs on a thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = 5.0) -> None:
         self.path = Path(path)
+        self.busy_timeout_s = busy_timeout_s
+        """How long a write waits for another process's lock before it fails."""
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
 
@@ -146,7 +148,8 @@ class Journal:
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                             timeout=self.busy_timeout_s)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
@@ -165,6 +168,12 @@ class Journal:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+    def reopen(self) -> None:
+        """Close and open again (after a failure that may have left the connection
+        unusable)."""
+        self.close()
+        self.open()
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
@@ -442,3 +451,26 @@ class Journal:
                                                                             str(r[1])),
             attempts=int(str(r[7])), last_error=None if r[8] is None else str(r[8]))
             for r in rows]
+
+    # -- health and recovery ---------------------------------------------------------
+    def probe_sync(self) -> None:
+        """A real write (raises when the journal cannot take one: locked, full, damaged)."""
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("CREATE TABLE IF NOT EXISTS probes (id INTEGER PRIMARY KEY, at TEXT)")
+            db.execute("INSERT OR REPLACE INTO probes(id, at) VALUES (1, ?)", (_now(),))
+        self._transaction(write)
+
+    def restore_rows(self, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> int:
+        """Insert exchange rows read from a damaged journal (``columns`` names them);
+        returns how many were new."""
+        names = ", ".join(columns)
+
+        def write(db: sqlite3.Connection) -> int:
+            before = db.total_changes
+            db.executemany(f"INSERT OR IGNORE INTO exchanges({names}) VALUES"
+                           f" ({_placeholders(len(columns))})", rows)
+            added = db.total_changes - before
+            db.execute("INSERT OR IGNORE INTO users(user, first_seen)"
+                       " SELECT DISTINCT user, ? FROM exchanges", (_now(),))
+            return added
+        return self._transaction(write)
