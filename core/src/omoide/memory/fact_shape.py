@@ -64,7 +64,6 @@ _LIGHT = frozenset(["為る", "する", "居る", "いる", "有る", "ある", 
                     "つもり", "様", "よう", "感じ", "方", "為", "ため", "所", "ところ", "訳",
                     "はず"])
 _NEGATIONS = frozenset(["ない", "無い", "ず", "ぬ", "ん"])
-_DATE_COUNTERS = frozenset(["年", "月", "日"])
 
 
 @dataclass(frozen=True)
@@ -143,6 +142,24 @@ def _role(pos: tuple[str, ...], surface: str) -> str | None:
     return None
 
 
+def _in_date(words: list[Any], i: int) -> bool:
+    """Whether the number at ``i`` is part of a written date (2026年10月3日, 10月3日):
+    a year followed by a month, a month followed by a day, a day after a month."""
+    def unit(j: int) -> str:
+        return words[j].surface() if 0 <= j < len(words) else ""
+
+    def number(j: int) -> bool:
+        return 0 <= j < len(words) and words[j].part_of_speech()[1] == "数詞"
+
+    here = unit(i + 1)
+    if here in ("年", "月") and number(i + 2):
+        return unit(i + 3) == _DATE_FOLLOWERS[here]
+    return here == "日" and unit(i - 1) == "月" and number(i - 2)
+
+
+_DATE_FOLLOWERS = {"年": "月", "月": "日"}
+
+
 def _is_after_te(words: list[Any], i: int) -> bool:
     if i == 0:
         return False
@@ -167,8 +184,8 @@ def shape_of(text: str, entities: tuple[str, ...] = (), said_on: date | None = N
         pos = tuple(m.part_of_speech())
         surface, norm = m.surface(), m.normalized_form()
         if pos[1] == "数詞":
-            unit = morphemes[i + 1].surface() if i + 1 < len(morphemes) else ""
-            if unit not in _DATE_COUNTERS:
+            if not _in_date(morphemes, i):  # dates are compared as dates
+                unit = morphemes[i + 1].surface() if i + 1 < len(morphemes) else ""
                 numbers.append(f"{norm}{unit}")
             continue
         if norm in _NEGATIONS and (pos[0] == "助動詞" or pos[:2] == ("形容詞", "非自立可能")):
@@ -179,6 +196,8 @@ def shape_of(text: str, entities: tuple[str, ...] = (), said_on: date | None = N
             if norm not in SLOTS:
                 continue
         role = _role(pos, surface)
+        if role is None and pos[0] == "接尾辞" and norm in SLOTS:
+            role = "predicate"  # 蕎麦派: the suffix says what is preferred
         if role is None:
             continue
         if norm in _LIGHT or surface in _LIGHT:

@@ -389,9 +389,11 @@ class Journal:
                         ) -> ExtractionBatch:
         """Record the dedup decisions of ``batch`` (state ``planned``)."""
         text = plan_to_json(plan)
-        await self._thread(lambda: self._run(
-            "UPDATE extraction_batches SET plan=?, state='planned' WHERE id=?",
-            (text, batch.id)))
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE extraction_batches SET plan=?, state='planned' WHERE id=?",
+                       (text, batch.id))
+        await self._thread(lambda: self._transaction(write))
         return batch.planned(tuple(plan))
 
     async def finish_batch(self, batch: ExtractionBatch) -> None:
