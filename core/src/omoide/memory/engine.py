@@ -71,12 +71,14 @@ class MemoryEngine:
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
         """Check the data against the manifest, open the journal (writing back what the
-        spill file kept) and the store (components are already started). Raises
+        spill file kept) and the store (components are already started), and finish the
+        extraction batches a crash interrupted. Raises
         :class:`omoide.memory.data_guard.DataMissing` over missing or damaged data."""
         if self._started:
             return
         await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
+        await self._extraction_runner().finish_unfinished()
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
         if self.chat is not None:

@@ -107,6 +107,24 @@ class ExtractionRunner:
             log.warning("extraction for %s stopped, exchanges stay pending: %s", user, exc)
         return tally.report()
 
+    async def finish_unfinished(self) -> int:
+        """Complete every batch a crash left unfinished, for every user (at start: the
+        chat model's facts are journaled, so this needs only the embedder and the store).
+        Returns how many batches were completed; failures stay for the next run."""
+        done = 0
+        for batch in await self.journal.open_batches():
+            tally = _Tally(batch.user)
+            try:
+                await self._complete(batch, tally)
+            except ServiceOutage as exc:
+                log.warning("finishing extraction batches waits for a service: %s", exc)
+                break
+            if not tally.failed:
+                done += 1
+        if done:
+            log.warning("finished %d extraction batches a crash had interrupted", done)
+        return done
+
     # -- choosing batches ------------------------------------------------------------
     def _size(self, ex: Exchange) -> int:
         cut = self.settings.max_statement_chars
