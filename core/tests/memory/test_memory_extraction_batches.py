@@ -173,6 +173,21 @@ async def test_a_service_outage_counts_no_attempt_and_keeps_everything_pending(m
     assert (summary.exchanges, summary.attempts, summary.quarantined) == (3, 0, 0)
 
 
+async def test_a_chat_model_refusing_every_exchange_alike_quarantines_none(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from .conftest import fake_chat
+    chat = fake_chat("", fail_with="HTTP 401, the API key was refused")
+    await chat.start()
+    engine = await make_engine(chat=chat, extraction={"attempts": 1, "max_attempts": 2})
+    await record(engine, TOPICS[:3])
+    for _ in range(4):
+        report = await engine.extract_now("me")
+    assert report.pending and report.quarantined == []
+    assert "failed every exchange the same way" in (report.error or "")
+    [summary] = await engine.pending("me")
+    assert (summary.exchanges, summary.attempts, summary.quarantined) == (3, 0, 0)
+    assert "API key" in (summary.last_error or "")
+
+
 async def test_retry_releases_a_quarantined_exchange_which_is_then_extracted(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = await make_engine(chat=await line_chat(garbage_for="壊れた"),
                                extraction={"attempts": 1, "max_attempts": 1})

@@ -13,7 +13,10 @@ exchange never blocks the next.
    exchanges. A single exchange that fails counts an attempt; after ``max_attempts``
    it is quarantined. An exchange that failed before is extracted on its own.
 4. A service outage (a retryable error: the chat API is down, the store times out)
-   ends the run without counting attempts: the exchanges wait for the next run.
+   ends the run without counting attempts: the exchanges wait for the next run. So does
+   a chat model that failed every exchange it was asked about, each on its own, with one
+   and the same error (a refused API key, a model that answers nothing usable): that is
+   the model's fault, not the exchanges', and quarantining them all would only hide it.
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ class _Tally:
     superseded: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
+    alone: list[tuple[Exchange, str]] = field(default_factory=list)
+    """Exchanges that failed on their own in this run, with the error."""
+    answered: int = 0
+    """Extraction calls the chat model answered usably in this run."""
     error: str | None = None
     outage: bool = False
 
@@ -105,7 +112,24 @@ class ExtractionRunner:
         except ServiceOutage as exc:
             tally.outage, tally.error = True, str(exc)
             log.warning("extraction for %s stopped, exchanges stay pending: %s", user, exc)
+        await self._settle_failures(tally)
         return tally.report()
+
+    async def _settle_failures(self, tally: _Tally) -> None:
+        """Count an attempt on each exchange that failed alone (quarantining it at the
+        limit) — unless the chat model failed every one of them the same way."""
+        if not tally.alone:
+            return
+        errors = {error for _, error in tally.alone}
+        if tally.answered == 0 and len(tally.alone) > 1 and len(errors) == 1:
+            error = f"the chat model failed every exchange the same way: {errors.pop()}"
+            await self.journal.note_error([ex.id for ex, _ in tally.alone], error)
+            tally.outage, tally.error = True, error
+            log.warning("extraction for %s: %s; nothing is quarantined for it", tally.user,
+                        error)
+            return
+        for ex, error in tally.alone:
+            await self._single_failed(ex, error, tally)
 
     async def finish_unfinished(self) -> int:
         """Complete every batch a crash left unfinished, for every user (at start: the
@@ -185,8 +209,10 @@ class ExtractionRunner:
                 await self._extract(group[middle:], tally)
                 return
             else:
-                await self._single_failed(group[0], error, tally)
+                tally.alone.append((group[0], error))
+                tally.failed.add(ids[0])
                 return
+        tally.answered += 1
         batch = await self.journal.open_batch(group[0].user, group, facts)
         await self._complete(batch, tally)
 
