@@ -38,9 +38,10 @@ SALVAGE_CHUNK = 64
 
 @dataclass(frozen=True)
 class DataProblem:
-    """Memory data that is missing or damaged: which file, what is wrong."""
+    """Memory data that is missing or damaged: which file (or store location), what is
+    wrong."""
 
-    file: Path
+    file: str
     what: str
     journal_unreadable: bool = False
     """The journal file must be moved aside before a new one can be opened."""
@@ -92,20 +93,20 @@ class DataGuard:
         seen = self.manifest.journal.exchanges if self.manifest else 0
         if not path.exists():
             if seen > 0:
-                return [DataProblem(path, f"the journal is missing; {self.manifest_path} says"
+                return [DataProblem(str(path), f"the journal is missing; {self.manifest_path} says"
                                     f" it held at least {seen} exchanges")]
             return []
         if path.stat().st_size == 0:
-            return [DataProblem(path, "the journal is empty (0 bytes)"
+            return [DataProblem(str(path), "the journal is empty (0 bytes)"
                                 + (f"; {self.manifest_path} says it held at least {seen}"
                                    " exchanges" if seen else ""), journal_unreadable=True)]
         damage, count = _inspect(path)
         if damage is not None:
-            return [DataProblem(path, f"the journal is damaged: {damage}",
+            return [DataProblem(str(path), f"the journal is damaged: {damage}",
                                 journal_unreadable=True)]
         self._journal_count = count
         if count < seen:
-            return [DataProblem(path, f"the journal holds {count} exchanges, fewer than the"
+            return [DataProblem(str(path), f"the journal holds {count} exchanges, fewer than the"
                                 f" {seen} {self.manifest_path} recorded (replaced by an older"
                                 " copy, or cut short?)")]
         return []
@@ -118,7 +119,7 @@ class DataGuard:
             return []
         if await store.fingerprint() is not None:
             return []
-        return [DataProblem(Path(_location(store)),
+        return [DataProblem(_location(store),
                             f"the vector store ({store.name}) holds no memories, but"
                             f" {self.manifest_path} says memories were stored in"
                             f" {self.manifest.store.location or 'it'}")]

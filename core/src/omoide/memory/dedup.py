@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
+from functools import lru_cache
 
 from omoide.memory.fact_shape import PREFERENCE, FactShape, Word, shape_of
 from omoide.memory.text import dedup_key
@@ -56,8 +57,13 @@ class FactView:
 
 def view(text: str, kind: str = "other", entities: Sequence[str] = (),
          said_on: date | None = None) -> FactView:
-    """Analyse a fact for :func:`compare`."""
-    return FactView(text, kind, shape_of(text, tuple(entities), said_on), said_on)
+    """Analyse a fact for :func:`compare` (cached: stored facts are compared often)."""
+    return _view(text, kind, tuple(entities), said_on)
+
+
+@lru_cache(maxsize=8192)
+def _view(text: str, kind: str, entities: tuple[str, ...], said_on: date | None) -> FactView:
+    return FactView(text, kind, shape_of(text, entities, said_on), said_on)
 
 
 def _kinds_compatible(a: str, b: str) -> bool:
