@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import random
 import shutil
@@ -151,8 +152,24 @@ async def victim(data: Path, kill_at: int | None, ready_fd: int | None) -> int:
     return steps.count
 
 
+def interrupted_batches(data: Path) -> int:
+    """Extraction batches the victim left unfinished (answered or planned)."""
+    import sqlite3
+    if not (data / "journal.sqlite3").exists():
+        return 0
+    db = sqlite3.connect(data / "journal.sqlite3")
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM extraction_batches WHERE state IN"
+                              " ('answered', 'planned')").fetchone()[0])
+    except sqlite3.OperationalError:   # killed before the journal had its tables
+        return 0
+    finally:
+        db.close()
+
+
 async def survivor(data: Path) -> dict[str, Any]:
     """Start on what the victim left, extract the rest, report memories and batches."""
+    interrupted = interrupted_batches(data)
     engine = await started(data)
     await engine.extract_now(USER)
     pending = await engine.pending(USER)
@@ -160,6 +177,7 @@ async def survivor(data: Path) -> dict[str, Any]:
     batches = await engine.journal.batches(USER)
     await stopped(engine)
     return {
+        "interrupted_batches": interrupted,
         "pending": [p.exchanges for p in pending],
         "memories": [{"id": m.id, "text": m.text, "kind": m.kind,
                       "superseded_by": m.superseded_by} for m in memories],
@@ -258,7 +276,8 @@ def trial(root: Path, n: int, rng: random.Random, steps: int, seconds: float,
               "lost": sum((expected - got).values()),
               "duplicated": sum((got - expected).values()),
               "orphans": len(set(stored_ids) ^ set(report["planned_ids"])),
-              "pending": sum(report["pending"])}
+              "pending": sum(report["pending"]),
+              "interrupted_batches": report["interrupted_batches"]}
     shutil.rmtree(data, ignore_errors=True)
     return result
 
@@ -283,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, help="write the JSON summary here")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)   # the engine's warnings are expected here
     preload()
     rng = random.Random(args.seed)
     began = time.perf_counter()
@@ -297,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         "reference_memories": len(ref["memories"]),
         "reference_facts_answered": sum(len(a) for a in ref["answered"]),
         "killed": sum(r["killed"] for r in results),
+        "restarts_finishing_a_batch": sum(r["interrupted_batches"] > 0 for r in results),
         "lost": sum(r["lost"] for r in results),
         "duplicated": sum(r["duplicated"] for r in results),
         "orphans": sum(r["orphans"] for r in results),
