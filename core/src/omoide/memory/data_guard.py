@@ -74,6 +74,13 @@ def _location(store: VectorStore) -> str:
     return store.name
 
 
+def _persistent(store: VectorStore) -> bool:
+    """Whether ``store`` keeps its data across starts (a ``:memory:`` location does not,
+    whatever its class can do)."""
+    return store.capabilities.persistent and \
+        getattr(store.config, "location", None) != ":memory:"
+
+
 class DataGuard:
     """Checks one data directory's journal and store against its manifest."""
 
@@ -113,7 +120,7 @@ class DataGuard:
 
     async def store_problems(self, store: VectorStore) -> list[DataProblem]:
         """What is wrong with the vector store (after it started, before it is opened)."""
-        if not store.capabilities.persistent or self.manifest is None:
+        if not _persistent(store) or self.manifest is None:
             return []
         if not self.manifest.store.memories_stored:
             return []
@@ -150,7 +157,8 @@ class DataGuard:
         old = self.manifest
         self.manifest = DataManifest(
             JournalRecord(self.journal_path.name, journal_count),
-            StoreRecord(store.name, _location(store), memories_stored))
+            StoreRecord(store.name, _location(store),
+                        memories_stored and _persistent(store)))
         if old is not None:
             self.manifest.store.memories_stored |= old.store.memories_stored
         self.manifest.save(self.data_dir)
