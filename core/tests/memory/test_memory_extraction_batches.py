@@ -391,3 +391,23 @@ async def test_an_unfinished_batch_is_finished_at_start_without_the_chat_model(
     [memory] = await restarted.list_memories("me")
     assert memory.id == memory_id(batch.id, 0)
     assert await restarted.pending("me") == []
+
+
+async def test_exchanges_another_process_extracts_meanwhile_are_left_to_it(make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = InMemoryStore(MemoryStoreConfig())
+    first = await make_engine(chat=await line_chat(), store=store)
+    second = await make_engine(chat=await line_chat(), store=store, data_dir=first.data_dir)
+    await record(first, TOPICS[:3])
+    ask = first._ask_for_facts
+
+    async def slow_ask(exchanges: Any) -> Any:
+        facts = await ask(exchanges)
+        await second.extract_now("me")     # the other process gets there first
+        return facts
+
+    first._ask_for_facts = slow_ask  # type: ignore[method-assign]
+    report = await first.extract_now("me")
+    assert (report.exchanges, report.pending) == (0, False)
+    assert len(await first.list_memories("me")) == 3
+    batches = await first.journal.batches("me")
+    assert [b.state for b in batches] == ["done"]

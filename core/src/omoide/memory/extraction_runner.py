@@ -32,7 +32,7 @@ from omoide.memory.api import ExtractionReport
 from omoide.memory.batches import ExtractionBatch, PlannedFact
 from omoide.memory.config import ExtractionSettings
 from omoide.memory.extraction import MAX_FACTS, Fact, TooManyFacts, one_line, unextractable
-from omoide.memory.journal import Journal, PendingExchange
+from omoide.memory.journal import ExchangesTaken, Journal, PendingExchange
 from omoide.memory.planning import BatchPlanner
 from omoide.memory.records import from_payload
 from omoide.types import Exchange, FloatArray, Memory, Priority
@@ -71,6 +71,8 @@ class _Tally:
     """Exchanges that failed on their own in this run, with the error."""
     answered: int = 0
     """Extraction calls the chat model answered usably in this run."""
+    elsewhere: set[str] = field(default_factory=set)
+    """Exchanges another process claimed while this run asked about them."""
     error: str | None = None
     outage: bool = False
 
@@ -104,7 +106,7 @@ class ExtractionRunner:
                 await self._complete(batch, tally)
             while True:
                 work = [w for w in await self.journal.pending_work(user, WORK_LIMIT)
-                        if w.exchange.id not in tally.failed]
+                        if w.exchange.id not in tally.failed | tally.elsewhere]
                 if not work:
                     break
                 for group in await self._groups(work, tally):
@@ -213,7 +215,12 @@ class ExtractionRunner:
                 tally.failed.add(ids[0])
                 return
         tally.answered += 1
-        batch = await self.journal.open_batch(group[0].user, group, facts)
+        try:
+            batch = await self.journal.open_batch(group[0].user, group, facts)
+        except ExchangesTaken as exc:  # another process extracts them: leave them to it
+            log.info("extraction for %s: %s", group[0].user, exc)
+            tally.elsewhere.update(ids)
+            return
         await self._complete(batch, tally)
 
     async def _single_failed(self, ex: Exchange, error: str, tally: _Tally) -> None:

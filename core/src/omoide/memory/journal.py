@@ -79,6 +79,10 @@ OPEN_STATES = ("answered", "planned")
 _EXCHANGE_COLUMNS = "id, user, user_text, assistant_text, at, session_id"
 
 
+class ExchangesTaken(Exception):
+    """Exchanges of a new batch were claimed or consumed by another extraction."""
+
+
 @dataclass(frozen=True)
 class PendingSummary:
     """One user's exchanges waiting for extraction, for ``omoide memory pending``.
@@ -369,7 +373,9 @@ class Journal:
     async def open_batch(self, user: str, exchanges: Sequence[Exchange],
                          facts: Sequence[Fact]) -> ExtractionBatch:
         """Record the chat model's ``facts`` for ``exchanges`` (state ``answered``) and
-        claim the exchanges for the batch, in one transaction."""
+        claim the exchanges for the batch, in one transaction. Raises
+        :class:`ExchangesTaken` (recording nothing) when another process claimed or
+        consumed one of them meanwhile."""
         batch = ExtractionBatch(
             id=str(uuid.uuid4()), user=user, exchange_ids=tuple(e.id for e in exchanges),
             said_at=max(e.at for e in exchanges), facts=tuple(facts), state="answered")
@@ -380,8 +386,14 @@ class Journal:
                        (batch.id, user, json.dumps(list(batch.exchange_ids)),
                         batch.said_at.isoformat(), facts_to_json(batch.facts), batch.state,
                         _now()))
-            db.executemany("UPDATE exchanges SET batch_id=? WHERE id=?",
-                           [(batch.id, i) for i in batch.exchange_ids])
+            claimed = 0
+            for i in batch.exchange_ids:
+                claimed += db.execute(
+                    "UPDATE exchanges SET batch_id=? WHERE id=? AND batch_id IS NULL AND"
+                    " consumed_at IS NULL AND quarantined_at IS NULL", (batch.id, i)).rowcount
+            if claimed != len(batch.exchange_ids):
+                raise ExchangesTaken(f"{len(batch.exchange_ids) - claimed} of the exchanges"
+                                     " were taken by another extraction meanwhile")
         await self._thread(lambda: self._transaction(write))
         return batch
 
