@@ -41,24 +41,30 @@ def _free_port() -> int:
 
 @dataclass
 class Server:
-    """A running ``omoide serve`` and how to talk to it."""
+    """A running ``omoide serve`` and how to talk to it (as the data dir's admin)."""
 
     process: subprocess.Popen[str]
     port: int
+    data: Path
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
+    def _headers(self) -> dict[str, str]:
+        from omoide.testing.auth import admin_headers
+        return {"Content-Type": "application/json", **admin_headers(self.data)}
+
     def get(self, path: str) -> Any:
+        request = urllib.request.Request(self.url(path), headers=self._headers())
         try:
-            with urllib.request.urlopen(self.url(path), timeout=30) as r:
+            with urllib.request.urlopen(request, timeout=30) as r:
                 return json.loads(r.read())
         except urllib.error.HTTPError as exc:
             return json.loads(exc.read())
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
         request = urllib.request.Request(self.url(path), json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+                                         self._headers())
         with urllib.request.urlopen(request, timeout=120) as r:
             return json.loads(r.read())
 
@@ -87,7 +93,7 @@ def serve(data: Path, *flags: str, chat: str = "standin", extra: str = "",
     """Start ``omoide serve`` on ``data`` and wait until it is ready; ``chat`` is the
     chat stage's YAML after ``use:``, ``extra`` more YAML for the config."""
     port = _free_port()
-    server = Server(start(write_config(data, port, chat, extra), port, *flags), port)
+    server = Server(start(write_config(data, port, chat, extra), port, *flags), port, data)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:

@@ -70,4 +70,4 @@ def test_accepting_a_damaged_journal_keeps_the_memories_and_what_can_be_read(
 def test_an_intact_data_dir_starts_with_its_memories(data: Path, serve_omoide: Any) -> None:
     server = serve_omoide(data)
     assert len(server.get("/v1/users/alice/memories")["memories"]) >= 4
-    assert server.get("/v1/memory/pending") == {"pending": [], "quarantined": []}
+    assert server.get("/v1/memory/pending") == {"pending": []}

@@ -26,6 +26,7 @@ def client(tmp_path_factory: pytest.TempPathFactory, configs: Path) -> Iterator[
     from omoide.config import validate_config, wanted_components
     from omoide.plugins import build_registry
     from omoide.server.app import create_app
+    from omoide.testing.auth import admin_client
 
     data = tmp_path_factory.mktemp("same-fact")
     raw: dict[str, Any] = yaml.safe_load((configs / "offline.yaml").read_text(encoding="utf-8"))
@@ -34,8 +35,8 @@ def client(tmp_path_factory: pytest.TempPathFactory, configs: Path) -> Iterator[
     raw["devices"] = []
     raw["memory"]["time_budget_ms"] = 5000
     settings = validate_config(raw, source="offline.yaml")
-    with TestClient(create_app(settings, build_registry(wanted_components(settings.envelope)))
-                    ) as c:
+    app = create_app(settings, build_registry(wanted_components(settings.envelope)))
+    with admin_client(app) as c:
         deadline = time.monotonic() + 180
         while c.get("/healthz").json()["status"] == "starting":
             assert time.monotonic() < deadline, "the offline stack did not start"

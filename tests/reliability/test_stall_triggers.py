@@ -143,7 +143,7 @@ def test_35_statements_waiting_at_once_are_all_extracted(server: Any) -> None:
     report = extract(server, "many")    # some were extracted already (every 8 exchanges)
     assert (report["pending"], report["quarantined"]) == (False, [])
     assert len(memories(server, "many")) == 35
-    assert server.get("/v1/memory/pending?user=many") == {"pending": [], "quarantined": []}
+    assert server.get("/v1/memory/pending?user=many") == {"pending": []}
 
 
 def test_a_4000_character_statement_is_extracted_with_the_next_one(server: Any) -> None:

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from omoide.cli import main
 from omoide.memory.journal import Journal
 from omoide.server.memory_routes import memory_router
+from omoide.testing.auth import BASE_URL, admin_headers, person_headers, protect
 from omoide.types import Exchange
 
 from .conftest import fake_chat
@@ -22,10 +23,14 @@ JST = ZoneInfo("Asia/Tokyo")
 AT = datetime(2026, 9, 27, 20, 0, tzinfo=JST)
 
 
-async def client_for(engine) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
+async def client_for(engine, person: str | None = None) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
+    """A client of the memory routes behind omoide's guard, as the admin (or a person)."""
     app = FastAPI()
     app.include_router(memory_router(engine))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    protect(app, engine.data_dir)
+    headers = person_headers(app, person) if person else admin_headers(app)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL,
+                             headers=headers)
 
 
 async def quarantined_engine(make_engine):  # type: ignore[no-untyped-def]
@@ -38,13 +43,13 @@ async def quarantined_engine(make_engine):  # type: ignore[no-untyped-def]
     return engine
 
 
-async def test_pending_lists_quarantined_exchanges_with_the_reason(make_engine) -> None:  # type: ignore[no-untyped-def]
+async def test_pending_counts_quarantined_exchanges_and_quarantine_gives_the_reason(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = await quarantined_engine(make_engine)
     async with await client_for(engine) as c:
         body = (await c.get("/v1/memory/pending")).json()
         assert [(p["user"], p["exchanges"], p["quarantined"]) for p in body["pending"]] == [
             ("u1", 0, 1)]
-        [dead] = body["quarantined"]
+        [dead] = (await c.get("/v1/memory/quarantine")).json()["quarantined"]
         assert (dead["exchange_id"], dead["user_text"]) == ("e1", "猫のむぎを飼ってるんだ")
         assert "not JSON" in dead["reason"]
         assert (await c.get("/v1/memory/quarantine", params={"user": "u2"})).json() == {
@@ -63,12 +68,23 @@ async def test_retry_over_http_releases_and_extraction_then_stores_the_facts(mak
     assert [m.text for m in await engine.list_memories("u1")] == ["あなたは猫のむぎを飼っている。"]
 
 
+async def test_a_person_sees_only_their_own_quarantine_and_cannot_release_it(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await quarantined_engine(make_engine)
+    async with await client_for(engine, person="u1") as c:
+        assert len((await c.get("/v1/memory/quarantine")).json()["quarantined"]) == 1
+        assert (await c.get("/v1/memory/quarantine", params={"user": "u2"})).status_code == 403
+        assert (await c.post("/v1/memory/retry", json={"user": "u1"})).status_code == 403
+    async with await client_for(engine, person="u2") as c:
+        assert (await c.get("/v1/memory/quarantine")).json() == {"quarantined": []}
+
+
 async def test_skip_over_http_sets_the_exchange_aside(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = await quarantined_engine(make_engine)
     async with await client_for(engine) as c:
         assert (await c.post("/v1/memory/skip", json={"user": "u1"})).json() == {
             "user": "u1", "skipped": ["e1"]}
-        assert (await c.get("/v1/memory/pending")).json() == {"pending": [], "quarantined": []}
+        assert (await c.get("/v1/memory/pending")).json() == {"pending": []}
+        assert (await c.get("/v1/memory/quarantine")).json() == {"quarantined": []}
         bad = await c.post("/v1/memory/skip", json={"user": "u1", "extra": 1})
         assert bad.status_code == 422
 

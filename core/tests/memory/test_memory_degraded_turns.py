@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from omoide.config import load_yaml, validate_config
 from omoide.plugins import PluginRegistry
 from omoide.server.app import create_app
+from omoide.testing.auth import admin_client
 
 CONFIG = """
 server: {{data_dir: {data}}}
@@ -34,7 +35,7 @@ def _client(tmp_path: Path, registry: PluginRegistry, *, budget: float = 300,
             embed_ms: float = 0) -> TestClient:
     text = CONFIG.format(data=tmp_path, budget=budget, embed_ms=embed_ms)
     settings = validate_config(load_yaml(text), registry=registry, environ={})
-    return TestClient(create_app(settings, registry))
+    return admin_client(create_app(settings, registry))
 
 
 def _wait(client: TestClient, status: str, timeout: float = 10) -> dict[str, Any]:

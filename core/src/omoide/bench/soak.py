@@ -138,8 +138,9 @@ async def _soak(args: argparse.Namespace, app: Any, httpx: Any, percentiles: Any
     degraded = failed = 0
     rss_before = _rss_mb()
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://soak",
-                                 timeout=120) as client:
+    admin = {"Authorization": f"Bearer {app.state.tokens.admin_token()}"}
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
+                                 headers=admin, timeout=120) as client:
         deadline = time.monotonic() + args.seconds
 
         async def talk(user: str, seed: int) -> None:
@@ -161,16 +162,16 @@ async def _soak(args: argparse.Namespace, app: Any, httpx: Any, percentiles: Any
         await memory.wait_for_extractions()
         for user in users:
             await client.post("/v1/memory/extract", json={"user": user})
-        pending = (await client.get("/v1/memory/pending")).json()
+        pending = (await client.get("/v1/memory/pending")).json()["pending"]
         audit = await _audit(memory, users)
-    stuck = {p["user"] for p in pending["pending"] if p["exchanges"] or p["quarantined"]}
+    stuck = {p["user"] for p in pending if p["exchanges"] or p["quarantined"]}
     return {
         "users": args.users, "seconds": args.seconds,
         "turns": {"count": len(latencies), "latency_ms": percentiles(latencies),
                   "degraded": degraded, "failed": failed},
         "extraction": {"exchanges": await memory.journal.count_exchanges(),
-                       "pending": sum(p["exchanges"] for p in pending["pending"]),
-                       "quarantined": len(pending["quarantined"]),
+                       "pending": sum(p["exchanges"] for p in pending),
+                       "quarantined": sum(p["quarantined"] for p in pending),
                        "stuck_people": len(stuck)},
         "audit": audit,
         "rss_mb": {"before": rss_before, "after": _rss_mb()},
