@@ -227,6 +227,14 @@ class Analyzer:
         return "".join(to_katakana(w.reading_form()) for w in self._morphemes(canonical(text), "C")
                        if w.part_of_speech()[0] not in ("補助記号", "空白"))
 
+    def morphemes(self, text: str) -> list[Any]:
+        """Sudachi's words of the canonical ``text`` in mode C (whole names and compounds),
+        with ``surface()``, ``part_of_speech()``, ``normalized_form()`` and
+        ``reading_form()``; an empty list without Sudachi."""
+        if not self.available:
+            return []
+        return self._morphemes(canonical(text), "C")
+
     def _rewrite_temporal(self, words: list[Any]) -> str:
         out: list[str] = []
         i = 0

@@ -426,11 +426,11 @@ async function personView(view, user, seq) {
       </form>
       <div id="import-report" role="status"></div>
     </section>
-    ${isAdmin() ? `<section aria-labelledby="extract-title"><h2 id="extract-title">Extraction</h2>
-      <p class="muted small">Exchanges are distilled into memories after a pause; extract now to see what it stores.</p>
-      <div class="row"><button type="button" id="extract">Extract now</button></div>
-      <div id="extract-report" role="status"></div>
-      <h3>Quarantined exchanges</h3><div id="quarantine">Loading…</div></section>` : ""}
+    <section aria-labelledby="extract-title"><h2 id="extract-title">Extraction</h2>
+      <p class="muted small">Exchanges are distilled into memories after a pause${isAdmin() ? "; extract now to see what it stores" : ""}.</p>
+      ${isAdmin() ? `<div class="row"><button type="button" id="extract">Extract now</button></div>
+      <div id="extract-report" role="status"></div>` : ""}
+      <h3>Quarantined exchanges</h3><div id="quarantine">Loading…</div></section>
     <section aria-labelledby="turns-title"><h2 id="turns-title">Turns, live</h2>${turnListHtml(user)}</section>`;
   renderSummary(person);
   const ctx = { user, base, memories: [] };
@@ -440,10 +440,8 @@ async function personView(view, user, seq) {
   $("#search").addEventListener("submit", (e) => { e.preventDefault(); loadMemories(ctx); });
   $("#clear-search").addEventListener("click", () => { $("#q").value = ""; loadMemories(ctx); });
   $("#import").addEventListener("submit", (e) => { e.preventDefault(); importFile(ctx); });
-  if (isAdmin()) {
-    $("#extract").addEventListener("click", () => extractNow(ctx));
-    loadQuarantine(ctx);
-  }
+  if (isAdmin()) $("#extract").addEventListener("click", () => extractNow(ctx));
+  loadQuarantine(ctx);
 }
 
 function renderSummary(p) {
@@ -630,8 +628,8 @@ async function loadQuarantine(ctx) {
     <ul class="plain">${letters.map((d, i) => `<li class="card"><p lang="ja">${esc(d.user_text)}</p>
       <p class="meta"><span>${timeHtml(d.at)}</span><span>${plural(d.attempts, "attempt")}</span></p>
       <p class="small">Reason: ${esc(d.reason)}</p>
-      <div class="actions"><button type="button" data-retry="${esc(d.exchange_id)}" aria-label="Retry exchange ${i + 1}">Retry</button>
-      <button type="button" class="danger" data-skip="${esc(d.exchange_id)}" aria-label="Skip exchange ${i + 1} for good">Skip</button></div></li>`).join("")}</ul>`
+      ${isAdmin() ? `<div class="actions"><button type="button" data-retry="${esc(d.exchange_id)}" aria-label="Retry exchange ${i + 1}">Retry</button>
+      <button type="button" class="danger" data-skip="${esc(d.exchange_id)}" aria-label="Skip exchange ${i + 1} for good">Skip</button></div>` : ""}</li>`).join("")}</ul>`
     : `<p class="muted">Nothing is quarantined.</p>`;
   for (const b of $$("button[data-retry], button[data-skip]", box)) {
     b.addEventListener("click", async () => {
