@@ -47,8 +47,9 @@ if not CHROMIUM.exists():
                 allow_module_level=True)
 
 
-def config_data(data_dir: Path, port: int) -> dict[str, Any]:
-    return yaml.safe_load(f"""
+def config_data(data_dir: Path, port: int, chat: dict[str, Any] | None = None,
+                extraction: dict[str, Any] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(f"""
 assistant: {{name: かな, timezone: Asia/Tokyo}}
 server: {{data_dir: {data_dir}, host: 127.0.0.1, port: {port}}}
 memory: {{extraction: {{on_disconnect: false, idle_minutes: 600, max_exchanges: 100}}}}
@@ -60,6 +61,10 @@ chat: {{use: standin}}
 tts: {{use: fake, ms_per_char: 100}}
 devices: [{{use: stackchan, hello_timeout_s: 5}}]
 """)
+    if chat is not None:
+        data["chat"] = chat
+    data["memory"]["extraction"].update(extraction or {})
+    return data
 
 
 @dataclass
@@ -148,11 +153,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def omoide_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Omoide]:
+def omoide_server(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Omoide]:
+    """The module's server; a module may set ``SERVER_CHAT`` and ``SERVER_EXTRACTION``
+    (config sections) to run another chat model or extraction settings."""
     base = tmp_path_factory.mktemp("console")
     port = _free_port()
     config = base / "omoide.yaml"
-    config.write_text(yaml.safe_dump(config_data(base / "data", port), allow_unicode=True))
+    data = config_data(base / "data", port, getattr(request.module, "SERVER_CHAT", None),
+                       getattr(request.module, "SERVER_EXTRACTION", None))
+    config.write_text(yaml.safe_dump(data, allow_unicode=True))
     log = (base / "server.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
