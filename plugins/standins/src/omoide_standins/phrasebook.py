@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from omoide.components import ASR, ASRConfig
+from omoide.components import ASR, ASRConfig, RecognitionContext
 from omoide.errors import ConfigError, ConfigProblem, ModelNotAvailable
 from omoide.types import AudioClip, FloatArray, Priority, Transcript
 
@@ -117,7 +117,8 @@ class PhrasebookASR(ASR):
         self._templates = []
         self._sketches = []
 
-    async def _transcribe(self, audio: AudioClip) -> Transcript:
+    async def _transcribe(self, audio: AudioClip, context: RecognitionContext) -> Transcript:
+        # A fixed phrase book cannot be biased: the context is ignored.
         match = await self.run_blocking(lambda: self.match(audio.samples), Priority.INTERACTIVE)
         cfg = self.config
         text = match.phrase if match.phrase is not None else cfg.no_match_text
