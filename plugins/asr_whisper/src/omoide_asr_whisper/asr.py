@@ -17,6 +17,7 @@ each choice does to entity recall and to the error rate.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -142,6 +143,12 @@ class WhisperASR(ASR):
         return f"omoide download {model}"
 
     def _load(self) -> Any:
+        # CTranslate2's OpenMP workers spin while idle by default. On a CPU shared with the
+        # rest of the server (and other processes) spinning steals the cores the work
+        # needs: with two busy neighbours a 3 s utterance took 10-20 s instead of 3 s.
+        # libgomp reads this once, when CTranslate2 is first imported; a value the
+        # operator set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from faster_whisper import WhisperModel
 
         path = self._model_dir()
