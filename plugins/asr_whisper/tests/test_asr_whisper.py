@@ -99,21 +99,26 @@ async def test_noise_gives_an_empty_transcript_even_with_a_context(
     assert (await whisper.transcribe(AudioClip(noise, 16000), context)).text == ""
 
 
-async def test_doubtful_segments_are_dropped(whisper: WhisperASR,
+async def test_doubtful_segments_and_repetition_loops_are_dropped(whisper: WhisperASR,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     class Segment:
-        def __init__(self, text: str, avg_logprob: float) -> None:
+        def __init__(self, text: str, avg_logprob: float, compression_ratio: float) -> None:
             self.text, self.avg_logprob = text, avg_logprob
+            self.compression_ratio = compression_ratio
 
     class Info:
         language = "ja"
 
+    loop = "横浜 " * 40
+
     def transcribe(*args: Any, **kwargs: Any) -> tuple[list[Segment], Info]:
-        return [Segment("箱根に行く", -0.2), Segment("おはようございます。", -1.8)], Info()
+        return [Segment("箱根に行く", -0.2, 0.9), Segment("おはようございます。", -1.8, 0.7),
+                Segment(loop, -0.3, 9.5)], Info()
 
     monkeypatch.setattr(whisper._model, "transcribe", transcribe)
     decoded = whisper.decode(np.zeros(16000, dtype=np.float32), {})
-    assert decoded.text == "箱根に行く" and decoded.dropped == ("おはようございます。",)
+    assert decoded.text == "箱根に行く"
+    assert decoded.dropped == ("おはようございます。", loop)
 
 
 # -- the memory context -------------------------------------------------------------------

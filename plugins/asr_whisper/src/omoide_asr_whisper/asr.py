@@ -7,7 +7,8 @@ by ten in our measurements for little gain). Inside the utterance, faster-whispe
 bundled Silero VAD drops what is not speech before decoding (``vad_filter``): silence
 and noise give an empty transcript instead of a hallucinated sentence, and a long
 recording costs only its speech. Segments the model itself doubts
-(``min_avg_logprob``) are dropped for the same reason.
+(``min_avg_logprob``) and repetition loops (``max_compression_ratio``) are dropped for
+the same reason, and the tokens decoded are bounded by the audio's length.
 
 The request's recognition context (the person's names, places, entities) is given to
 Whisper as its initial prompt (``context_as``): see ``omoide bench asr`` for what
@@ -40,6 +41,12 @@ MODEL_FILES = ("config.json", "model.bin", "tokenizer.json")
 faster-whisper would try to download one)."""
 
 ContextUse = Literal["prompt", "hotwords", "both", "none"]
+
+TOKENS_PER_SECOND = 15
+"""Upper bound on tokens per second of audio: Japanese speech needs about a third of it,
+so only a repetition loop reaches the bound (and then stops after ~1 s, not ~5 s)."""
+MAX_NEW_TOKENS = 200
+"""Never more (the prompt takes up to 223 of Whisper's 448 positions)."""
 
 
 class WhisperASRConfig(ASRConfig):
@@ -74,6 +81,10 @@ class WhisperASRConfig(ASRConfig):
     min_avg_logprob: float = Field(
         -1.0, le=0, description="Segments whose mean token log-probability is lower are"
                                 " dropped as doubtful (Whisper's own threshold is -1.0).")
+    max_compression_ratio: float = Field(
+        2.4, gt=1, description="Segments whose text compresses better than this (gzip) are"
+                               " repetition loops and are dropped (Whisper's own threshold"
+                               " is 2.4).")
     temperature_fallback: bool = Field(
         False, description="Re-decode doubtful segments at higher temperatures (Whisper's"
                            " default; slower, up to several times in the worst case).")
@@ -207,15 +218,19 @@ class WhisperASR(ASR):
         cfg = self.config
         temperature: float | tuple[float, ...] = \
             (0.0, 0.2, 0.4, 0.6, 0.8, 1.0) if cfg.temperature_fallback else 0.0
+        seconds = min(samples.size / 16000, 30.0)   # Whisper decodes 30 s windows
         segments, info = self._model.transcribe(
             samples, language=self._language, beam_size=cfg.beam_size,
             temperature=temperature, without_timestamps=True,
-            condition_on_previous_text=False, vad_filter=cfg.vad_filter, **prompt)
+            condition_on_previous_text=False, vad_filter=cfg.vad_filter,
+            max_new_tokens=min(MAX_NEW_TOKENS, 10 + int(TOKENS_PER_SECOND * seconds)),
+            **prompt)
         kept: list[str] = []
         dropped: list[str] = []
         for segment in segments:
-            (kept if segment.avg_logprob >= cfg.min_avg_logprob else dropped).append(
-                segment.text)
+            doubtful = segment.avg_logprob < cfg.min_avg_logprob or \
+                segment.compression_ratio > cfg.max_compression_ratio
+            (dropped if doubtful else kept).append(segment.text)
         language = info.language if self._language is None else None
         return Decoded("".join(kept).strip(), language, tuple(dropped))
 
