@@ -45,9 +45,39 @@ async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
     await server.stop()
 
 
-def test_the_offline_phrase_book_knows_the_skills_lines(configs: Path) -> None:
-    asr = yaml.safe_load((configs / "offline.yaml").read_text(encoding="utf-8"))["asr"]
-    assert [p for p in SKILL_LINES if p not in asr["phrases"]] == []
+def test_the_skills_lines_spoken_through_the_offline_recogniser_still_call_the_tools(
+        ) -> None:
+    """The demo speaks part 3 through Whisper (configs/offline.yaml) with the offline
+    tools' phrases as recognition context, as a turn does: what it hears must still set
+    a 10-second timer, ask to forget, and read as a yes."""
+    import asyncio
+
+    asr_whisper = pytest.importorskip("omoide_asr_whisper.asr")
+    from omoide.commands.demo import synthesise_user_speech
+    from omoide.components import RecognitionContext
+    from omoide.pipeline.confirmation import Answer, read_answer
+    from omoide_skills.clock import ClockTool
+    from omoide_skills.memory_voice import MemoryTool
+    from omoide_skills.timers import TimersTool
+    from omoide_standins.tool_rules import timer_arguments
+
+    phrases = [*ClockTool.recognition_phrases, *TimersTool.recognition_phrases,
+               *MemoryTool.recognition_phrases]
+    context = RecognitionContext.of(phrases, len(phrases))
+    asr = asr_whisper.WhisperASR(asr_whisper.WhisperASRConfig(timeout_s=120, retries=0))
+
+    async def hear_all() -> list[str]:
+        await asr.start()
+        try:
+            return [(await asr.transcribe(synthesise_user_speech(line), context)).text
+                    for line in SKILL_LINES]
+        finally:
+            await asr.stop()
+
+    timer_heard, forget_heard, yes_heard = asyncio.run(hear_all())
+    assert timer_arguments(timer_heard) == {"seconds": 10}, timer_heard
+    assert "忘れて" in forget_heard, forget_heard
+    assert read_answer(yes_heard) is Answer.YES, yes_heard
 
 
 async def test_part_three_sets_a_timer_hears_it_and_forgets_after_a_yes(

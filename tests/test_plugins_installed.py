@@ -8,7 +8,8 @@ from pathlib import Path
 
 SEVEN = {"asr_qwen", "embed_qwen", "store_qdrant", "store_chroma", "chat_modelscope",
          "tts_irodori", "device_stackchan"}
-OFFLINE = {"embed_e5", "embed_use", "vad_silero", "tts_openjtalk", "standins"}
+OFFLINE = {"embed_e5", "embed_use", "vad_silero", "tts_openjtalk", "standins", "asr_whisper",
+           "tts_kokoro"}
 
 
 def test_plugins_lists_the_seven_production_plugins_and_the_offline_ones(omoide_cli) -> None:

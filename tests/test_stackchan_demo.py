@@ -1,4 +1,4 @@
-"""``omoide demo``: the scenario runs end to end, and the shipped config knows its lines."""
+"""``omoide demo``: the scenario runs end to end and shows what was heard and misheard."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import yaml
 pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("pyopenjtalk")
 
-from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, prepare_config
-from omoide.commands.demo_skills import SKILL_LINES
+from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, mishearings, prepare_config
 
 DOUBLES = """
 assistant: {name: かな, timezone: Asia/Tokyo}
@@ -28,23 +27,22 @@ devices:
 """
 
 
-def test_the_offline_phrase_book_knows_every_line_the_demo_user_says(configs: Path) -> None:
-    asr = yaml.safe_load((configs / "offline.yaml").read_text(encoding="utf-8"))["asr"]
-    if asr.get("use") != "phrasebook":
-        pytest.skip("offline.yaml does not use the phrase-book recogniser")
-    missing = [p for p in (*SETUP_LINES, *RECALL_QUESTIONS) if p not in asr["phrases"]]
-    assert missing == []
-
-
-def test_prepared_config_moves_data_and_completes_the_phrase_list(tmp_path: Path) -> None:
+def test_prepared_config_moves_the_data_into_the_demo_folder(tmp_path: Path) -> None:
     source = tmp_path / "offline.yaml"
     source.write_text(yaml.safe_dump({
         "server": {"data_dir": "./data"}, "store": {"use": "qdrant", "path": "./data/q"},
-        "asr": {"use": "phrasebook", "phrases": [SETUP_LINES[0]]}}, allow_unicode=True))
+        "asr": {"use": "whisper"}}, allow_unicode=True))
     data = prepare_config(source, tmp_path / "demo")
     assert data["server"]["data_dir"] == str(tmp_path / "demo")
     assert data["store"]["path"].startswith(str(tmp_path / "demo"))
-    assert set(data["asr"]["phrases"]) == {*SETUP_LINES, *RECALL_QUESTIONS, *SKILL_LINES}
+    assert data["asr"] == {"use": "whisper"}
+
+
+def test_mishearings_are_shown_piece_by_piece_ignoring_punctuation() -> None:
+    heard = "来週の土曜日に友達と箱寝に行くんだ。"
+    assert mishearings("来週の土曜日に友達と箱根に行くんだ", heard) == [("根", "寝")]
+    assert mishearings("週末の予定覚えてる?", "週末の予定覚えてる？") == []
+    assert mishearings("週末の予定覚えてる?", "週末の予定を覚えている") == [("", "を"), ("", "い")]
 
 
 @pytest.mark.slow
@@ -62,4 +60,5 @@ def test_demo_runs_the_whole_scenario_with_test_doubles(omoide_cli: Any,
     assert out.count("ms after end of speech") == 10
     assert "activation code" in out and "== forced extraction" in out
     assert "what stood in for a real model" in out
+    assert "heard exactly: 1 of 10 lines" in out   # the double hears one line for all
     assert len(list((tmp_path / "replies").glob("reply-*.wav"))) == 10

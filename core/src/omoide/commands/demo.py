@@ -5,9 +5,11 @@ folder), pairs a simulated robot the way a real one is paired (OTA -> activation
 pairing), and speaks the reference's scenario with Japanese speech synthesised offline:
 five exchanges about a new ramen shop, a Hakone trip next Saturday and guitar practice;
 then a forced extraction; then five questions that need (or must not use) memory.
-For every turn it shows the reply with the robot's face, what memory retrieval found
-and the time of each stage. Components that stand in for a real model are named as
-such, with the setting that switches to the real one.
+For every turn it shows what the recogniser heard (offline: Whisper base, so
+mis-hearings are real and marked), the reply with the robot's face, what memory
+retrieval found and the time of each stage, then how many lines were heard exactly
+and how many recall questions were answered from memory. Components that stand in
+for a real model are named as such, with the setting that switches to the real one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +60,12 @@ def default_config() -> Path:
     return Path(omoide.__file__).resolve().parents[3] / "configs" / "offline.yaml"
 
 
+MEMORY_QUESTIONS = RECALL_QUESTIONS[:3]
+"""The questions whose answer is in the user's memories (the other two need none)."""
+
+
 def prepare_config(path: Path, data_dir: Path) -> dict[str, Any]:
-    """The config with its data moved to ``data_dir`` and every demo line in the
-    phrase-book recogniser's list (the stand-in knows only the phrases it is given)."""
+    """The config with its data moved to ``data_dir``."""
     import yaml
 
     data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -67,13 +73,34 @@ def prepare_config(path: Path, data_dir: Path) -> dict[str, Any]:
     store = data.get("store")
     if isinstance(store, dict) and "path" in store:
         store["path"] = str(data_dir / "store")
-    asr = data.get("asr")
-    if isinstance(asr, dict) and asr.get("use") == "phrasebook":
-        phrases = list(asr.get("phrases") or [])
-        from omoide.commands.demo_skills import SKILL_LINES  # the skills part (part 3)
-        asr["phrases"] = phrases + [p for p in (*SETUP_LINES, *RECALL_QUESTIONS, *SKILL_LINES)
-                                    if p not in phrases]
     return data
+
+
+def mishearings(said: str, heard: str) -> list[tuple[str, str]]:
+    """Where ``heard`` differs from ``said``, as (said, heard) pieces; punctuation, width
+    and spaces are not counted (NFKC, then compared without them)."""
+    import difflib
+
+    a, b = _letters(said), _letters(heard)
+    return [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in
+            difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op != "equal"]
+
+
+def _letters(text: str) -> str:
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c)[0] not in "PZS")
+
+
+@dataclass
+class DemoTally:
+    """What the demo counts as it goes, for its closing lines."""
+
+    heard_exactly: int = 0
+    lines: int = 0
+    recalled: int = 0
+    memory_questions: int = 0
 
 
 def real_choices(config_path: Path) -> dict[str, str]:
@@ -203,25 +230,30 @@ async def _run(args: argparse.Namespace) -> int:
             _print(f"robot connected over WebSocket (session {robot.session_id}); "
                    f"user {DEMO_USER!r}", "")
 
+            tally = DemoTally()
             _print("== part 1: five things the user tells the robot ==")
             for i, line in enumerate(SETUP_LINES, 1):
-                await _turn(i, line, robot, observer, face_emoji, out, show_memories=False)
+                await _turn(i, line, robot, observer, face_emoji, out, tally,
+                            show_memories=False)
 
             _print("", "== forced extraction (POST /v1/memory/extract) ==")
             await _extract(http, server)
 
             _print("", "== part 2: questions (recall, and two that need no memory) ==")
             for i, line in enumerate(RECALL_QUESTIONS, len(SETUP_LINES) + 1):
-                await _turn(i, line, robot, observer, face_emoji, out, show_memories=True)
+                await _turn(i, line, robot, observer, face_emoji, out, tally,
+                            show_memories=True)
 
             # -- part 3: skills (tools); all of it lives in commands/demo_skills.py ------
             from omoide.commands.demo_skills import run_skills_part
             await run_skills_part(
                 server, robot, observer,
-                lambda i, line, **kw: _turn(i, line, robot, observer, face_emoji, out, **kw),
+                lambda i, line, **kw: _turn(i, line, robot, observer, face_emoji, out, tally,
+                                            **kw),
                 len(SETUP_LINES) + len(RECALL_QUESTIONS) + 1, DEMO_USER)
             # -- end of part 3 ----------------------------------------------------------
             await robot.close()
+            _show_tally(tally)
             _show_stand_ins(health, real_choices(config_path))
     finally:
         await server.stop()
@@ -253,7 +285,7 @@ def _show_stand_ins(health: dict[str, Any], real: dict[str, str]) -> None:
 
 
 async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_emoji: Any,
-                out: Path | None, *, show_memories: bool) -> None:
+                out: Path | None, tally: DemoTally, *, show_memories: bool) -> None:
     clip = await asyncio.to_thread(synthesise_user_speech, line)
     seen = len(observer.turns)
     reply = await robot.say(clip, mode="auto", timeout=180)
@@ -262,14 +294,24 @@ async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_
             break
         await asyncio.sleep(0.02)
     turn = observer.turns[seen] if len(observer.turns) > seen else None
+    heard = reply.transcript or ""
     _print(f"[{index:>2}] user : {line}",
-           f"     heard: {reply.transcript or '(nothing: the recogniser did not understand)'}")
+           f"     heard: {heard or '(nothing: the recogniser did not understand)'}"
+           + _context_note(turn))
+    wrong = mishearings(line, heard) if heard else []
+    tally.lines += 1
+    tally.heard_exactly += not wrong and bool(heard)
+    if wrong:
+        _print("     misheard: " + ", ".join(f"{a or '∅'}→{b or '∅'}" for a, b in wrong))
     if show_memories and turn is not None:
         if turn.memories:
             for m in turn.memories:
                 _print(f"     recalled ({m.score:.2f}): {m.memory.text}")
         else:
             _print("     recalled: nothing")
+    if line in MEMORY_QUESTIONS:
+        tally.memory_questions += 1
+        tally.recalled += bool(turn is not None and turn.memories)
     face = reply.face or "neutral"
     _print(f"     robot {face_emoji(face)} [{face}]: {reply.text}")
     if reply.errors:
@@ -280,6 +322,21 @@ async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_
         _print(f"     ms after end of speech: {times}")
     if out is not None:
         reply.save_wav(out / f"reply-{index:02d}.wav")
+
+
+def _context_note(turn: Any) -> str:
+    """" (with N memory words as context)" when the recogniser was given the vocabulary."""
+    span = turn.trace.spans.get("asr") if turn is not None else None
+    note = getattr(span, "note", None)
+    return f"   ({note.replace(' as context', '')} as recognition context)" if note else ""
+
+
+def _show_tally(tally: DemoTally) -> None:
+    _print("", "== how it went ==",
+           f"  heard exactly: {tally.heard_exactly} of {tally.lines} lines (punctuation aside);"
+           " the others are shown with what was misheard",
+           f"  recall questions answered from memory: {tally.recalled} of"
+           f" {tally.memory_questions}")
 
 
 async def _extract(http: Any, server: Any) -> None:

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from omoide.components.asr import ASR, ASRConfig
+from omoide.components.asr import ASR, ASRConfig, RecognitionContext
 from omoide.components.base import (
                                     Capabilities,
                                     Component,
@@ -56,6 +56,7 @@ __all__ = [
                                     "Embedder",
                                     "EmbedderConfig",
                                     "EndOfSpeechDetector",
+                                    "RecognitionContext",
                                     "StoreCapabilities",
                                     "TTSConfig",
                                     "Tool",

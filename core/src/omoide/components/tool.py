@@ -144,6 +144,10 @@ class Tool(Component[ToolConfig]):
 
     kind: ClassVar[str] = "tool"
     Config: ClassVar[type[ToolConfig]] = ToolConfig
+    recognition_phrases: ClassVar[tuple[str, ...]] = ()
+    """Short words and phrases people say to use this tool (「タイマー」, 「3分」), added to
+    the speech recogniser's context while the tool is ready: a small recogniser hears
+    「10秒タイマー」 as nothing without them. Keep it to a handful."""
 
     def __init__(self, config: ToolConfig) -> None:
         super().__init__(config)

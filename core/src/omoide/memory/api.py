@@ -77,3 +77,9 @@ class MemoryService(Protocol):
         ...
 
     async def list_memories(self, user: str) -> Sequence[Memory]: ...
+
+    async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
+        """Up to ``limit`` words ``user`` is likely to say — the names, places and
+        entities of their live memories, most useful first — for biasing speech
+        recognition. Cheap once the user's index exists; callers bound its time."""
+        ...

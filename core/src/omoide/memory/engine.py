@@ -45,6 +45,7 @@ from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read
 from omoide.memory.text import dedup_key
+from omoide.memory.vocabulary import cached_recognition_vocabulary
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
 
@@ -187,6 +188,14 @@ class MemoryEngine:
             task = asyncio.create_task(self._build_index(user))
             self._index_tasks[user] = task
         return await asyncio.shield(task)
+
+    async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
+        """Names, places and entities of ``user``'s live memories, most frequent and
+        recent first, for biasing speech recognition (see :mod:`omoide.memory.vocabulary`).
+
+        Waits for the user's index if it is being built: callers bound the time.
+        """
+        return cached_recognition_vocabulary(await self.index(user), limit)
 
     async def _build_index(self, user: str) -> UserIndex:
         try:

@@ -65,6 +65,9 @@ class UserIndex:
         self._matrix_ids: list[str] = []
         self.built_at = time.monotonic()
         self._habits: dict[int, set[str]] = defaultdict(set)
+        self.revision = 0
+        """Counts changes (add, remove, supersede): what is derived from the index is
+        cached by it."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -79,6 +82,11 @@ class UserIndex:
         e = self._entries.get(memory_id)
         return e.memory if e else None
 
+    def terms(self, memory_id: str) -> tuple[Term, ...]:
+        """The content words the index holds for a memory (empty if it is not indexed)."""
+        e = self._entries.get(memory_id)
+        return e.terms if e else ()
+
     def vector(self, memory_id: str) -> FloatArray | None:
         e = self._entries.get(memory_id)
         return e.vector if e else None
@@ -92,6 +100,7 @@ class UserIndex:
             vector = old.vector
         self.remove(memory.id)
         self._matrix = None
+        self.revision += 1
         text = canonical(memory.text)
         analysis = analyzer().analyse(text, query=False)
         # names the extraction reported are entity keys too, in their own spelling
@@ -124,6 +133,7 @@ class UserIndex:
         if entry is None:
             return
         self._matrix = None
+        self.revision += 1
         self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -144,6 +154,7 @@ class UserIndex:
         if entry is not None:
             from dataclasses import replace
             entry.memory = replace(entry.memory, superseded_by=by)
+            self.revision += 1
 
     # -- channels --------------------------------------------------------------------
     def lexical(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:

@@ -33,6 +33,7 @@ from omoide.pipeline.prompt import (
     assemble_system_prompt,
     build_messages,
 )
+from omoide.pipeline.recognition import recognition_context
 from omoide.pipeline.splitter import SentenceSplitter
 from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
@@ -125,13 +126,17 @@ class Assistant:
             raise OmoideError("a turn needs text or audio")
         if self.asr is None:
             raise OmoideError("no ASR configured for audio turns")
+        context = await recognition_context(
+            self.memory, request.user, self.asr.config.memory_vocabulary,
+            tool_phrases=self.tools.recognition_phrases())
         trace.begin("asr", self.asr.name)
         try:
-            result = await self.asr.transcribe(request.audio)
+            result = await self.asr.transcribe(request.audio, context)
         except OmoideError as exc:
             trace.end("asr", error=str(exc))
             raise
-        trace.end("asr")
+        trace.end("asr", note=f"{len(context.vocabulary)} memory and tool words as context"
+                  if context else None)
         return result.text
 
     async def _recall(self, user: str, text: str, now: datetime, trace: TurnTrace,

@@ -109,6 +109,15 @@ class ToolRunner:
         self._pending: dict[str, PendingConfirmation] = {}
         self._warned: set[str] = set()
 
+    def recognition_phrases(self) -> list[str]:
+        """What people say to use the ready tools (each tool's ``recognition_phrases``,
+        in config order, without repeats): part of the speech recogniser's context."""
+        phrases: dict[str, None] = {}
+        for tool in self.tools:
+            if tool.status.state.value == "ready":
+                phrases.update(dict.fromkeys(tool.recognition_phrases))
+        return list(phrases)
+
     def for_turn(self, request: TurnRequest, now: datetime) -> TurnTools:
         routes: dict[str, _Route] = {}
         specs: list[ToolSpec] = []

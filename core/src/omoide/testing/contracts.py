@@ -37,6 +37,7 @@ from omoide.components import (
     Component,
     Device,
     Embedder,
+    RecognitionContext,
     Tool,
     ToolContext,
     ToolError,
@@ -138,6 +139,21 @@ class ASRContract(ComponentContract):
         clip = AudioClip(np.zeros(int(seconds * 8000), dtype=np.float32), 8000)
         with pytest.raises(InvalidInput):
             await component.transcribe(clip)
+
+    async def test_a_recognition_context_is_accepted(self, component: ASR,
+                                                     speech: AudioClip) -> None:
+        context = RecognitionContext.of(["箱根", "スタックチャン", "ゆき"])
+        result = await component.transcribe(speech, context)
+        assert isinstance(result.text, str)
+
+    async def test_silence_with_a_context_does_not_echo_the_vocabulary(
+            self, component: ASR) -> None:
+        """A biased recogniser must not "hear" its vocabulary in silence (a prompt that
+        leaks into the transcript would put words in the person's mouth)."""
+        words = ["箱根", "スタックチャン", "ゆき"]
+        silence = AudioClip(np.zeros(16000, dtype=np.float32), 16000)
+        result = await component.transcribe(silence, RecognitionContext.of(words))
+        assert not any(w in result.text for w in words)
 
 
 class EmbedderContract(ComponentContract):

@@ -31,6 +31,7 @@ from omoide.components import (
     ChatModel,
     Embedder,
     EmbedderConfig,
+    RecognitionContext,
     Tool,
     ToolConfig,
     ToolContext,
@@ -68,7 +69,8 @@ class FakeASRConfig(ASRConfig):
 
 
 class FakeASR(ASR):
-    """Returns ``text`` for any audio after ``latency_ms``."""
+    """Returns ``text`` for any audio after ``latency_ms``; records each request's
+    recognition context in ``contexts`` (what tests of memory-biased recognition read)."""
 
     name = "fake"
     Config = FakeASRConfig
@@ -79,9 +81,12 @@ class FakeASR(ASR):
         super().__init__(config)
         self.durations_ms: list[float] = []
         """How long each call really took (benchmarks subtract it from turn times)."""
+        self.contexts: list[RecognitionContext] = []
+        """The context each call received, after the core merged in the hotwords."""
 
-    async def _transcribe(self, audio: AudioClip) -> Transcript:
+    async def _transcribe(self, audio: AudioClip, context: RecognitionContext) -> Transcript:
         started = time.perf_counter()
+        self.contexts.append(context)
         await asyncio.sleep(self.config.latency_ms / 1000)
         self.durations_ms.append((time.perf_counter() - started) * 1000)
         return Transcript(self.config.text, self.config.language)
@@ -335,16 +340,22 @@ class MemoryServiceDouble:
     """A :class:`omoide.memory.api.MemoryService` that returns canned memories.
 
     Records journaled exchanges and extraction requests; ``delay_s`` simulates a slow
-    store; ``fail`` makes ``recall`` raise.
+    store; ``fail`` makes ``recall`` and ``recognition_vocabulary`` raise;
+    ``vocabulary`` is what ``recognition_vocabulary`` returns (after
+    ``vocabulary_delay_s``).
     """
 
     engine_name = "double"
 
     def __init__(self, memories: Sequence[Any] = (), *, delay_s: float = 0.0,
-                 fail: bool = False) -> None:
+                 fail: bool = False, vocabulary: Sequence[str] = (),
+                 vocabulary_delay_s: float = 0.0) -> None:
         self.memories = list(memories)
         self.delay_s = delay_s
         self.fail = fail
+        self.vocabulary = list(vocabulary)
+        self.vocabulary_delay_s = vocabulary_delay_s
+        self.vocabulary_requests: list[tuple[str, int]] = []
         self.journal: list[Any] = []
         self.noted: list[Any] = []
         self.ended: list[str] = []
@@ -381,6 +392,12 @@ class MemoryServiceDouble:
     async def list_memories(self, user: str) -> list[Any]:
         return [m.memory for m in self.memories if m.memory.user == user]
 
+    async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
+        self.vocabulary_requests.append((user, limit))
+        if self.fail:
+            raise ComponentError("memory double fails on purpose")
+        await asyncio.sleep(self.vocabulary_delay_s)
+        return self.vocabulary[:limit]
 
 class ToolDoubleConfig(ToolConfig):
     huge_chars: int = Field(100_000, ge=1, description="Length of `huge`'s result.")

@@ -1,7 +1,9 @@
 """Qwen3-ASR on CPU through the ``qwen-asr`` package (its transformers backend).
 
 ``Qwen3ASRModel.from_pretrained(dir, dtype=...)`` loads the weights; each utterance is
-``transcribe(audio=(samples, 16000), language=..., context=hotwords)``. Long audio is
+``transcribe(audio=(samples, 16000), language=..., context=...)``, the context string
+being the configured ``context`` text, the hotwords and the person's memory vocabulary
+(Qwen3-ASR is trained to use such context for names and terms). Long audio is
 cut at quiet points into ``chunk_seconds`` pieces transcribed one after another, so
 memory stays bounded whatever ``max_seconds`` allows. Output is NFKC-normalised.
 """
@@ -16,7 +18,7 @@ import numpy as np
 from pydantic import Field
 
 from omoide.blocking import load_on_own_thread
-from omoide.components import ASR, ASRConfig
+from omoide.components import ASR, ASRConfig, RecognitionContext
 from omoide.errors import (
     ComponentError,
     ConfigError,
@@ -46,8 +48,8 @@ class QwenASRConfig(ASRConfig):
                                "faster on CPUs with bf16 instructions).")
     max_new_tokens: int = Field(256, ge=1, le=4096,
                                 description="Upper bound on generated tokens per chunk.")
-    context: str = Field("", description="Extra context text given to the model with the "
-                                         "hotwords (e.g. a topic).")
+    context: str = Field("", description="Extra context text given to the model before the "
+                                         "hotwords and memory vocabulary (e.g. a topic).")
     chunk_seconds: float = Field(30.0, ge=5, le=1200,
                                  description="Long audio is transcribed in pieces this long.")
     threads: int | None = Field(None, ge=1, le=256,
@@ -106,12 +108,12 @@ class QwenASR(ASR):
     async def _stop(self) -> None:
         self._model = None
 
-    @property
-    def prompt_context(self) -> str:
-        """The context text given to the model: the configured context and hotwords."""
-        return " ".join(p for p in [self.config.context, " ".join(self.config.hotwords)] if p)
+    def prompt_context(self, context: RecognitionContext) -> str:
+        """The context string given to the model: the configured ``context`` text, then
+        the request's vocabulary (the configured hotwords and the person's memory words)."""
+        return " ".join(p for p in [self.config.context, " ".join(context.vocabulary)] if p)
 
-    async def _transcribe(self, audio: AudioClip) -> Transcript:
+    async def _transcribe(self, audio: AudioClip, context: RecognitionContext) -> Transcript:
         if self._model is None:
             raise ComponentError("asr qwen: not started")
         from qwen_asr.inference.utils import split_audio_into_chunks
@@ -122,18 +124,20 @@ class QwenASR(ASR):
             samples = np.pad(samples, (0, minimum - samples.size))
         texts: list[str] = []
         language = self._language
+        prompt = self.prompt_context(context)
         for piece, _offset in split_audio_into_chunks(samples, audio.sample_rate,
                                                       self.config.chunk_seconds):
-            result = await self.run_blocking(lambda p=piece: self._run(p, audio.sample_rate))
+            result = await self.run_blocking(
+                lambda p=piece: self._run(p, audio.sample_rate, prompt))
             texts.append(result.text)
             language = language or (result.language or None)
         text = unicodedata.normalize("NFKC", "".join(texts)).strip()
         return Transcript(text, language)
 
-    def _run(self, samples: np.ndarray, rate: int) -> Any:
+    def _run(self, samples: np.ndarray, rate: int, prompt: str) -> Any:
         try:
             results = self._model.transcribe(audio=(samples, rate), language=self._language,
-                                             context=self.prompt_context)
+                                             context=prompt)
         except (ValueError, RuntimeError) as exc:
             raise InvalidInput(f"asr qwen: the model could not process this audio ({exc})") \
                 from exc

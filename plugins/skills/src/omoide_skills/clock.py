@@ -22,6 +22,7 @@ class ClockTool(Tool):
     """Tells the date, weekday and time where the person is."""
 
     name = "clock"
+    recognition_phrases = ("今何時", "何曜日", "何日")
     Config: ClassVar[type[ClockConfig]] = ClockConfig
     config: ClockConfig
 

@@ -96,6 +96,7 @@ class HomeAssistantTool(Tool):
     """States and services of allowed Home Assistant entities."""
 
     name = "home_assistant"
+    recognition_phrases = ("電気", "つけて", "消して")
     Config: ClassVar[type[HomeAssistantConfig]] = HomeAssistantConfig
     config: HomeAssistantConfig
 

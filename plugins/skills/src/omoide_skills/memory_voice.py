@@ -69,6 +69,7 @@ class MemoryTool(Tool):
     """Remember, forget (after a yes) and summarise, for the person speaking."""
 
     name = "memory"
+    recognition_phrases = ("覚えておいて", "忘れて", "私について")
     Config: ClassVar[type[MemoryToolConfig]] = MemoryToolConfig
     config: MemoryToolConfig
 

@@ -134,6 +134,7 @@ class TimersTool(Tool):
     """Timers and alarms per person, persisted; spoken by the robot when they go off."""
 
     name = "timers"
+    recognition_phrases = ("タイマー", "アラーム", "10秒", "3分", "5分", "起こして")
     Config: ClassVar[type[TimersConfig]] = TimersConfig
     config: TimersConfig
 

@@ -69,6 +69,7 @@ class WeatherTool(Tool):
     """Today's, tomorrow's or the day after's weather where the person is."""
 
     name = "weather"
+    recognition_phrases = ("天気", "傘", "気温")
     Config: ClassVar[type[WeatherConfig]] = WeatherConfig
     config: WeatherConfig
 

@@ -1,12 +1,12 @@
-"""omoide plugin `standins`: clearly labelled offline stand-ins where no offline model exists.
+"""omoide plugin `standins`: a clearly labelled offline stand-in and a recogniser test double.
 
 - chat ``standin``: a rule-based Japanese responder and fact extractor (instead of the
-  ModelScope chat model);
-- asr ``phrasebook``: recognises only a configured list of Japanese phrases (instead of
-  Qwen3-ASR; no PyPI package ships a Japanese ASR model).
+  ModelScope chat model; no chat model runs offline here);
+- asr ``phrasebook``: a test double that recognises only a configured list of Japanese
+  phrases, deterministically (the offline recogniser is ``asr: whisper``).
 
-Each class says what it stands in for in its ``stand_in`` attribute, which the server
-shows, so nobody mistakes them for the real parts.
+Each class says what it is in its ``stand_in`` attribute, which the server shows, so
+nobody mistakes them for the real parts.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The ``phrasebook`` ASR: recognises only the sentences of its phrase book.
+"""The ``phrasebook`` ASR, a test double: recognises only the sentences of its phrase book.
 
-No PyPI package ships a Japanese speech recogniser, so the offline configuration needs a
-stand-in that still listens to real audio. At start this one speaks every phrase with
+omoide's offline recogniser is Whisper (``asr: whisper``). This double remains for tests
+that need a deterministic recogniser listening to real audio: the same sentence always
+gives the same transcript, on any CPU, in milliseconds. At start it speaks every phrase with
 OpenJTalk (``pyopenjtalk``), computes MFCC templates, and for each utterance returns the
 phrase whose template is nearest by dynamic time warping — when it is near enough
 (``max_distance``) and clearly nearer than the runner-up (``max_ratio``); otherwise it
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from omoide.components import ASR, ASRConfig
+from omoide.components import ASR, ASRConfig, RecognitionContext
 from omoide.errors import ConfigError, ConfigProblem, ModelNotAvailable
 from omoide.types import AudioClip, FloatArray, Priority, Transcript
 
@@ -56,16 +57,15 @@ class Match:
 
 
 class PhrasebookASR(ASR):
-    """Template-matching recogniser for a fixed list of Japanese phrases (a stand-in)."""
+    """Template-matching recogniser for a fixed list of Japanese phrases (a test double)."""
 
     name = "phrasebook"
     Config = PhrasebookConfig
     config: PhrasebookConfig
-    stand_in = ("stands in for Japanese speech recognition (Qwen3-ASR): it recognises only"
-                " the sentences of its phrase book, by comparing the audio with OpenJTalk"
-                " renditions of them, and returns an empty transcript for anything else;"
-                " set asr.use: qwen and run `omoide download Qwen/Qwen3-ASR-0.6B` for the"
-                " real one")
+    stand_in = ("a test double, not for real use: it recognises only the sentences of its"
+                " phrase book, by comparing the audio with OpenJTalk renditions of them, and"
+                " returns an empty transcript for anything else; the offline recogniser is"
+                " asr.use: whisper, the production one asr.use: qwen")
 
     def __init__(self, config: PhrasebookConfig) -> None:
         super().__init__(config)
@@ -117,7 +117,8 @@ class PhrasebookASR(ASR):
         self._templates = []
         self._sketches = []
 
-    async def _transcribe(self, audio: AudioClip) -> Transcript:
+    async def _transcribe(self, audio: AudioClip, context: RecognitionContext) -> Transcript:
+        # A fixed phrase book cannot be biased: the context is ignored.
         match = await self.run_blocking(lambda: self.match(audio.samples), Priority.INTERACTIVE)
         cfg = self.config
         text = match.phrase if match.phrase is not None else cfg.no_match_text

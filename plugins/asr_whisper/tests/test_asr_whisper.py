@@ -1,0 +1,187 @@
+"""asr `whisper`: Whisper base from the PyPI packages, on real (synthesised) Japanese speech.
+
+One model is loaded per module and the real transcriptions are few; what does not need
+the model's output (silence, noise, refusals, prompts) is checked without decoding.
+"""
+
+from __future__ import annotations
+
+import io
+import wave
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from omoide.audio import read_wav
+from omoide.components import RecognitionContext
+from omoide.errors import ConfigError, InvalidInput
+from omoide.testing import ASRContract, PluginPackageContract
+from omoide.types import AudioClip
+from omoide_asr_whisper.asr import WhisperASR, WhisperASRConfig
+
+Say = Callable[..., AudioClip]
+PLAN = "来週の土曜日に友達と箱根に行くんだ"
+
+
+class TestWhisperASRContract(ASRContract):
+    component_cls = WhisperASR
+
+    @pytest.fixture
+    def component(self, whisper: WhisperASR) -> WhisperASR:  # type: ignore[override]
+        return whisper
+
+    @pytest.fixture
+    def speech(self, say: Say) -> AudioClip:
+        return say("また行きたいな")
+
+
+class TestASRWhisperPackage(PluginPackageContract):
+    plugin_name = "asr_whisper"
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("asr", "whisper")}
+
+
+def _stereo_wav(clip: AudioClip, rate: int) -> bytes:
+    from omoide.audio import resample
+
+    mono = resample(clip, rate).samples
+    pcm = (np.clip(mono, -1, 1) * 32767).astype("<i2")
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(np.repeat(pcm, 2).tobytes())
+    return buf.getvalue()
+
+
+# -- what it hears ---------------------------------------------------------------------
+async def test_japanese_speech_is_transcribed_in_japanese(whisper: WhisperASR,
+                                                          say: Say) -> None:
+    result = await whisper.transcribe(say(PLAN))
+    assert "土曜日" in result.text and "友達" in result.text
+    assert result.language == "Japanese"
+
+
+async def test_a_stereo_8khz_recording_is_mixed_down_and_resampled(whisper: WhisperASR,
+                                                                    say: Say) -> None:
+    clip = read_wav(_stereo_wav(say(PLAN), 8000))
+    assert clip.sample_rate == 8000
+    assert "土曜日" in (await whisper.transcribe(clip)).text
+
+
+async def test_a_stereo_44_1khz_recording_is_mixed_down_and_resampled(whisper: WhisperASR,
+                                                                       say: Say) -> None:
+    clip = read_wav(_stereo_wav(say(PLAN), 44100))
+    assert clip.sample_rate == 44100
+    assert "土曜日" in (await whisper.transcribe(clip)).text
+
+
+async def test_clipped_overdriven_speech_is_still_recognised(whisper: WhisperASR,
+                                                            say: Say) -> None:
+    clip = say(PLAN)
+    overdriven = AudioClip(clip.samples * 4.0, clip.sample_rate)
+    assert float(np.mean(np.abs(overdriven.samples) > 1.0)) > 0.05  # 5%+ beyond full scale
+    assert "土曜日" in (await whisper.transcribe(overdriven)).text
+
+
+# -- what it must not hear --------------------------------------------------------------
+async def test_silence_gives_an_empty_transcript(whisper: WhisperASR) -> None:
+    result = await whisper.transcribe(AudioClip(np.zeros(3 * 16000, dtype=np.float32), 16000))
+    assert result.text == ""
+
+
+async def test_noise_gives_an_empty_transcript_even_with_a_context(
+        whisper: WhisperASR) -> None:
+    noise = np.random.default_rng(0).standard_normal(3 * 16000).astype(np.float32) * 0.1
+    context = RecognitionContext.of(["箱根", "ゆき", "ポチ"])
+    assert (await whisper.transcribe(AudioClip(noise, 16000), context)).text == ""
+
+
+async def test_doubtful_segments_and_repetition_loops_are_dropped(whisper: WhisperASR,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    class Segment:
+        def __init__(self, text: str, avg_logprob: float, compression_ratio: float) -> None:
+            self.text, self.avg_logprob = text, avg_logprob
+            self.compression_ratio = compression_ratio
+
+    class Info:
+        language = "ja"
+
+    loop = "横浜 " * 40
+
+    def transcribe(*args: Any, **kwargs: Any) -> tuple[list[Segment], Info]:
+        return [Segment("箱根に行く", -0.2, 0.9), Segment("おはようございます。", -1.8, 0.7),
+                Segment(loop, -0.3, 9.5)], Info()
+
+    monkeypatch.setattr(whisper._model, "transcribe", transcribe)
+    decoded = whisper.decode(np.zeros(16000, dtype=np.float32), {})
+    assert decoded.text == "箱根に行く"
+    assert decoded.dropped == ("おはようございます。", loop)
+
+
+# -- the memory context -------------------------------------------------------------------
+def test_the_context_becomes_a_japanese_list_prompt() -> None:
+    asr = WhisperASR(WhisperASRConfig())
+    context = RecognitionContext.of(["箱根", "ゆき"])
+    assert asr.prompt_arguments(context) == {"initial_prompt": "箱根、ゆき。"}
+    assert asr.prompt_arguments(RecognitionContext()) == {}
+
+
+@pytest.mark.parametrize(("use", "keys"), [("hotwords", {"hotwords"}),
+                                           ("both", {"hotwords", "initial_prompt"}),
+                                           ("none", set())])
+def test_context_as_chooses_how_whisper_gets_the_context(use: str, keys: set[str]) -> None:
+    asr = WhisperASR(WhisperASRConfig(context_as=use))  # type: ignore[arg-type]
+    assert set(asr.prompt_arguments(RecognitionContext.of(["箱根"]))) == keys
+
+
+async def test_the_persons_vocabulary_reaches_whisper_as_its_initial_prompt(
+        whisper: WhisperASR, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, Any]] = []
+    original = whisper._model.transcribe
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(whisper._model, "transcribe", spy)
+    silence = AudioClip(np.zeros(16000, dtype=np.float32), 16000)  # the VAD skips decoding
+    await whisper.transcribe(silence, RecognitionContext.of(["箱根", "ゆき"]))
+    assert seen[-1]["initial_prompt"] == "箱根、ゆき。"
+
+
+# -- refusals ---------------------------------------------------------------------------
+async def test_a_ten_minute_recording_is_refused_by_default(whisper: WhisperASR) -> None:
+    with pytest.raises(InvalidInput, match="longer than"):
+        await whisper.transcribe(AudioClip(np.zeros(600 * 16000, dtype=np.float32), 16000))
+
+
+@pytest.mark.slow
+async def test_a_ten_minute_recording_allowed_by_config_costs_only_its_speech(
+        say: Say) -> None:
+    asr = WhisperASR(WhisperASRConfig(max_seconds=600, timeout_s=300))
+    await asr.start()
+    try:
+        rng = np.random.default_rng(1)
+        samples = rng.standard_normal(600 * 16000).astype(np.float32) * 0.003  # room noise
+        plan = say(PLAN).samples
+        samples[300 * 16000:300 * 16000 + plan.size] += plan
+        result = await asr.transcribe(AudioClip(samples, 16000))
+    finally:
+        await asr.stop()
+    assert "土曜日" in result.text
+
+
+async def test_an_unknown_language_is_a_config_error() -> None:
+    asr = WhisperASR(WhisperASRConfig(language="Klingon"))
+    with pytest.raises(ConfigError, match=r"asr\.language"):
+        await asr.start()
+
+
+def test_languages_are_accepted_by_english_name_or_code() -> None:
+    from omoide_asr_whisper.languages import whisper_language
+
+    assert whisper_language("Japanese") == whisper_language("ja") == "ja"
+    assert whisper_language("auto") is None
