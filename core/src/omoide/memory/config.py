@@ -42,8 +42,19 @@ class RobustSettings(_Strict):
         0.0, ge=0, le=1, description="Share of the query's content nouns a memory must"
         " contain for shared words to count as evidence.")
     require_recall_intent: bool = Field(
-        True, description="Inject only when the user refers to their own memories, plans or"
-        " themselves (覚えてる, 〜だっけ, 予定, 私の ...).")
+        False, description="Inject only when the user refers to their own memories, plans or"
+        " themselves (覚えてる, 〜だっけ, 予定, 私の ...): turns contextual recall off.")
+    context_min_coverage: float = Field(
+        0.3, ge=0, le=1, description="Contextual recall (no question about the past): share"
+        " of the utterance's content nouns a memory must contain to be injected.")
+    context_span_days: int = Field(
+        3, ge=1, le=31, description="Contextual recall: a date the utterance names injects"
+        " the memories dated in it only when it spans at most this many days (金曜日, 明日,"
+        " 週末; not 来月).")
+    sound_matching: bool = Field(
+        True, description="Match the person's own words by sound (readings folded for"
+        " voicing and length, fuzzy within their vocabulary), so mis-heard words still"
+        " recall (数末 -> 週末, セミ -> ゼミ).")
     fill_from_dense: bool = Field(
         False, description="Once the gate lets a query through, fill the remaining slots"
         " with the best dense matches (ranking evaluations such as LoCoMo recall@k).")
@@ -52,6 +63,15 @@ class RobustSettings(_Strict):
         " when its lead over the second is at least this share of its lead over the median"
         " candidate (one memory clearly stands apart; scale-free, so it holds across"
         " embedders). Null: never inject on dense evidence alone.")
+
+
+class ProfileSettings(_Strict):
+    """The profile block: durable facts about the person, in every prompt."""
+
+    enabled: bool = Field(True, description="Put the person's profile in every prompt.")
+    budget_chars: int = Field(
+        600, ge=0, le=4000, description="Characters of profile lines at most, most important"
+        " first; health and safety facts (allergies) are kept even beyond it.")
 
 
 class ExtractionSettings(_Strict):
@@ -80,5 +100,7 @@ class MemoryConfig(_Strict):
                                        description="Numbers of the baseline engine.")
     robust: RobustSettings = Field(default_factory=RobustSettings,
                                    description="Numbers of the robust engine.")
+    profile: ProfileSettings = Field(default_factory=ProfileSettings,
+                                     description="The profile block (durable facts).")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,
                                            description="When and how facts are extracted.")

@@ -37,7 +37,8 @@ from omoide.memory.index import UserIndex
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
-from omoide.memory.robust import prepare, robust_read
+from omoide.memory.profile import Classification, Profile
+from omoide.memory.robust import prepare, robust_read, wants_embedding
 from omoide.memory.text import canonical
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 
@@ -103,7 +104,9 @@ class MemoryEngine:
     # -- read path -----------------------------------------------------------------
     async def recall(self, user: str, query: str, now: datetime, *,
                      engine: str | None = None) -> Recall:
-        """Memories to inject for ``query``; never raises, never exceeds the budget."""
+        """Memories to inject for ``query``, and the person's profile; never raises,
+        never exceeds the budget (a recall that runs out of time still carries the
+        profile when the person's index is ready: a safety fact is never lost to it)."""
         engine = engine or self.config.engine
         timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
         details: dict[str, Any] = {}
@@ -119,14 +122,43 @@ class MemoryEngine:
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
                         self.config.time_budget_ms)
-            return Recall([], engine, timings, timed_out=True, details=details)
+            return Recall([], engine, timings, timed_out=True, details=details,
+                          profile=self.cached_profile(user, engine))
         except Exception as exc:  # noqa: BLE001 - the turn goes on without memory
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s failed: %s", user, exc)
             return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
-                          details=details)
+                          details=details, profile=self.cached_profile(user, engine))
+        profile = self.cached_profile(user, engine)
         timings["total"] = (time.perf_counter() - started) * 1000
-        return Recall(memories, engine, timings, details=details)
+        return Recall(memories, engine, timings, details=details, profile=profile)
+
+    # -- profile -----------------------------------------------------------------------
+    def cached_profile(self, user: str, engine: str | None = None) -> Profile:
+        """The profile from the person's index if it is built (no waiting, no I/O).
+
+        Empty for the reference ``baseline`` engine (the reference had no profile) and
+        when ``memory.profile.enabled`` is off.
+        """
+        if (engine or self.config.engine) == "baseline" or not self.config.profile.enabled:
+            return Profile()
+        index = self._indexes.get(user)
+        return index.profile(self.config.profile.budget_chars) if index else Profile()
+
+    async def profile(self, user: str) -> Profile:
+        """The person's profile within the configured budget (builds the index if needed)."""
+        index = await self.index(user)
+        return index.profile(self.config.profile.budget_chars)
+
+    async def profile_candidates(self, user: str) -> list[tuple[Memory, Classification]]:
+        """Every live memory with its profile-or-episodic decision (for people auditing)."""
+        index = await self.index(user)
+        out: list[tuple[Memory, Classification]] = []
+        for m in index.memories():
+            c = index.classification(m.id)
+            if c is not None and not m.superseded_by:
+                out.append((m, c))
+        return sorted(out, key=lambda mc: mc[0].created_at)
 
     async def _recall(self, user: str, query: str, now: datetime, engine: str,
                       timings: dict[str, float], details: dict[str, Any],
@@ -143,14 +175,16 @@ class MemoryEngine:
         prepared = prepare(query, now)
         timings["analyse"] = (time.perf_counter() - t) * 1000
         vector = None
-        if prepared.intent.recall or not self.config.robust.require_recall_intent:
+        if wants_embedding(prepared, self.config.robust):
             t = time.perf_counter()
             vector = await self.embedder.embed_query(prepared.text)
             timings["embed"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         index = await self.index(user)
+        in_profile = index.profile(self.config.profile.budget_chars).ids \
+            if self.config.profile.enabled else frozenset()
         result = await robust_read(self.store, index, user, prepared, vector, now,
-                                   self.config.robust, self.config.max_results)
+                                   self.config.robust, self.config.max_results, in_profile)
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories

@@ -20,6 +20,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.memory.lexicon import KATAKANA, Analysis, Term, analyzer
+from omoide.memory.phonetic import SoundIndex, sound_key
+from omoide.memory.profile import Classification, Profile, ProfileFact, classify, select_profile
 from omoide.memory.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.text import canonical, to_katakana
 from omoide.types import FloatArray, Memory
@@ -33,6 +35,8 @@ class _Entry:
     habits: frozenset[int]
     kanji: frozenset[str]
     vector: FloatArray | None
+    sounds: frozenset[str] = frozenset()
+    kind: Classification | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class UserIndex:
         self._matrix_ids: list[str] = []
         self.built_at = time.monotonic()
         self._habits: dict[int, set[str]] = defaultdict(set)
+        self._sound = SoundIndex()
+        self._profile: dict[int, Profile] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -102,8 +108,13 @@ class UserIndex:
         if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
-        entry = _Entry(memory, analysis.terms + named, spans, habit_weekdays(text), kanji, vector)
+        terms = analysis.terms + named
+        entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
+                       frozenset(_sound_keys(terms)), classify(memory, said_on))
         self._entries[memory.id] = entry
+        self._profile.clear()
+        for key in entry.sounds:
+            self._sound.add(key, memory.id)
         self._without_vector += vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -124,6 +135,9 @@ class UserIndex:
         if entry is None:
             return
         self._matrix = None
+        self._profile.clear()
+        for key in entry.sounds:
+            self._sound.discard(key, memory_id)
         self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -144,6 +158,51 @@ class UserIndex:
         if entry is not None:
             from dataclasses import replace
             entry.memory = replace(entry.memory, superseded_by=by)
+            self._profile.clear()
+
+    # -- profile -----------------------------------------------------------------------
+    def classification(self, memory_id: str) -> Classification | None:
+        """Profile or episodic for an indexed memory (None if it is not indexed)."""
+        e = self._entries.get(memory_id)
+        return e.kind if e else None
+
+    def profile(self, budget_chars: int) -> Profile:
+        """The person's profile within ``budget_chars`` (cached until the next write)."""
+        cached = self._profile.get(budget_chars)
+        if cached is not None:
+            return cached
+        facts = [ProfileFact(e.memory, e.kind.category) for e in self._entries.values()
+                 if e.kind is not None and e.kind.profile and e.kind.category is not None
+                 and not e.memory.superseded_by]
+        profile = select_profile(facts, budget_chars)
+        self._profile[budget_chars] = profile
+        return profile
+
+    # -- vocabulary --------------------------------------------------------------------
+    def vocabulary(self, limit: int = 50) -> list[str]:
+        """The person's own words, most useful first: names (people, pets, places,
+        products) before other nouns, then by how many memories use them, then by how
+        recently. For recognisers (an initial prompt or hotwords) and for people
+        reading what omoide knows. Superseded memories do not count.
+        """
+        stats: dict[str, list[float]] = {}
+        for e in self._entries.values():
+            if e.memory.superseded_by:
+                continue
+            stamp = e.memory.created_at.timestamp()
+            seen: set[str] = set()
+            for t in e.terms:
+                word = t.surface
+                if t.weight < 1.0 or len(word) < 2 or word in seen or KATAKANA.match(word) \
+                        and len(word) < 3:
+                    continue
+                seen.add(word)
+                row = stats.setdefault(word, [0.0, 0.0, 0.0])
+                row[0] = max(row[0], 1.0 if t.proper else 0.0)
+                row[1] += 1
+                row[2] = max(row[2], stamp)
+        ranked = sorted(stats, key=lambda w: (-stats[w][0], -stats[w][1], -stats[w][2], w))
+        return ranked[:max(0, limit)]
 
     # -- channels --------------------------------------------------------------------
     def lexical(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
@@ -229,11 +288,43 @@ class UserIndex:
                         ids |= rids
         return ids
 
-    def temporal(self, spans: Sequence[DateSpan]) -> dict[str, float]:
+    def sound_keys(self) -> list[str]:
+        """Every sound key of the vocabulary."""
+        return self._sound.keys()
+
+    def sounds(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
+        """Memories whose words are *heard* in the query by sound (:mod:`~omoide.memory.phonetic`):
+        the recogniser's 数末 for a memory's 週末, セミ for ゼミ, どういく for TOEIC.
+
+        Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and
+        count as nouns (they are the person's names and things); ``exclude`` holds
+        sound keys the exact channel already matched.
+        """
+        if not query.sound:
+            return {}
+        n = max(1, len(self._entries))
+        out: dict[str, LexicalMatch] = {}
+        for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
+                                       exclude):
+            ids = self._sound.ids(match.key)
+            if not ids:
+                continue
+            weight = 0.8 * match.similarity / 100.0
+            idf = math.log(1.0 + n / len(ids))
+            for mid in ids:
+                old = out.get(mid)
+                score = weight * idf + (old.score if old else 0.0)
+                out[mid] = LexicalMatch(score, score, 0.0,
+                                        (*(old.matched if old else ()), match.key), 1.0)
+        return out
+
+    def temporal(self, spans: Sequence[DateSpan], *,
+                 max_memory_days: int | None = None) -> dict[str, float]:
         """Memories whose dates fall in the query's ranges; narrower ranges score more.
 
         A habit on a weekday (「毎週水曜」) matches a range of at most two days that
-        contains that weekday.
+        contains that weekday. ``max_memory_days``: leave out memories whose own date
+        range is wider (a fact about 「正月」 is not about one day of it).
         """
         if not spans:
             return {}
@@ -243,12 +334,27 @@ class UserIndex:
             first = q.start.toordinal()
             for day in range(first, first + min(q.days, 400)):
                 for mid in self._days.get(day, ()):
+                    if max_memory_days is not None and \
+                            self._widest_span(mid) > max_memory_days:
+                        continue
                     out[mid] = max(out.get(mid, 0.0), weight)
             if q.days <= 2:
                 for w in _weekdays_in(q):
                     for mid in self._habits.get(w, ()):
                         out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
         return out
+
+    def _widest_span(self, memory_id: str) -> int:
+        e = self._entries.get(memory_id)
+        return max((s.days for s in e.spans), default=0) if e else 0
+
+    def dated_in(self, span: DateSpan) -> set[str]:
+        """Live memories with a date inside ``span`` (habits do not count)."""
+        out: set[str] = set()
+        first = span.start.toordinal()
+        for day in range(first, first + min(span.days, 400)):
+            out |= self._days.get(day, set())
+        return {m for m in out if not self._entries[m].memory.superseded_by}
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
@@ -289,6 +395,19 @@ def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) ->
             ids.discard(memory_id)
             if not ids:
                 del table[k]
+
+
+def _sound_keys(terms: Iterable[Term]) -> set[str]:
+    """Sound keys of a memory's nouns and names, and of its longer other words."""
+    keys: set[str] = set()
+    for term in terms:
+        for k in term.keys:
+            if not KATAKANA.match(k):
+                continue
+            key = sound_key(k)
+            if term.weight >= 1.0 or len(key) >= 6:
+                keys.add(key)
+    return keys
 
 
 def _noun_readings(term: Term) -> set[str]:

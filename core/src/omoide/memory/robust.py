@@ -1,19 +1,30 @@
 """The robust read engine: channels, rank fusion and an evidence gate.
 
 1. The query copy is canonical (NFKC) with fillers and trailing marks stripped,
-   so 「週末の予定覚えてる?」, 「…？」 and 「…」 are one query.
+   so 「週末の予定覚えてる?」, 「…？」 and 「…」 are one query; its reading (katakana)
+   and sound key (:mod:`omoide.memory.phonetic`) are taken too.
 2. Channels: dense (the embedder's query form vs the documents), lexical (Sudachi
-   content words, readings and kanji; idf-weighted), entity (the names among
-   them), temporal (the query's relative dates resolved against now, matched
-   against each memory's dates; weekday habits for today/tomorrow).
-3. Gate, on evidence rather than one cosine: nothing unless the user refers to
-   their own memories (:mod:`omoide.memory.intent`); then candidates are the
-   memories in the query's date range (narrowed by shared words when there are
-   any), else the memories sharing content words with the query. Dense evidence
-   alone injects one memory only when it stands clearly apart from the rest
-   (``dense_only_ratio``), never on a fixed cosine.
+   content words, readings and kanji; idf-weighted), sound (the person's own words
+   heard approximately in the query: 数末 for 週末, セミ for ゼミ), entity (the names
+   among them), temporal (the query's relative dates resolved against now, matched
+   against each memory's dates; weekday habits for today/tomorrow; spoken date words
+   also found by sound).
+3. Gate, on evidence rather than one cosine, by what the utterance is
+   (:mod:`omoide.memory.intent`):
+
+   - a command or a question about the world gets nothing;
+   - a reference to the user's own memories (覚えてる, 〜だっけ, 予定, 私の…) gets the
+     memories in the query's date range (narrowed by shared words when there are
+     any), else those sharing words with it (exactly or by sound); dense evidence
+     alone injects one memory only when it stands clearly apart (``dense_only_ratio``);
+     「週末」 with nothing this weekend means the nearest weekend with a plan;
+   - anything else about the user's life (contextual recall: 「箱根って寒いかな」
+     「金曜日何時に帰れるかな」) gets the memories sharing a noun with it exactly,
+     or dated within a few days it names.
+
 4. Candidates are ordered by reciprocal-rank fusion of the channels (newer first
-   on ties); superseded memories never appear; at most ``max_results``.
+   on ties); superseded memories never appear, nor do memories already in the
+   profile block; at most ``max_results``.
 """
 
 from __future__ import annotations
@@ -21,14 +32,20 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from omoide.components import VectorStore
 from omoide.memory.config import RobustSettings
 from omoide.memory.index import LexicalMatch, UserIndex
 from omoide.memory.intent import Intent, detect
-from omoide.memory.lexicon import Analysis, analyzer, rewrite_temporal_reading
+from omoide.memory.lexicon import (
+    TEMPORAL_READINGS,
+    Analysis,
+    analyzer,
+    rewrite_temporal_reading,
+)
+from omoide.memory.phonetic import SoundIndex, sound_key
 from omoide.memory.records import from_payload
 from omoide.memory.temporal import DateSpan, resolve
 from omoide.memory.text import canonical, query_copy
@@ -47,6 +64,35 @@ class PreparedQuery:
     """The date expressions and their readings, left out of the lexical channel."""
 
 
+# Named periods, by reading, besides the date words of TEMPORAL_READINGS.
+_PERIOD_READINGS = {"ゴールデンウィーク": "ゴールデンウィーク", "シルバーウィーク": "シルバーウィーク",
+                    "ネンマツネンシ": "年末年始", "ショウガツ": "正月", "オショウガツ": "お正月",
+                    "クリスマス": "クリスマス", "ナツヤスミ": "夏休み", "フユヤスミ": "冬休み",
+                    "ハルヤスミ": "春休み", "サンレンキュウ": "三連休"}
+
+
+def _temporal_sounds() -> SoundIndex:
+    index = SoundIndex()
+    for reading, word in {**TEMPORAL_READINGS, **_PERIOD_READINGS}.items():
+        key = sound_key(reading)
+        if len(key) >= 5:
+            index.add(key, word)
+    return index
+
+
+_TEMPORAL_SOUNDS = _temporal_sounds()
+
+
+def heard_date_words(analysis: Analysis) -> list[str]:
+    """Date words (in kanji) heard by sound in a query whose spelling hid them
+    (数末 for 週末, ライデツ for 来月); only long words, never guessed from two morae."""
+    words: list[str] = []
+    for match in _TEMPORAL_SOUNDS.heard(analysis.sound, analysis.sound_starts,
+                                        analysis.sound_bounds):
+        words.extend(sorted(_TEMPORAL_SOUNDS.ids(match.key)))
+    return words
+
+
 def prepare(query: str, now: datetime) -> PreparedQuery:
     text = query_copy(query)
     intent = detect(canonical(query))
@@ -54,6 +100,11 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     spans = tuple(resolve(analysis.temporal_text, now.date()))
     if not spans and analysis.reading:
         spans = tuple(resolve(rewrite_temporal_reading(analysis.reading), now.date()))
+    if not spans and intent.recall:
+        for word in heard_date_words(analysis):
+            spans = tuple(resolve(word, now.date()))
+            if spans:
+                break
     labels = {s.label for s in spans}
     exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
     return PreparedQuery(text, intent, analysis, spans, exclude)
@@ -78,15 +129,66 @@ def _ranks(scores: dict[str, float]) -> dict[str, int]:
     return {k: first[v] for k, v in scores.items()}
 
 
+def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
+    """Whether the gate may use the dense channel for ``q`` (commands and questions about
+    the world get no memory, so their embedding would be wasted)."""
+    if q.intent.command:
+        return False
+    if q.intent.recall:
+        return True
+    return not settings.require_recall_intent and not q.intent.general
+
+
+_FALLBACK_WEEKENDS = frozenset({"週末", "この週末", "土日"})
+
+
+def weekend_fallback(index: UserIndex, spans: tuple[DateSpan, ...],
+                     live: set[str] | None = None, weeks: int = 8) -> DateSpan | None:
+    """「週末」 with nothing planned this weekend: the nearest later weekend with a plan.
+
+    Only for the bare word (週末, 土日): 今週末 and 来週末 name their weekend. ``live``
+    restricts the memories that count (superseded ones do not).
+    """
+    weekends = [s for s in spans if s.label in _FALLBACK_WEEKENDS]
+    if not weekends or len(weekends) != len(spans):
+        return None
+    if any(index.dated_in(s) & live if live is not None else index.dated_in(s)
+           for s in weekends):
+        return None  # this weekend has a plan
+    last = max(weekends, key=lambda s: s.start)
+    for k in range(1, weeks + 1):
+        shifted = DateSpan(last.start + timedelta(weeks=k), last.end + timedelta(weeks=k),
+                           last.label)
+        found = index.dated_in(shifted)
+        if live is not None:
+            found &= live
+        if found:
+            return shifted
+    return None
+
+
 async def robust_read(store: VectorStore, index: UserIndex, user: str, q: PreparedQuery,
                       vector: FloatArray | None, now: datetime, settings: RobustSettings,
-                      max_results: int) -> RobustResult:
+                      max_results: int, in_profile: frozenset[str] = frozenset(),
+                      ) -> RobustResult:
+    """Episodic memories to inject for ``q`` (see the module doc for the gate).
+
+    ``in_profile``: ids of memories the profile block already carries; they are
+    never repeated here.
+    """
     details: dict[str, Any] = {
-        "query": q.text, "recall_intent": q.intent.recall,
+        "query": q.text, "recall_intent": q.intent.recall, "intent": list(q.intent.markers),
         "date_ranges": [(s.start.isoformat(), s.end.isoformat(), s.label) for s in q.spans]}
+    if q.intent.command:
+        details["gate"] = "a command"
+        return RobustResult([], details)
     if settings.require_recall_intent and not q.intent.recall:
         details["gate"] = "no recall intent"
         return RobustResult([], details)
+    if q.intent.general and not q.intent.recall:
+        details["gate"] = "a question about the world"
+        return RobustResult([], details)
+    contextual = not q.intent.recall
 
     cached = settings.dense_from_index and index.has_all_vectors
     dense: dict[str, float] = {}
@@ -104,13 +206,41 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     lexical: dict[str, LexicalMatch] = {
         k: v for k, v in index.lexical(q.analysis, q.date_words).items()
         if live(k)}
-    use_dates = bool(q.spans) and not q.intent.calendar
-    temporal = {k: v for k, v in index.temporal(q.spans if use_dates else ()).items()
-                if live(k)}
+    if not contextual and settings.sound_matching:
+        # Words heard by sound count as shared words when the user asks about their
+        # memories; the exact channel alone decides a contextual injection.
+        heard = {k: v for k, v in index.sounds(q.analysis, _date_sounds(q, index)).items()
+                 if live(k)}
+        if heard:
+            details["heard"] = sorted({w for v in heard.values() for w in v.matched})
+        for k, v in heard.items():
+            old = lexical.get(k)
+            lexical[k] = v if old is None else LexicalMatch(
+                old.score + v.score, old.nouns + v.nouns, old.entity, old.matched + v.matched,
+                max(old.coverage, v.coverage))
+    spans = q.spans
+    use_dates = bool(spans) and not q.intent.calendar
+    if use_dates and not contextual:
+        shifted = weekend_fallback(index, spans)
+        if shifted is not None:
+            spans = (shifted,)
+            details["weekend_fallback"] = shifted.start.isoformat()
+    if contextual and use_dates and max(s.days for s in spans) > settings.context_span_days:
+        use_dates = False   # 「来月」 alone does not make a remark about next month's plans
+    temporal = {k: v for k, v in index.temporal(
+        spans if use_dates else (),
+        max_memory_days=settings.context_span_days if contextual else None).items() if live(k)}
     # Shared words count as evidence when they cover most of what the query asks
     # about: 「TOEICって何点満点」 shares TOEIC with a plan but asks about 満点.
+    min_coverage = settings.context_min_coverage if contextual else settings.min_coverage
     lex_nouns = {k: v.nouns for k, v in lexical.items()
-                 if v.nouns > 0 and v.coverage >= settings.min_coverage}
+                 if v.nouns > 0 and v.coverage >= min_coverage}
+    if contextual and lex_nouns and q.intent.question and not q.intent.personal and \
+            not temporal:
+        # A plain question that only shares a name with a memory asks about the thing
+        # (「松本城って建てられたの」 when the recogniser lost its いつ), not about the plan.
+        details["shared_words_ignored"] = "a plain question"
+        lex_nouns = {}
 
     if temporal:
         both = set(temporal) & set(lex_nouns)
@@ -134,6 +264,8 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     else:
         candidates = set()
         details["gate"] = "no evidence"
+    if contextual:
+        details["gate"] = "about: " + details["gate"]
 
     if len(candidates) > MAX_POOL:
         best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
@@ -155,7 +287,8 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     if len(top) >= 2:
         details["dense_margin"] = round(top[0] - top[1], 4)
         details["dense_spread"] = round(top[0] - top[len(top) // 2], 4)
-    if not candidates and settings.dense_only_ratio is not None and len(top) >= 3:
+    if not candidates and not contextual and settings.dense_only_ratio is not None \
+            and len(top) >= 3:
         spread = top[0] - top[len(top) // 2]
         if spread > 0 and top[0] - top[1] >= settings.dense_only_ratio * spread:
             candidates = {max(dense, key=lambda k: dense[k])}
@@ -184,7 +317,10 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         m = index.get(c)
         return (-fused[c], -(m.created_at.timestamp() if m else 0.0))
 
-    chosen = heapq.nsmallest(max_results, candidates, key=order)
+    answered = candidates & in_profile
+    if answered:
+        details["in_profile"] = len(answered)
+    chosen = heapq.nsmallest(max_results, candidates - in_profile, key=order)
     out: list[RetrievedMemory] = []
     for c in chosen:
         m = index.get(c)
@@ -196,4 +332,15 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         if c in temporal:
             channels["temporal"] = temporal[c]
         out.append(RetrievedMemory(m, fused[c], channels))
+        if c in lexical:
+            details.setdefault("matched", {})[c] = list(lexical[c].matched)
     return RobustResult(out, details)
+
+
+def _date_sounds(q: PreparedQuery, index: UserIndex) -> set[str]:
+    """Sound keys the query's own date words account for (the temporal channel has
+    them): the words' keys and every vocabulary key inside them (ゴールデン, ボン)."""
+    keys = {k for k in (sound_key(w) for w in q.date_words) if k}
+    if not keys:
+        return set()
+    return {v for v in index.sound_keys() if any(v in k for k in keys)} | keys
