@@ -51,6 +51,11 @@ class RobustSettings(_Strict):
         3, ge=1, le=31, description="Contextual recall: a date the utterance names injects"
         " the memories dated in it only when it spans at most this many days (金曜日, 明日,"
         " 週末; not 来月).")
+    context_dense_days: int | None = Field(
+        14, ge=0, le=60, description="Contextual recall: a remark about the user's own situation"
+        " (〜かな, 〜ればいい) that names nothing may inject the one memory it is clearly closest"
+        " to (``dense_only_ratio``) when that memory is dated within the past week or this"
+        " many days ahead. Null: never.")
     sound_matching: bool = Field(
         True, description="Match the person's own words by sound (readings folded for"
         " voicing and length, fuzzy within their vocabulary), so mis-heard words still"

@@ -36,8 +36,8 @@ from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages
 from omoide.memory.index import UserIndex
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
-from omoide.memory.records import from_json, from_payload, to_json, to_payload
 from omoide.memory.profile import Classification, Profile
+from omoide.memory.records import from_json, from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read, wants_embedding
 from omoide.memory.text import canonical
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord

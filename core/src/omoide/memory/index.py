@@ -193,8 +193,8 @@ class UserIndex:
             seen: set[str] = set()
             for t in e.terms:
                 word = t.surface
-                if t.weight < 1.0 or len(word) < 2 or word in seen or KATAKANA.match(word) \
-                        and len(word) < 3:
+                if t.weight < 1.0 or len(word) < 2 or word in seen or (KATAKANA.match(word) \
+                        and len(word) < 3):
                     continue
                 seen.add(word)
                 row = stats.setdefault(word, [0.0, 0.0, 0.0])
@@ -348,13 +348,25 @@ class UserIndex:
         e = self._entries.get(memory_id)
         return max((s.days for s in e.spans), default=0) if e else 0
 
-    def dated_in(self, span: DateSpan) -> set[str]:
-        """Live memories with a date inside ``span`` (habits do not count)."""
+    def dated_in(self, span: DateSpan, max_memory_days: int | None = None) -> set[str]:
+        """Live memories with a date inside ``span`` (habits do not count), leaving out
+        those whose own range is wider than ``max_memory_days``."""
         out: set[str] = set()
         first = span.start.toordinal()
         for day in range(first, first + min(span.days, 400)):
             out |= self._days.get(day, set())
-        return {m for m in out if not self._entries[m].memory.superseded_by}
+        return {m for m in out if not self._entries[m].memory.superseded_by and
+                (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
+
+    def upcoming(self, memory_id: str, today: date, back_days: int, ahead_days: int) -> bool:
+        """Whether a memory is dated between ``back_days`` before and ``ahead_days``
+        after ``today`` (an upcoming plan or a recent event)."""
+        e = self._entries.get(memory_id)
+        if e is None or not e.spans:
+            return False
+        lo, hi = today.toordinal() - back_days, today.toordinal() + ahead_days
+        return any(s.start.toordinal() <= hi and s.end.toordinal() >= lo and s.days <= 8
+                   for s in e.spans)
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)

@@ -89,6 +89,9 @@ class Intent:
     command: bool = False
     personal: bool = False
     question: bool = False
+    past_action: bool = False
+    """It asks what the user *did* (した, 行った, 作った; not あった or だった, which
+    Japanese also uses to recall plans): a bare weekday then means the last one."""
     markers: tuple[str, ...] = ()
 
 
@@ -123,7 +126,8 @@ def detect(text: str) -> Intent:
     recall = bool(_RECALL_READING.search(reading) or _RECALL_EN.search(text))
     if recall:
         markers.append("recall")
-    elif wh and _LOST_KKE.search(reading):
+    elif (wh or "ッテ" in reading) and _LOST_KKE.search(reading):
+        # 「…っていつだっけ」 heard as 「…って位置からだけ」: a topic and a final だけ.
         recall = True
         markers.append("lost っけ")
     self_ref = bool(_SELF.search(text))
@@ -148,8 +152,24 @@ def detect(text: str) -> Intent:
     if personal and not recall:
         markers.append("personal")
     question = wh or bool(_QUESTION_END.search(reading)) or text.rstrip().endswith("?")
+    past_action = _asks_what_was_done(words)
     return Intent(recall=recall,
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
                   general=general, command=command, personal=personal, question=question,
-                  markers=tuple(markers))
+                  past_action=past_action, markers=tuple(markers))
+
+
+_STATIVE = frozenset({"有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "出来る"})
+
+
+def _asks_what_was_done(words: list[Any]) -> bool:
+    """The last verb is an action in the past tense (した, 行った), not ある/いる."""
+    for i in range(len(words) - 1, -1, -1):
+        pos = words[i].part_of_speech()
+        if pos[0] == "動詞":
+            if words[i].normalized_form() in _STATIVE or words[i].dictionary_form() in _STATIVE:
+                return False
+            return any(w.part_of_speech()[0] == "助動詞" and w.normalized_form() == "た"
+                       for w in words[i + 1:i + 3])
+    return False

@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
+
+from rapidfuzz import fuzz
 
 from omoide.components import VectorStore
 from omoide.memory.config import RobustSettings
@@ -45,7 +48,7 @@ from omoide.memory.lexicon import (
     analyzer,
     rewrite_temporal_reading,
 )
-from omoide.memory.phonetic import SoundIndex, sound_key
+from omoide.memory.phonetic import SoundIndex, min_similarity, sound_key
 from omoide.memory.records import from_payload
 from omoide.memory.temporal import DateSpan, resolve
 from omoide.memory.text import canonical, query_copy
@@ -93,11 +96,56 @@ def heard_date_words(analysis: Analysis) -> list[str]:
     return words
 
 
+_BARE_WEEKDAY = re.compile(r"^[月火水木金土日]曜日?$")
+_WEEK_WORDS = {"センシュウ": "先週", "ライシュウ": "来週", "コンシュウ": "今週",
+               "サライシュウ": "再来週", "センセンシュウ": "先々週"}
+
+
+def _week_heard_before(text: str, label: str) -> str | None:
+    """The week word (先週, 来週...) a recogniser garbled right before a weekday:
+    「戦修の土曜日」 and 「ライス火曜」 are 先週の土曜日 and 来週火曜."""
+    at = text.find(label)
+    if at <= 0:
+        return None
+    before = re.sub(r"の$", "", text[max(0, at - 6):at])
+    key = sound_key(analyzer().reading_of(before)) if before else ""
+    if len(key) < 4:
+        return None
+    best, best_score = None, 0.0
+    for reading, word in _WEEK_WORDS.items():
+        target = sound_key(reading)
+        # the end of what was said before the weekday, as long as the week word
+        score = fuzz.ratio(target, key[-len(target):]) if len(key) >= len(target) - 1 else 0
+        if score > best_score:
+            best, best_score = word, score
+    return best if best_score >= min_similarity(len(sound_key(best or ""))) else None
+
+
+def _past_weekday(span: DateSpan, today: date) -> DateSpan:
+    if span.start <= today:
+        return span
+    back = span.start - timedelta(days=7)
+    return DateSpan(back, back + (span.end - span.start), span.label)
+
+
 def prepare(query: str, now: datetime) -> PreparedQuery:
     text = query_copy(query)
     intent = detect(canonical(query))
     analysis = analyzer().analyse(text, query=True)
     spans = tuple(resolve(analysis.temporal_text, now.date()))
+    today = now.date()
+    if any(_BARE_WEEKDAY.match(s.label) for s in spans):
+        fixed: list[DateSpan] = []
+        for s in spans:
+            week = _week_heard_before(analysis.temporal_text, s.label) \
+                if _BARE_WEEKDAY.match(s.label) else None
+            if week is not None:
+                fixed.extend(resolve(week + "の" + s.label, today) or [s])
+            elif _BARE_WEEKDAY.match(s.label) and intent.past_action:
+                fixed.append(_past_weekday(s, today))   # 「土曜日何したっけ」: the last one
+            else:
+                fixed.append(s)
+        spans = tuple(fixed)
     if not spans and analysis.reading:
         spans = tuple(resolve(rewrite_temporal_reading(analysis.reading), now.date()))
     if not spans and intent.recall:
@@ -152,14 +200,14 @@ def weekend_fallback(index: UserIndex, spans: tuple[DateSpan, ...],
     weekends = [s for s in spans if s.label in _FALLBACK_WEEKENDS]
     if not weekends or len(weekends) != len(spans):
         return None
-    if any(index.dated_in(s) & live if live is not None else index.dated_in(s)
+    if any(index.dated_in(s, 8) & live if live is not None else index.dated_in(s, 8)
            for s in weekends):
         return None  # this weekend has a plan
     last = max(weekends, key=lambda s: s.start)
     for k in range(1, weeks + 1):
         shifted = DateSpan(last.start + timedelta(weeks=k), last.end + timedelta(weeks=k),
                            last.label)
-        found = index.dated_in(shifted)
+        found = index.dated_in(shifted, 8)
         if live is not None:
             found &= live
         if found:
@@ -225,16 +273,21 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         if shifted is not None:
             spans = (shifted,)
             details["weekend_fallback"] = shifted.start.isoformat()
-    if contextual and use_dates and max(s.days for s in spans) > settings.context_span_days:
-        use_dates = False   # 「来月」 alone does not make a remark about next month's plans
+    widest = max((s.days for s in spans), default=0)
+    # A memory about a wider range than asked (「正月」 for 「今日」, a month for a
+    # weekend) is not about that day.
+    max_memory_days = settings.context_span_days if contextual else max(8, 4 * widest)
     temporal = {k: v for k, v in index.temporal(
-        spans if use_dates else (),
-        max_memory_days=settings.context_span_days if contextual else None).items() if live(k)}
+        spans if use_dates else (), max_memory_days=max_memory_days).items() if live(k)}
     # Shared words count as evidence when they cover most of what the query asks
     # about: 「TOEICって何点満点」 shares TOEIC with a plan but asks about 満点.
     min_coverage = settings.context_min_coverage if contextual else settings.min_coverage
     lex_nouns = {k: v.nouns for k, v in lexical.items()
                  if v.nouns > 0 and v.coverage >= min_coverage}
+    if contextual and widest > settings.context_span_days:
+        # 「来月」 alone says nothing about next month's plans; it only confirms a memory
+        # the utterance names (「沖縄って11月でも泳げる」 and the November trip to Okinawa).
+        temporal = {k: v for k, v in temporal.items() if k in lex_nouns}
     if contextual and lex_nouns and q.intent.question and not q.intent.personal and \
             not temporal:
         # A plain question that only shares a name with a memory asks about the thing
@@ -287,12 +340,20 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     if len(top) >= 2:
         details["dense_margin"] = round(top[0] - top[1], 4)
         details["dense_spread"] = round(top[0] - top[len(top) // 2], 4)
-    if not candidates and not contextual and settings.dense_only_ratio is not None \
-            and len(top) >= 3:
+    if not candidates and settings.dense_only_ratio is not None and len(top) >= 3 and \
+            (not contextual or (q.intent.personal and settings.context_dense_days)):
         spread = top[0] - top[len(top) // 2]
         if spread > 0 and top[0] - top[1] >= settings.dense_only_ratio * spread:
-            candidates = {max(dense, key=lambda k: dense[k])}
-            details["gate"] = "dense margin"
+            best = max(dense, key=lambda k: dense[k])
+            if not contextual:
+                candidates = {best}
+                details["gate"] = "dense margin"
+            elif index.upcoming(best, now.date(), 7, settings.context_dense_days or 0):
+                # Something the user is about to do (or just did) that this remark is
+                # clearly about, though it names nothing (「先生に何を聞けばいい」 and
+                # the parents' meeting on Wednesday).
+                candidates = {best}
+                details["gate"] = "about: dense margin, upcoming"
 
     if not candidates:
         return RobustResult([], details)

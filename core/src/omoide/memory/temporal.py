@@ -125,6 +125,14 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         "クリスマスイブ": lambda y: (date(y, 12, 24), date(y, 12, 24)),
         "クリスマス": lambda y: (date(y, 12, 24), date(y, 12, 25)),
         "夏休み": lambda y: (date(y, 7, 20), date(y, 8, 31)),
+        "バレンタインデー": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "バレンタイン": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "ホワイトデー": lambda y: (date(y, 3, 14), date(y, 3, 14)),
+        "ひな祭り": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "ひなまつり": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "七夕": lambda y: (date(y, 7, 7), date(y, 7, 7)),
+        "ハロウィン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
+        "ハロウィーン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
         "冬休み": lambda y: (date(y, 12, 25), date(y + 1, 1, 7)),
         "春休み": lambda y: (date(y, 3, 20), date(y, 4, 7)),
     }
@@ -306,6 +314,7 @@ def habit_weekdays(text: str) -> frozenset[int]:
 
 
 _STAY = re.compile(r"から(\d{1,2})\s*(泊|日間)")
+_YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
 
 
 def memory_spans(text: str, said_on: date) -> list[DateSpan]:
@@ -319,4 +328,9 @@ def memory_spans(text: str, said_on: date) -> list[DateSpan]:
             n = int(stay.group(1)) - (1 if stay.group(2) == "日間" else 0)
             spans = [DateSpan(dates[0], dates[0] + timedelta(days=max(0, n)), "stay")]
         return spans
+    months = [(int(m.group(1)), int(m.group(2))) for m in _YEAR_MONTH.finditer(text)
+              if 1 <= int(m.group(2)) <= 12]
+    if months:
+        # 「来月（2026年7月）から」: the written month wins over the relative word
+        return [DateSpan(*_month_span(y, mo), "month") for y, mo in months]
     return resolve(text, said_on, for_memory=True)
