@@ -9,6 +9,7 @@
     omoide memory pending --config FILE [--user U]
     omoide memory extract --config FILE --user U
     omoide memory reembed --config FILE [--user U ...]
+    omoide memory profile show|set|forget ...     (see omoide.commands.memory_profile)
 
 They open the same store and journal the server uses (Qdrant local mode allows one
 process per path: stop the server first, or use the HTTP routes while it runs).
@@ -66,6 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             needs=("embed", "store", "chat"))
     command("reembed", "re-embed every memory with the configured embedder", _reembed,
             user=None)
+    from omoide.commands.memory_profile import add_profile_command
+    add_profile_command(msub)
 
 
 def _run(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],

@@ -472,6 +472,16 @@ class MemoryEngine:
             out.append(RetrievedMemory(m, score(i), {"dense": dense.get(i, math.nan)}))
         return out
 
+    async def set_kind(self, user: str, memory_id: str, kind: str) -> Memory | None:
+        """Change a memory's kind (its profile or episodic decision), keeping its text,
+        dates and vector; None if the user has no such memory."""
+        records = await self.store.get(user, [memory_id])
+        if not records:
+            return None
+        memory = replace(from_payload(records[0].id, records[0].payload), kind=kind)
+        await self._put(user, [(memory, records[0].vector)])
+        return memory
+
     async def forget(self, user: str, memory_id: str) -> bool:
         """Delete a memory from the store and the index; True if it existed."""
         if not await self.store.get(user, [memory_id]):

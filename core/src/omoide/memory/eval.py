@@ -543,7 +543,7 @@ class SpokenQueries:
         if cached is not None:
             return cached
         clip = await self.tts.synthesize(text)
-        heard = (await self.asr.transcribe(clip)).text
+        heard: str = (await self.asr.transcribe(clip)).text
         self._cache[key] = heard
         self.transcribed += 1
         return heard

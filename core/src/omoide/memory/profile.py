@@ -58,8 +58,10 @@ SAFETY = frozenset({Category.HEALTH})
 """Categories never dropped for space."""
 
 PROFILE_PREFIX = "profile:"
-EPISODIC_KINDS = frozenset({"plan", "event"})
-"""Kinds the extraction uses for episodic memories."""
+EPISODIC_MARK = "episodic"
+"""The kind of a memory a person took out of the profile (never classified again)."""
+EPISODIC_KINDS = frozenset({"plan", "event", EPISODIC_MARK})
+"""Kinds that make a memory episodic whatever its text."""
 
 
 def stored_kind(kind: str, profile: bool | None, category: str | None = None) -> str:
@@ -142,7 +144,8 @@ _PLAN_END = re.compile(r"(?:予定|つもり|予約|約束)(?:だ|です|をし�
 # A past one-off event; but a change of state (started, became, moved, joined) lasts.
 _STATE_CHANGE = re.compile(r"(?:始めた|になった|ようになった|引っ越した|転職した|結婚した|"
                            r"入った|入会した|入学した|入社した|就職した|飼い始めた|なった)$")
-_SUBJECT = re.compile(r"^あなたの(?:[^はがもをに、]{0,12}の)?([^はがもをに、]{1,12}?)(?:さん)?[はがも]")
+_SUBJECT = re.compile(
+    r"^あなたの(?:[^はがもをに、]{0,12}の)?([^はがもをに、]{1,12}?)(?:さん)?[はがも]")
 
 
 def _sentence(text: str) -> str:

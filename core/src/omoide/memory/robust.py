@@ -68,7 +68,8 @@ class PreparedQuery:
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
-_PERIOD_READINGS = {"ゴールデンウィーク": "ゴールデンウィーク", "シルバーウィーク": "シルバーウィーク",
+_PERIOD_READINGS = {"ゴールデンウィーク": "ゴールデンウィーク",
+                    "シルバーウィーク": "シルバーウィーク",
                     "ネンマツネンシ": "年末年始", "ショウガツ": "正月", "オショウガツ": "お正月",
                     "クリスマス": "クリスマス", "ナツヤスミ": "夏休み", "フユヤスミ": "冬休み",
                     "ハルヤスミ": "春休み", "サンレンキュウ": "三連休"}
@@ -261,9 +262,9 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
                  if live(k)}
         if heard:
             details["heard"] = sorted({w for v in heard.values() for w in v.matched})
-        for k, v in heard.items():
-            old = lexical.get(k)
-            lexical[k] = v if old is None else LexicalMatch(
+        for mid, v in heard.items():
+            old = lexical.get(mid)
+            lexical[mid] = v if old is None else LexicalMatch(
                 old.score + v.score, old.nouns + v.nouns, old.entity, old.matched + v.matched,
                 max(old.coverage, v.coverage))
     spans = q.spans
@@ -344,15 +345,15 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
             (not contextual or (q.intent.personal and settings.context_dense_days)):
         spread = top[0] - top[len(top) // 2]
         if spread > 0 and top[0] - top[1] >= settings.dense_only_ratio * spread:
-            best = max(dense, key=lambda k: dense[k])
+            closest = max(dense, key=lambda k: dense[k])
             if not contextual:
-                candidates = {best}
+                candidates = {closest}
                 details["gate"] = "dense margin"
-            elif index.upcoming(best, now.date(), 7, settings.context_dense_days or 0):
+            elif index.upcoming(closest, now.date(), 7, settings.context_dense_days or 0):
                 # Something the user is about to do (or just did) that this remark is
                 # clearly about, though it names nothing (「先生に何を聞けばいい」 and
                 # the parents' meeting on Wednesday).
-                candidates = {best}
+                candidates = {closest}
                 details["gate"] = "about: dense margin, upcoming"
 
     if not candidates:
@@ -360,7 +361,7 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
 
     if settings.fill_from_dense:
         candidates = candidates | set(dense)
-    k = settings.rrf_k
+    rrf = settings.rrf_k
     r_dense = _ranks(dense)
     r_lex = _ranks({c: lexical[c].score for c in candidates if c in lexical})
     r_tem = _ranks({c: temporal[c] for c in candidates if c in temporal})
@@ -369,9 +370,9 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         score = 0.0
         for ranks in (r_dense, r_lex, r_tem):
             if c in ranks:
-                score += 1.0 / (k + ranks[c])
+                score += 1.0 / (rrf + ranks[c])
         if q.intent.asks_when and index.has_dates(c):
-            score += 0.5 / k
+            score += 0.5 / rrf
         fused[c] = score
 
     def order(c: str) -> tuple[float, float]:

@@ -26,6 +26,7 @@ from omoide.errors import OmoideError
 from omoide.hooks import Hooks
 from omoide.hookspecs import hookimpl
 from omoide.memory.api import MemoryService, Recall
+from omoide.memory.profile import Profile
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
 from omoide.pipeline.prompt import (
@@ -99,7 +100,8 @@ class Assistant:
             history = self.history.recent(request.user, now)
             trace.begin("prompt")
             context = PromptContext(request.user, now, transcript, recall.memories if recall
-                                    else [], history, self.settings, request.device)
+                                    else [], history, self.settings, request.device,
+                                    recall.profile if recall else Profile())
             system = assemble_system_prompt(self._sections(context))
             messages = build_messages(system, history, transcript)
             trace.end("prompt")

@@ -257,7 +257,10 @@ def _memory_router(server: OmoideServer) -> APIRouter | None:
     if not isinstance(engine, MemoryEngine):
         log.info("memory routes are off: the memory service is not omoide's engine")
         return None
-    return memory_router(engine)
+    from omoide.server.profile_routes import profile_router
+    router = memory_router(engine)
+    router.include_router(profile_router(engine))
+    return router
 
 
 def _install_error_handlers(app: FastAPI) -> None:
