@@ -61,8 +61,10 @@ def main() -> None:
     from faster_whisper import WhisperModel
     model = WhisperModel(str(whisper_dir()), device="cpu", compute_type="int8", cpu_threads=2)
     cache_path = args.dst.with_suffix(".cache.json")
-    cache: dict[str, str] = json.loads(cache_path.read_text("utf-8")) if cache_path.exists() else {}
-    scenarios = [json.loads(line) for line in args.src.read_text("utf-8").splitlines() if line.strip()]
+    cache: dict[str, str] = (json.loads(cache_path.read_text("utf-8"))
+                             if cache_path.exists() else {})
+    scenarios = [json.loads(line) for line in args.src.read_text("utf-8").splitlines()
+                 if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "q.wav"
         for s in scenarios:

@@ -9,6 +9,7 @@ return can still be ranked by cosine without another store call.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -37,6 +38,8 @@ class _Entry:
     vector: FloatArray | None
     sounds: frozenset[str] = frozenset()
     kind: Classification | None = None
+    subject: tuple[str, ...] = ()
+    speaker: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class UserIndex:
         self._habits: dict[int, set[str]] = defaultdict(set)
         self._sound = SoundIndex()
         self._profile: dict[int, Profile] = {}
+        self._subjects: dict[str, set[str]] = defaultdict(set)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -109,12 +113,16 @@ class UserIndex:
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
         terms = analysis.terms + named
+        subject, speaker = subject_of(text)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
-                       frozenset(_sound_keys(terms)), classify(memory, said_on))
+                       frozenset(_sound_keys(terms)), classify(memory, said_on), subject,
+                       speaker)
         self._entries[memory.id] = entry
         self._profile.clear()
         for key in entry.sounds:
             self._sound.add(key, memory.id)
+        for name in entry.subject:
+            self._subjects[name].add(memory.id)
         self._without_vector += vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -138,6 +146,7 @@ class UserIndex:
         self._profile.clear()
         for key in entry.sounds:
             self._sound.discard(key, memory_id)
+        _discard(self._subjects, entry.subject, memory_id)
         self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -288,6 +297,32 @@ class UserIndex:
                         ids |= rids
         return ids
 
+    # -- whose memory ----------------------------------------------------------------------
+    def people_named(self, query: Analysis) -> set[str]:
+        """The people the query names who are the subject of some memory (a speaker of
+        a conversation turn, 「あなたの妹の遥は…」's 遥); empty when it names nobody."""
+        out: set[str] = set()
+        for term in query.terms:
+            if not term.proper:
+                continue
+            for key in term.keys:
+                if key.lower() in self._subjects:
+                    out.add(key.lower())
+        return out
+
+    def about(self, memory_id: str, people: set[str]) -> bool:
+        """Whether a memory is about one of ``people``: its subject, or, for a fact that
+        is not a quoted turn, a person its text names."""
+        e = self._entries.get(memory_id)
+        if e is None:
+            return False
+        if set(e.subject) & people:
+            return True
+        if e.speaker:
+            return False   # a turn said by someone else is about its speaker
+        text = e.memory.text.lower()
+        return any(p in text for p in people)
+
     def sound_keys(self) -> list[str]:
         """Every sound key of the vocabulary."""
         return self._sound.keys()
@@ -407,6 +442,26 @@ def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) ->
             ids.discard(memory_id)
             if not ids:
                 del table[k]
+
+
+_SPEAKER = re.compile(r"^([^\s:：]{1,40})\s?[:：]\s")
+_JA_SUBJECT = re.compile(
+    r"^あなたの((?:[^はがもをに、。]{1,12}の)?[^はがもをに、。]{1,12}?)(?:さん)?[はがも]")
+
+
+def subject_of(text: str) -> tuple[tuple[str, ...], bool]:
+    """Whom a memory is about, and whether it is a quoted turn (``Name: …``).
+
+    A turn is about its speaker; 「あなたの妹の遥は…」 is about 妹 and 遥; anything else
+    is about the person themselves (no name).
+    """
+    m = _SPEAKER.match(text)
+    if m:
+        return (m.group(1).lower(),), True
+    m = _JA_SUBJECT.match(text)
+    if m:
+        return tuple(p for p in m.group(1).split("の") if p), False
+    return (), False
 
 
 def _sound_keys(terms: Iterable[Term]) -> set[str]:

@@ -321,6 +321,16 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     if contextual:
         details["gate"] = "about: " + details["gate"]
 
+    people = index.people_named(q.analysis)
+    if people and candidates:
+        # 「遥って…」 asks about 遥: a memory about someone else answers nothing (LoCoMo's
+        # adversarial questions swap the speaker: "What did Caroline realise…" when
+        # Melanie said it).
+        kept = {c for c in candidates if index.about(c, people)}
+        if not kept:
+            details["gate"] = "about someone else"
+        candidates = kept
+
     if len(candidates) > MAX_POOL:
         best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
         candidates = set(heapq.nlargest(
@@ -346,7 +356,9 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         spread = top[0] - top[len(top) // 2]
         if spread > 0 and top[0] - top[1] >= settings.dense_only_ratio * spread:
             closest = max(dense, key=lambda k: dense[k])
-            if not contextual:
+            if people and not index.about(closest, people):
+                details["gate"] = "about someone else"
+            elif not contextual:
                 candidates = {closest}
                 details["gate"] = "dense margin"
             elif index.upcoming(closest, now.date(), 7, settings.context_dense_days or 0):
