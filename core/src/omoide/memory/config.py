@@ -56,6 +56,20 @@ class RobustSettings(_Strict):
         " (〜かな, 〜ればいい) that names nothing may inject the one memory it is clearly closest"
         " to (``dense_only_ratio``) when that memory is dated within the past week or this"
         " many days ahead. Null: never.")
+    subject_check: bool = Field(
+        True, description="When the utterance names a person some memories are about (a"
+        " conversation turn's speaker, 「あなたの妹の遥は…」), inject nothing unless a"
+        " candidate is that person's own: a memory about someone else answers nothing.")
+    subject_ratio: float = Field(
+        0.7, ge=0, le=1, description="Subject check: when the named person's own best word"
+        " match scores under this share of the best match overall, and their closest memory"
+        " by meaning is ``subject_gap`` further than someone else's, what the utterance"
+        " describes is someone else's: nothing is injected.")
+    subject_gap: float = Field(
+        0.0, ge=0, le=1, description="Subject check: cosine gap (see ``subject_ratio``).")
+    subject_boost: float = Field(
+        0.5, ge=0, le=2, description="Rank-fusion bonus (in units of 1/rrf_k) for a memory"
+        " that is the named person's own.")
     sound_matching: bool = Field(
         True, description="Match the person's own words by sound (readings folded for"
         " voicing and length, fuzzy within their vocabulary), so mis-heard words still"

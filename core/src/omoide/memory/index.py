@@ -38,8 +38,7 @@ class _Entry:
     vector: FloatArray | None
     sounds: frozenset[str] = frozenset()
     kind: Classification | None = None
-    subject: tuple[str, ...] = ()
-    speaker: bool = False
+    subject: Subject | None = None
 
 
 @dataclass(frozen=True)
@@ -113,15 +112,14 @@ class UserIndex:
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
         terms = analysis.terms + named
-        subject, speaker = subject_of(text)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
-                       frozenset(_sound_keys(terms)), classify(memory, said_on), subject,
-                       speaker)
+                       frozenset(_sound_keys(terms)), classify(memory, said_on),
+                       subject_of(text))
         self._entries[memory.id] = entry
         self._profile.clear()
         for key in entry.sounds:
             self._sound.add(key, memory.id)
-        for name in entry.subject:
+        for name in entry.subject.names if entry.subject else ():
             self._subjects[name].add(memory.id)
         self._without_vector += vector is None
         for term in entry.terms:
@@ -146,7 +144,7 @@ class UserIndex:
         self._profile.clear()
         for key in entry.sounds:
             self._sound.discard(key, memory_id)
-        _discard(self._subjects, entry.subject, memory_id)
+        _discard(self._subjects, entry.subject.names if entry.subject else (), memory_id)
         self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -310,15 +308,16 @@ class UserIndex:
                     out.add(key.lower())
         return out
 
-    def about(self, memory_id: str, people: set[str]) -> bool:
+    def about(self, memory_id: str, people: set[str], *, own: bool = False) -> bool:
         """Whether a memory is about one of ``people``: its subject, or, for a fact that
-        is not a quoted turn, a person its text names."""
+        is not a quoted turn, a person its text names. ``own``: for a turn, only when the
+        speaker talks about themselves (not a question to the other)."""
         e = self._entries.get(memory_id)
-        if e is None:
+        if e is None or e.subject is None:
             return False
-        if set(e.subject) & people:
-            return True
-        if e.speaker:
+        if set(e.subject.names) & people:
+            return e.subject.own or not own
+        if e.subject.turn:
             return False   # a turn said by someone else is about its speaker
         text = e.memory.text.lower()
         return any(p in text for p in people)
@@ -449,19 +448,38 @@ _JA_SUBJECT = re.compile(
     r"^あなたの((?:[^はがもをに、。]{1,12}の)?[^はがもをに、。]{1,12}?)(?:さん)?[はがも]")
 
 
-def subject_of(text: str) -> tuple[tuple[str, ...], bool]:
-    """Whom a memory is about, and whether it is a quoted turn (``Name: …``).
+_ADDRESSED = re.compile(r"\?\s*(?:\[[^\]]*\])?\s*$|(?:？|か。?|の？?)\s*$")
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|あなた|君|きみ", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|our|us)\b|"
+                           r"私|僕|俺|あたし", re.I)
 
-    A turn is about its speaker; 「あなたの妹の遥は…」 is about 妹 and 遥; anything else
-    is about the person themselves (no name).
-    """
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom a memory is about: ``names`` (a turn's speaker, 「あなたの妹の遥は…」's 妹 and
+    遥; none for the person themselves), whether it is a quoted ``turn`` (``Name: …``),
+    and whether that turn is the speaker talking about themselves (``own``: not a
+    question to the other, not only "you")."""
+
+    names: tuple[str, ...] = ()
+    turn: bool = False
+    own: bool = True
+
+
+def subject_of(text: str) -> Subject:
+    """Whom a memory is about (see :class:`Subject`)."""
     m = _SPEAKER.match(text)
     if m:
-        return (m.group(1).lower(),), True
+        said = text[m.end():]
+        # News of one's own often ends with a question to the other ("…yesterday. Have
+        # you tried it?"): only a turn with no first person at all is about the listener.
+        asks_other = not _FIRST_PERSON.search(said) and bool(
+            _ADDRESSED.search(said) or _SECOND_PERSON.search(said))
+        return Subject((m.group(1).lower(),), True, not asks_other)
     m = _JA_SUBJECT.match(text)
     if m:
-        return tuple(p for p in m.group(1).split("の") if p), False
-    return (), False
+        return Subject(tuple(p for p in m.group(1).split("の") if p))
+    return Subject()
 
 
 def _sound_keys(terms: Iterable[Term]) -> set[str]:

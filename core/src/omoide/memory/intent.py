@@ -46,11 +46,14 @@ _SELF = re.compile(r"(?:私|わたし|わたくし|あたし|俺|おれ|僕|ぼ�
                    r"うちの")
 _RECALL_EN = re.compile(
     r"^(?:when|what|where|who|whom|which|why|how|did|does|do|is|was|are|were|would|could|"
-    r"has|have)\b|\b(?:remember|recall|did i|my|i told|i said|we talked)\b", re.I)
+    r"has|have)\b|\b(?:remember|recall|did i|my|i told|i said|we talked)\b|"
+    r"^(?:in|on|at|for|from|with|to|by|during|after|before|according to)\s+(?:what|which|"
+    r"whose|how|when|where)\b", re.I)
 # Questions about an attribute of the world (a test's full marks, a mountain's height)
 # are general knowledge even with 〜だっけ, unless they also point at the user.
 _WORLD_FACT = re.compile(r"満点|標高|人口|首都|面積|語源|由来|読み方|意味|何メートル|何キロ|"
                          r"何センチ|世界一|日本一|一番(?:高|大き|長|深|広|古)|とは")
+_WH_EN = re.compile(r"^(?:what|where|who|whom|whose|which|why|how|when)\b", re.I)
 _CALENDAR = re.compile(r"何曜|何日|なんにち|なんようび|何月")
 _ASKS_WHEN = re.compile(r"いつ|何時|何日|何曜|なんじ|なんにち|なんようび|^when\b", re.I)
 
@@ -90,6 +93,8 @@ class Intent:
     command: bool = False
     personal: bool = False
     question: bool = False
+    wh: bool = False
+    """It asks with a question word (何, どこ, いつ; what, where, who...)."""
     past_action: bool = False
     """It asks what the user *did* (した, 行った, 作った; not あった or だった, which
     Japanese also uses to recall plans): a bare weekday then means the last one."""
@@ -114,7 +119,7 @@ def _asks(words: list[Any], text: str) -> bool:
             return True     # 何, 何点, 何メートル, なんにち
     if not words:
         return bool(re.search(r"何(?!か)|いつ|どこ|誰|どう|なぜ|どんな", text))
-    return False
+    return bool(_WH_EN.search(text))
 
 
 def detect(text: str) -> Intent:
@@ -158,7 +163,7 @@ def detect(text: str) -> Intent:
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
                   general=general, command=command, personal=personal, question=question,
-                  past_action=past_action, markers=tuple(markers))
+                  wh=wh, past_action=past_action, markers=tuple(markers))
 
 
 _STATIVE = frozenset({"有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "出来る"})

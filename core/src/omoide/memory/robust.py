@@ -32,7 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -321,15 +321,33 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     if contextual:
         details["gate"] = "about: " + details["gate"]
 
-    people = index.people_named(q.analysis)
+    people = index.people_named(q.analysis) if settings.subject_check else set()
     if people and candidates:
         # 「遥って…」 asks about 遥: a memory about someone else answers nothing (LoCoMo's
         # adversarial questions swap the speaker: "What did Caroline realise…" when
         # Melanie said it).
-        kept = {c for c in candidates if index.about(c, people)}
-        if not kept:
+        # What the utterance says about them, without their name (a turn addressed
+        # to them names them too).
+        content = replace(q.analysis, terms=tuple(
+            t for t in q.analysis.terms if not {k.lower() for k in t.keys} & people))
+        about_what = index.lexical(content, q.date_words)
+        own_ids = [c for c in candidates if index.about(c, people, own=True)]
+        own = [about_what[c].score for c in own_ids if c in about_what]
+        best_all = max((about_what[c].score for c in candidates if c in about_what),
+                       default=0.0)
+        weaker = max(own, default=0.0) < settings.subject_ratio * best_all and \
+            q.intent.wh and not q.intent.asks_when
+        if weaker and vector is not None:
+            # and the meaning agrees: their own closest memory is further than someone
+            # else's (both signals, so that one noisy channel does not decide)
+            near = index.dense_top(vector, settings.dense_candidates)
+            near.update(index.cosine([c for c in candidates if c not in near], vector))
+            own_near = [v for c, v in near.items() if index.about(c, people, own=True)]
+            weaker = not own_near or max(own_near) < max(near.values()) - settings.subject_gap
+        if not own_ids or weaker:
+            # what matched is someone else's, or only their questions to the other
             details["gate"] = "about someone else"
-        candidates = kept
+            candidates = set()
 
     if len(candidates) > MAX_POOL:
         best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
@@ -385,6 +403,9 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
                 score += 1.0 / (rrf + ranks[c])
         if q.intent.asks_when and index.has_dates(c):
             score += 0.5 / rrf
+        if people and not q.intent.asks_when and index.about(c, people, own=True):
+            # (a question about when ranks by date; who said it matters less there)
+            score += settings.subject_boost / rrf
         fused[c] = score
 
     def order(c: str) -> tuple[float, float]:
