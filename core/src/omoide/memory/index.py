@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -112,13 +113,13 @@ class UserIndex:
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
         terms = analysis.terms + named
+        sounds = _sound_keys(terms)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
-                       frozenset(_sound_keys(terms)), classify(memory, said_on),
-                       subject_of(text))
+                       frozenset(sounds), classify(memory, said_on), subject_of(text))
         self._entries[memory.id] = entry
         self._profile.clear()
-        for key in entry.sounds:
-            self._sound.add(key, memory.id)
+        for key, reading in sounds.items():
+            self._sound.add(key, memory.id, reading)
         for name in entry.subject.names if entry.subject else ():
             self._subjects[name].add(memory.id)
         self._without_vector += vector is None
@@ -212,7 +213,8 @@ class UserIndex:
         return ranked[:max(0, limit)]
 
     # -- channels --------------------------------------------------------------------
-    def lexical(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
+    def lexical(self, query: Analysis, exclude: Iterable[str] = (),
+                only: set[str] | None = None) -> dict[str, LexicalMatch]:
         """Memories sharing content words with the query, idf-weighted.
 
         Besides exact keys: a one-kanji word matches that kanji inside a compound
@@ -220,6 +222,7 @@ class UserIndex:
         チーズケーキ), and a name's reading matches inside the query's reading even
         when the analyser split the query differently (だいき|って). Terms inside
         ``exclude`` (the query's date expressions) are left to the temporal channel.
+        ``only``: score these memories only (the rest are not wanted).
         """
         n = max(1, len(self._entries))
         excluded = [e for e in exclude if e]
@@ -231,7 +234,7 @@ class UserIndex:
         def credit(ids: set[str], weight: float, proper: bool, label: str,
                    covers: float) -> None:
             idf = math.log(1.0 + n / len(ids))
-            for mid in ids:
+            for mid in (ids & only if only is not None else ids):
                 s = scores[mid]
                 s[3] += covers
                 s[0] += weight * idf
@@ -341,8 +344,8 @@ class UserIndex:
         for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
                                        exclude):
             ids = self._sound.ids(match.key)
-            if not ids:
-                continue
+            if not ids or self._sound.spelled_in(match.key, query.reading):
+                continue   # said as written: the exact channel has it
             weight = 0.8 * match.similarity / 100.0
             idf = math.log(1.0 + n / len(ids))
             for mid in ids:
@@ -466,6 +469,9 @@ class Subject:
     own: bool = True
 
 
+_NOBODY = Subject()
+
+
 def subject_of(text: str) -> Subject:
     """Whom a memory is about (see :class:`Subject`)."""
     m = _SPEAKER.match(text)
@@ -475,23 +481,24 @@ def subject_of(text: str) -> Subject:
         # you tried it?"): only a turn with no first person at all is about the listener.
         asks_other = not _FIRST_PERSON.search(said) and bool(
             _ADDRESSED.search(said) or _SECOND_PERSON.search(said))
-        return Subject((m.group(1).lower(),), True, not asks_other)
+        return Subject((sys.intern(m.group(1).lower()),), True, not asks_other)
     m = _JA_SUBJECT.match(text)
     if m:
-        return Subject(tuple(p for p in m.group(1).split("の") if p))
-    return Subject()
+        return Subject(tuple(sys.intern(p) for p in m.group(1).split("の") if p))
+    return _NOBODY
 
 
-def _sound_keys(terms: Iterable[Term]) -> set[str]:
-    """Sound keys of a memory's nouns and names, and of its longer other words."""
-    keys: set[str] = set()
+def _sound_keys(terms: Iterable[Term]) -> dict[str, str]:
+    """Sound keys of a memory's nouns and names, and of its longer other words, each
+    with the reading it was made from."""
+    keys: dict[str, str] = {}
     for term in terms:
         for k in term.keys:
             if not KATAKANA.match(k):
                 continue
-            key = sound_key(k)
+            key = sys.intern(sound_key(k))
             if term.weight >= 1.0 or len(key) >= 6:
-                keys.add(key)
+                keys.setdefault(key, k)
     return keys
 
 

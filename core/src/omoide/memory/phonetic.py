@@ -132,15 +132,17 @@ class SoundIndex:
 
     def __init__(self) -> None:
         self._ids: dict[str, set[str]] = {}
+        self._readings: dict[str, set[str]] = {}
         self._keys: list[str] = []
         self._dirty = False
 
     def __len__(self) -> int:
         return len(self._ids)
 
-    def add(self, key: str, memory_id: str) -> None:
+    def add(self, key: str, memory_id: str, reading: str = "") -> None:
         """Index ``key`` for ``memory_id`` (keys under four letters are too short to
-        tell apart by sound and are left to exact matching)."""
+        tell apart by sound and are left to exact matching). ``reading``: the katakana
+        the key was made from (:meth:`spelled_in` tells exact readings apart)."""
         if len(key) < 4:
             return
         ids = self._ids.get(key)
@@ -149,6 +151,8 @@ class SoundIndex:
             self._dirty = True
         else:
             ids.add(memory_id)
+        if reading:
+            self._readings.setdefault(key, set()).add(reading)
 
     def discard(self, key: str, memory_id: str) -> None:
         ids = self._ids.get(key)
@@ -157,7 +161,13 @@ class SoundIndex:
         ids.discard(memory_id)
         if not ids:
             del self._ids[key]
+            self._readings.pop(key, None)
             self._dirty = True
+
+    def spelled_in(self, key: str, reading: str) -> bool:
+        """Whether one of the readings behind ``key`` occurs as it is in ``reading`` (an
+        exact match, which exact matching has already counted)."""
+        return any(r in reading for r in self._readings.get(key, ()))
 
     def keys(self) -> list[str]:
         if self._dirty:

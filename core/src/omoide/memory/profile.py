@@ -24,6 +24,7 @@ Who decides:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +106,9 @@ class Classification:
     category: Category | None
     reason: str
 
+
+_verdict = functools.cache(Classification)
+"""One shared instance per distinct verdict (an index holds one per memory)."""
 
 # -- the rules -----------------------------------------------------------------------
 # Kin, pets and people: a fact whose subject is one of these (あなたの妻の…は) is about them.
@@ -235,22 +239,22 @@ def classify(memory: Memory, said_on: date) -> Classification:
     hint = category_of_kind(kind)
     if kind.startswith(PROFILE_PREFIX):
         if dated:
-            return Classification(False, None, "said profile, but it has a date: episodic")
-        return Classification(True, hint or _topic_category(text, None) or Category.HABIT,
+            return _verdict(False, None, "said profile, but it has a date: episodic")
+        return _verdict(True, hint or _topic_category(text, None) or Category.HABIT,
                               "set as profile")
     if kind in EPISODIC_KINDS:
-        return Classification(False, None, f"extraction said {kind}")
+        return _verdict(False, None, f"extraction said {kind}")
     if dated:
-        return Classification(False, None, "a dated plan or event")
+        return _verdict(False, None, "a dated plan or event")
     last = _last_clause(text)
     if _PLAN_END.search(last) or _PLAN_END.search(_sentence(text)):
-        return Classification(False, None, "a plan or an intention")
+        return _verdict(False, None, "a plan or an intention")
     if is_past(last) and not _STATE_CHANGE.search(last):
-        return Classification(False, None, "a past event")
+        return _verdict(False, None, "a past event")
     category = _topic_category(text, hint)
     if category is None:
-        return Classification(False, None, "not about a lasting trait")
-    return Classification(True, category, "a lasting fact")
+        return _verdict(False, None, "not about a lasting trait")
+    return _verdict(True, category, "a lasting fact")
 
 
 # -- selection ---------------------------------------------------------------------

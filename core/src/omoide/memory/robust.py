@@ -185,7 +185,15 @@ def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
         return False
     if q.intent.recall:
         return True
-    return not settings.require_recall_intent and not q.intent.general
+    return not settings.require_recall_intent and not q.intent.general and \
+        not _nothing_to_find(q)
+
+
+def _nothing_to_find(q: PreparedQuery) -> bool:
+    """A plain question (not about the user's own situation) that names no date: shared
+    words alone never inject for it (see the gate), and nothing else can."""
+    return not q.intent.recall and q.intent.question and not q.intent.personal and \
+        not q.spans
 
 
 _FALLBACK_WEEKENDS = frozenset({"週末", "この週末", "土日"})
@@ -236,6 +244,9 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         return RobustResult([], details)
     if q.intent.general and not q.intent.recall:
         details["gate"] = "a question about the world"
+        return RobustResult([], details)
+    if _nothing_to_find(q):
+        details["gate"] = "about: a plain question naming no date"
         return RobustResult([], details)
     contextual = not q.intent.recall
 
@@ -330,7 +341,7 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         # to them names them too).
         content = replace(q.analysis, terms=tuple(
             t for t in q.analysis.terms if not {k.lower() for k in t.keys} & people))
-        about_what = index.lexical(content, q.date_words)
+        about_what = index.lexical(content, q.date_words, only=candidates)
         own_ids = [c for c in candidates if index.about(c, people, own=True)]
         own = [about_what[c].score for c in own_ids if c in about_what]
         best_all = max((about_what[c].score for c in candidates if c in about_what),
