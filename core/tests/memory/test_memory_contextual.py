@@ -86,3 +86,25 @@ async def test_vocabulary_lists_the_persons_names_first(engine: MemoryEngine) ->
     assert words[0] == "箱根"
     assert "ギター" in words and "アレルギー" in words
     assert (await engine.index("me")).vocabulary(2) == words[:2]
+
+
+async def test_a_question_about_one_speaker_gets_nothing_said_by_the_other(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("c", [
+        Memory("m1", "c", "Melanie: I ran a charity race for mental health last Saturday.", SAID),
+        Memory("c1", "c", "Caroline: That charity race sounds great, Mel! Proud of you!", SAID)])
+    asked = await engine.recall("c", "What did Melanie do for the charity race?", MONDAY)
+    assert [r.memory.id for r in asked.memories][:1] == ["m1"]
+    swapped = await engine.recall("c", "What did Caroline realize after her charity race?",
+                                  MONDAY)
+    assert swapped.memories == [] and swapped.details["gate"] == "about someone else"
+
+
+async def test_a_question_about_a_family_member_is_answered_by_memories_about_them(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("me", [
+        Memory("h", "me", "あなたの妹の遥は来週の土曜日（2026年12月5日）に引っ越す。", SAID),
+        Memory("k", "me", "あなたの友達の健太は来週の土曜日（2026年12月5日）に引っ越す。", SAID)])
+    assert await injected(engine, "遥の引っ越しっていつだっけ") == ["h"]

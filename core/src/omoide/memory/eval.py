@@ -434,8 +434,9 @@ def _locomo_rows(loco: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
+def render_table(report: dict[str, Any], stream: TextIO | None = None) -> None:
     """One plain-text table per data file ("via profile": hits only the profile made)."""
+    stream = stream or sys.stdout
     files = report.get("files") or {"(all)": {"engines": report["engines"]}}
     for i, (label, entry) in enumerate(files.items()):
         if i:
@@ -450,8 +451,9 @@ def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
 
 
 def render_misses(misses: dict[str, dict[str, list[dict[str, Any]]]],
-                  stream: TextIO = sys.stdout) -> None:
+                  stream: TextIO | None = None) -> None:
     """Every miss with its reason, per data file and engine."""
+    stream = stream or sys.stdout
     for label, per_engine in misses.items():
         for engine, rows in per_engine.items():
             if not rows:
