@@ -56,6 +56,10 @@ class RobustSettings(_Strict):
         " (〜かな, 〜ればいい) that names nothing may inject the one memory it is clearly closest"
         " to (``dense_only_ratio``) when that memory is dated within the past week or this"
         " many days ahead. Null: never.")
+    context_sound_letters: int = Field(
+        6, ge=4, le=20, description="Contextual recall: a word heard by sound (not spelled"
+        " as written) counts for a remark about the user's own situation only when its"
+        " sound key has at least this many letters (about three morae).")
     subject_check: bool = Field(
         True, description="When the utterance names a person some memories are about (a"
         " conversation turn's speaker, 「あなたの妹の遥は…」), inject nothing unless a"

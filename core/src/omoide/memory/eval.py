@@ -265,7 +265,8 @@ class Evaluator:
         miss: dict[str, Any] = {
             "scenario": scope, "query": q["text"], "expect": expect, "got": got,
             "engine": recall.engine, "gate": d.get("gate"), "intent": d.get("intent"),
-            "heard": d.get("heard"), "date_ranges": d.get("date_ranges"),
+            "heard": d.get("heard"), "matched": d.get("matched"),
+            "date_ranges": d.get("date_ranges"),
             "dense_margin": d.get("dense_margin")}
         if q.get("spoken"):
             miss["spoken"] = q["spoken"]
@@ -463,7 +464,8 @@ def render_misses(misses: dict[str, dict[str, list[dict[str, Any]]]],
                 spoken = f" (said: {m['spoken']})" if m.get("spoken") else ""
                 stream.write(f"  {m['query']}{spoken} expect={m['expect']} got={m['got']}"
                              f" gate={m.get('gate')} intent={m.get('intent')}")
-                for key in ("heard", "date_ranges", "expected_memories", "channels"):
+                for key in ("heard", "matched", "date_ranges", "expected_memories",
+                            "channels"):
                     if m.get(key):
                         stream.write(f" {key}={m[key]}")
                 stream.write("\n")

@@ -23,7 +23,15 @@ import numpy as np
 
 from omoide.memory.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.phonetic import SoundIndex, sound_key
-from omoide.memory.profile import Classification, Profile, ProfileFact, classify, select_profile
+from omoide.memory.profile import (
+    Classification,
+    Profile,
+    ProfileFact,
+    classify,
+    is_past,
+    last_clause,
+    select_profile,
+)
 from omoide.memory.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.text import canonical, to_katakana
 from omoide.types import FloatArray, Memory
@@ -40,6 +48,7 @@ class _Entry:
     sounds: frozenset[str] = frozenset()
     kind: Classification | None = None
     subject: Subject | None = None
+    past: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,10 @@ class LexicalMatch:
     matched: tuple[str, ...] = field(default=())
     coverage: float = 0.0
     """Share of the query's content nouns this memory contains (0..1)."""
+    exact: float = 0.0
+    """The part carried by whole nouns and names matched as they are, in any spelling of
+    their reading (not one kanji inside a compound, not a fragment inside a longer word):
+    what a remark must share to be about a memory."""
 
 
 class UserIndex:
@@ -115,7 +128,8 @@ class UserIndex:
         terms = analysis.terms + named
         sounds = _sound_keys(terms)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
-                       frozenset(sounds), classify(memory, said_on), subject_of(text))
+                       frozenset(sounds), classify(memory, said_on), subject_of(text),
+                       bool(spans) and is_past(last_clause(text)))
         self._entries[memory.id] = entry
         self._profile.clear()
         for key, reading in sounds.items():
@@ -226,13 +240,13 @@ class UserIndex:
         """
         n = max(1, len(self._entries))
         excluded = [e for e in exclude if e]
-        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
         matched: dict[str, list[str]] = defaultdict(list)
         seen_sets: list[frozenset[str]] = []
         used_readings: set[str] = set()
 
         def credit(ids: set[str], weight: float, proper: bool, label: str,
-                   covers: float) -> None:
+                   covers: float, exact: bool = False) -> None:
             idf = math.log(1.0 + n / len(ids))
             for mid in (ids & only if only is not None else ids):
                 s = scores[mid]
@@ -242,6 +256,8 @@ class UserIndex:
                     s[1] += weight * idf
                 if proper:
                     s[2] += weight * idf
+                if exact:
+                    s[4] += weight * idf
                 matched[mid].append(label)
 
         asked = 0.0
@@ -266,14 +282,14 @@ class UserIndex:
             if term.weight >= 0.8:
                 used_readings.update(k for k in term.keys if KATAKANA.match(k))
             credit(ids, weight, term.proper, term.surface,
-                   term.weight if term.weight >= 1.0 else 0.0)
+                   term.weight if term.weight >= 1.0 else 0.0, exact=weight >= 1.0)
         if query.reading:
             for reading, ids in self._readings.items():
                 if len(reading) >= 3 and reading in query.reading and \
                         not any(reading in u for u in used_readings) and \
                         not any(reading in to_katakana(e) for e in excluded):
                     used_readings.add(reading)
-                    credit(ids, 0.8, False, reading, 1.0)
+                    credit(ids, 0.8, False, reading, 1.0, exact=True)   # the whole word, as said
                     asked += 1.0
             # a two-mora name (あや) where a word starts, when the analyser glued it on
             for start in query.reading_starts:
@@ -281,10 +297,10 @@ class UserIndex:
                 names = self._short_names.get(reading)
                 if names and reading not in used_readings:
                     used_readings.add(reading)
-                    credit(set(names), 0.8, True, reading, 1.0)
+                    credit(set(names), 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
         return {mid: LexicalMatch(s[0], s[1], s[2], tuple(matched[mid]),
-                                  min(1.0, s[3] / asked) if asked else 0.0)
+                                  min(1.0, s[3] / asked) if asked else 0.0, s[4])
                 for mid, s in scores.items()}
 
     def _inside_longer_words(self, term: Term) -> set[str]:
@@ -329,13 +345,15 @@ class UserIndex:
         """Every sound key of the vocabulary."""
         return self._sound.keys()
 
-    def sounds(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
+    def sounds(self, query: Analysis, exclude: Iterable[str] = (),
+               min_length: int = 0) -> dict[str, LexicalMatch]:
         """Memories whose words are *heard* in the query by sound (:mod:`~omoide.memory.phonetic`):
         the recogniser's 数末 for a memory's 週末, セミ for ゼミ, どういく for TOEIC.
 
         Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and
         count as nouns (they are the person's names and things); ``exclude`` holds
-        sound keys the exact channel already matched.
+        sound keys the exact channel already matched; ``min_length``: only words whose
+        sound key is at least this long.
         """
         if not query.sound:
             return {}
@@ -344,15 +362,16 @@ class UserIndex:
         for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
                                        exclude):
             ids = self._sound.ids(match.key)
-            if not ids or self._sound.spelled_in(match.key, query.reading):
-                continue   # said as written: the exact channel has it
+            if not ids or len(match.key) < min_length or \
+                    self._sound.spelled_in(match.key, query.reading):
+                continue   # too short to be sure of, or said as written (exact channel)
             weight = 0.8 * match.similarity / 100.0
             idf = math.log(1.0 + n / len(ids))
             for mid in ids:
                 old = out.get(mid)
                 score = weight * idf + (old.score if old else 0.0)
                 out[mid] = LexicalMatch(score, score, 0.0,
-                                        (*(old.matched if old else ()), match.key), 1.0)
+                                        (*(old.matched if old else ()), match.key), 1.0, score)
         return out
 
     def temporal(self, spans: Sequence[DateSpan], *,
@@ -394,6 +413,11 @@ class UserIndex:
             out |= self._days.get(day, set())
         return {m for m in out if not self._entries[m].memory.superseded_by and
                 (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
+
+    def ahead(self, memory_id: str, today: date) -> bool:
+        """Whether a dated memory is still to come (a plan, not a past event)."""
+        e = self._entries.get(memory_id)
+        return bool(e and not e.past and any(s.end >= today for s in e.spans))
 
     def upcoming(self, memory_id: str, today: date, back_days: int, ahead_days: int) -> bool:
         """Whether a memory is dated between ``back_days`` before and ``ahead_days``

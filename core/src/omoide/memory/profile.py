@@ -156,7 +156,8 @@ def _sentence(text: str) -> str:
     return canonical(text).rstrip("。．.!！ ")
 
 
-def _last_clause(text: str) -> str:
+def last_clause(text: str) -> str:
+    """The last clause of a fact (its main predicate), without the final mark."""
     return re.split(r"[、,]", _sentence(text))[-1]
 
 
@@ -219,7 +220,7 @@ def _topic_category(text: str, hint: Category | None) -> Category | None:
         return hint
     # The predicate says most (「仕事終わりにギターの練習をしている」 is a habit): the
     # last clause first, then the whole sentence.
-    for part in (_last_clause(text), text):
+    for part in (last_clause(text), text):
         for category, rx in ((Category.LIKE, _LIKE), (Category.HABIT, _HABIT),
                              (Category.BASICS, _BASICS), (Category.WORK, _WORK)):
             if rx.search(part):
@@ -246,7 +247,7 @@ def classify(memory: Memory, said_on: date) -> Classification:
         return _verdict(False, None, f"extraction said {kind}")
     if dated:
         return _verdict(False, None, "a dated plan or event")
-    last = _last_clause(text)
+    last = last_clause(text)
     if _PLAN_END.search(last) or _PLAN_END.search(_sentence(text)):
         return _verdict(False, None, "a plan or an intention")
     if is_past(last) and not _STATE_CHANGE.search(last):

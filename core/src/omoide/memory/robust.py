@@ -266,18 +266,21 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     lexical: dict[str, LexicalMatch] = {
         k: v for k, v in index.lexical(q.analysis, q.date_words).items()
         if live(k)}
-    if not contextual and settings.sound_matching:
+    if settings.sound_matching and (not contextual or q.intent.personal):
         # Words heard by sound count as shared words when the user asks about their
-        # memories; the exact channel alone decides a contextual injection.
-        heard = {k: v for k, v in index.sounds(q.analysis, _date_sounds(q, index)).items()
-                 if live(k)}
+        # memories, or speaks of their own situation (「タルマやまって寒いかな」) and the
+        # word heard is long enough to be sure of (a remark must not hang on two morae).
+        heard = {k: v for k, v in index.sounds(
+            q.analysis, _date_sounds(q, index),
+            min_length=settings.context_sound_letters if contextual else 0).items()
+            if live(k)}
         if heard:
             details["heard"] = sorted({w for v in heard.values() for w in v.matched})
         for mid, v in heard.items():
             old = lexical.get(mid)
             lexical[mid] = v if old is None else LexicalMatch(
                 old.score + v.score, old.nouns + v.nouns, old.entity, old.matched + v.matched,
-                max(old.coverage, v.coverage))
+                max(old.coverage, v.coverage), old.exact + v.exact)
     spans = q.spans
     use_dates = bool(spans) and not q.intent.calendar
     if use_dates and not contextual:
@@ -294,8 +297,13 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     # Shared words count as evidence when they cover most of what the query asks
     # about: 「TOEICって何点満点」 shares TOEIC with a plan but asks about 満点.
     min_coverage = settings.context_min_coverage if contextual else settings.min_coverage
-    lex_nouns = {k: v.nouns for k, v in lexical.items()
-                 if v.nouns > 0 and v.coverage >= min_coverage}
+    lex_nouns = {k: (v.exact if contextual else v.nouns) for k, v in lexical.items()
+                 if (v.exact if contextual else v.nouns) > 0 and v.coverage >= min_coverage}
+    if contextual and temporal:
+        # A date alone brings up what is still to come (「金曜日何時に帰れるかな」 and
+        # Friday's party), not what already happened that day.
+        temporal = {k: v for k, v in temporal.items()
+                    if k in lex_nouns or index.ahead(k, now.date())}
     if contextual and widest > settings.context_span_days:
         # 「来月」 alone says nothing about next month's plans; it only confirms a memory
         # the utterance names (「沖縄って11月でも泳げる」 and the November trip to Okinawa).
