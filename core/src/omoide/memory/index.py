@@ -88,6 +88,8 @@ class UserIndex:
         self._sound = SoundIndex()
         self._profile: dict[int, Profile] = {}
         self._subjects: dict[str, set[str]] = defaultdict(set)
+        self.superseded: set[str] = set()
+        """Ids of indexed memories a newer one replaced (never injected)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -127,6 +129,8 @@ class UserIndex:
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
         terms = analysis.terms + named
         sounds = _sound_keys(terms)
+        if memory.superseded_by:
+            self.superseded.add(memory.id)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
                        frozenset(sounds), classify(memory, said_on), subject_of(text),
                        bool(spans) and is_past(last_clause(text)))
@@ -157,6 +161,7 @@ class UserIndex:
             return
         self._matrix = None
         self._profile.clear()
+        self.superseded.discard(memory_id)
         for key in entry.sounds:
             self._sound.discard(key, memory_id)
         _discard(self._subjects, entry.subject.names if entry.subject else (), memory_id)
@@ -180,6 +185,7 @@ class UserIndex:
         if entry is not None:
             from dataclasses import replace
             entry.memory = replace(entry.memory, superseded_by=by)
+            self.superseded.add(memory_id)
             self._profile.clear()
 
     # -- profile -----------------------------------------------------------------------

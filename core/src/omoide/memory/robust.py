@@ -52,7 +52,7 @@ from omoide.memory.phonetic import SoundIndex, min_similarity, sound_key
 from omoide.memory.records import from_payload
 from omoide.memory.temporal import DateSpan, resolve
 from omoide.memory.text import canonical, query_copy
-from omoide.types import FloatArray, Memory, RetrievedMemory
+from omoide.types import FloatArray, RetrievedMemory
 
 
 @dataclass(frozen=True)
@@ -259,9 +259,10 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
                 index.add(from_payload(hit.id, hit.payload))
         details["dense_source"] = "store"
 
-    def live(mid: str) -> Memory | None:
-        m = index.get(mid)
-        return m if m is not None and not m.superseded_by else None
+    superseded = index.superseded
+
+    def live(mid: str) -> bool:
+        return mid not in superseded and mid in index
 
     lexical: dict[str, LexicalMatch] = {
         k: v for k, v in index.lexical(q.analysis, q.date_words).items()

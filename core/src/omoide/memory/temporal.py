@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from omoide.memory.dates import WEEKDAYS_JA, absolute_dates, week_start
 from omoide.memory.holidays import long_weekends, named_holidays
@@ -102,7 +103,9 @@ def _weekend(today: date) -> list[tuple[date, date]]:
     return [(sat, sat + timedelta(days=1))]
 
 
+@lru_cache(maxsize=8)
 def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] | None]]:
+    """Named periods and holidays (built once per day: resolving runs on every turn)."""
     def silver(y: int) -> tuple[date, date] | None:
         runs = long_weekends(date(y, 9, 1), date(y, 9, 30))
         return max(runs, key=lambda r: (r[1] - r[0]).days) if runs else None
@@ -140,6 +143,12 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         canonical_name = _HOLIDAY_ALIASES.get(name, name)
         periods[name] = (lambda n: lambda y: (named_holidays(y)[n],) * 2)(canonical_name)
     return periods
+
+
+@lru_cache(maxsize=8)
+def _period_pattern(today: date) -> str:
+    return "|".join(sorted((re.escape(n) for n in _named_periods(today)), key=len,
+                           reverse=True))
 
 
 class _Scanner:
@@ -232,7 +241,7 @@ def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpa
     s.scan(r"(三|3|４|4|大型)?連休", holiday_run)
 
     periods = _named_periods(today)
-    names = "|".join(sorted((re.escape(n) for n in periods), key=len, reverse=True))
+    names = _period_pattern(today)
 
     def named(m: re.Match[str]) -> list[tuple[date, date]]:
         span = _nearest_span(today, periods[m.group(0)])
