@@ -228,13 +228,13 @@ class Evaluator:
                         tallies[name].profile_chars[user] = recall.profile.chars
                         tallies[name].profile_facts[user] = len(recall.profile.facts)
                     await self._score(tallies[name], scope, user, {**q, "text": text}, got,
-                                      profile, recall, ids)
+                                      profile, recall, ids, s["now"])
                 done += 1
                 self.progress(done, total, path.name)
 
     async def _score(self, t: EngineTally, scope: str, user: str, q: dict[str, Any],
                      got: list[str], profile: list[str], recall: Any,
-                     ids: dict[str, str]) -> None:
+                     ids: dict[str, str], now: str) -> None:
         expect = list(q.get("expect") or [])
         if expect:
             t.positives += 1
@@ -255,10 +255,11 @@ class Evaluator:
                                  "dense_margin": recall.details.get("dense_margin"),
                                  "dense_spread": recall.details.get("dense_spread")})
         if not ok:
-            t.misses.append(await self._miss(scope, user, q, expect, got, recall, ids))
+            t.misses.append(await self._miss(scope, user, q, expect, got, recall, ids, now))
 
     async def _miss(self, scope: str, user: str, q: dict[str, Any], expect: list[str],
-                    got: list[str], recall: Any, ids: dict[str, str]) -> dict[str, Any]:
+                    got: list[str], recall: Any, ids: dict[str, str],
+                    now: str) -> dict[str, Any]:
         """Why a query missed: the gate, what the utterance was taken for, what was heard,
         the dates it resolved to, and where each expected memory stood."""
         d = recall.details
@@ -271,6 +272,7 @@ class Evaluator:
         if q.get("spoken"):
             miss["spoken"] = q["spoken"]
         if recall.engine != "baseline" and expect:
+            from omoide.memory.robust import explain, prepare
             index = await self.engine.index(user)
             where: dict[str, str] = {}
             for e in expect:
@@ -279,6 +281,11 @@ class Evaluator:
                     f"profile ({c.category}) but over the budget" if c.profile
                     else f"episodic: {c.reason}")
             miss["expected_memories"] = where
+            prepared = prepare(q["text"], datetime.fromisoformat(now))
+            vector = await self.engine.embedder.embed_query(prepared.text)
+            seen = explain(index, prepared, vector, [ids.get(e, e) for e in expect])
+            back = {v: k for k, v in ids.items()}
+            miss["expected_channels"] = {back.get(k, k): v for k, v in seen.items()}
         channels = {e: {k: round(v, 3) for k, v in r.channels.items() if v == v}
                     for e, r in zip(got, recall.memories, strict=False)}
         if channels:
@@ -465,7 +472,7 @@ def render_misses(misses: dict[str, dict[str, list[dict[str, Any]]]],
                 stream.write(f"  {m['query']}{spoken} expect={m['expect']} got={m['got']}"
                              f" gate={m.get('gate')} intent={m.get('intent')}")
                 for key in ("heard", "matched", "date_ranges", "expected_memories",
-                            "channels"):
+                            "expected_channels", "channels"):
                     if m.get(key):
                         stream.write(f" {key}={m[key]}")
                 stream.write("\n")

@@ -459,3 +459,27 @@ def _date_sounds(q: PreparedQuery, index: UserIndex) -> set[str]:
     if not keys:
         return set()
     return {v for v in index.sound_keys() if any(v in k for k in keys)} | keys
+
+
+def explain(index: UserIndex, q: PreparedQuery, vector: FloatArray | None,
+            memory_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """What each channel saw of some memories for ``q`` (for ``omoide eval --misses``):
+    dense cosine, lexical score and the words shared, the sound matches, the date match."""
+    lexical = index.lexical(q.analysis, q.date_words, only=set(memory_ids))
+    heard = index.sounds(q.analysis)
+    temporal = index.temporal(q.spans) if q.spans else {}
+    dense = index.cosine(memory_ids, vector) if vector is not None else {}
+    out: dict[str, dict[str, Any]] = {}
+    for mid in memory_ids:
+        row: dict[str, Any] = {}
+        if mid in dense:
+            row["dense"] = round(dense[mid], 3)
+        if mid in lexical:
+            row["lexical"] = round(lexical[mid].score, 3)
+            row["shared"] = list(lexical[mid].matched)
+        if mid in heard:
+            row["heard"] = list(heard[mid].matched)
+        if mid in temporal:
+            row["temporal"] = round(temporal[mid], 3)
+        out[mid] = row
+    return out
