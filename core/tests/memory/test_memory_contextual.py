@@ -108,3 +108,8 @@ async def test_a_question_about_a_family_member_is_answered_by_memories_about_th
         Memory("h", "me", "あなたの妹の遥は来週の土曜日（2026年12月5日）に引っ越す。", SAID),
         Memory("k", "me", "あなたの友達の健太は来週の土曜日（2026年12月5日）に引っ越す。", SAID)])
     assert await injected(engine, "遥の引っ越しっていつだっけ") == ["h"]
+
+
+async def test_a_question_about_a_planned_place_brings_the_plan(engine: MemoryEngine) -> None:
+    # memory.md's own example: nobody asked to remember, but the trip is coming
+    assert await injected(engine, "箱根って今寒い？") == ["hakone"]

@@ -185,15 +185,7 @@ def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
         return False
     if q.intent.recall:
         return True
-    return not settings.require_recall_intent and not q.intent.general and \
-        not _nothing_to_find(q)
-
-
-def _nothing_to_find(q: PreparedQuery) -> bool:
-    """A plain question (not about the user's own situation) that names no date: shared
-    words alone never inject for it (see the gate), and nothing else can."""
-    return not q.intent.recall and q.intent.question and not q.intent.personal and \
-        not q.spans
+    return not settings.require_recall_intent and not q.intent.general
 
 
 _FALLBACK_WEEKENDS = frozenset({"週末", "この週末", "土日"})
@@ -244,9 +236,6 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         return RobustResult([], details)
     if q.intent.general and not q.intent.recall:
         details["gate"] = "a question about the world"
-        return RobustResult([], details)
-    if _nothing_to_find(q):
-        details["gate"] = "about: a plain question naming no date"
         return RobustResult([], details)
     contextual = not q.intent.recall
 
@@ -311,10 +300,13 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
         temporal = {k: v for k, v in temporal.items() if k in lex_nouns}
     if contextual and lex_nouns and q.intent.question and not q.intent.personal and \
             not temporal:
-        # A plain question that only shares a name with a memory asks about the thing
-        # (「松本城って建てられたの」 when the recogniser lost its いつ), not about the plan.
-        details["shared_words_ignored"] = "a plain question"
-        lex_nouns = {}
+        # A plain question that only shares a name with a memory is about the thing, not
+        # about what the user did with it (「おぼんって誰が書いてくるの」); only a plan
+        # still to come makes it about the user (「箱根って今寒い？」 before the trip).
+        kept = {k: v for k, v in lex_nouns.items() if index.ahead(k, now.date())}
+        if len(kept) < len(lex_nouns):
+            details["shared_words_ignored"] = "a plain question, not about a plan to come"
+        lex_nouns = kept
 
     if temporal:
         both = set(temporal) & set(lex_nouns)
