@@ -10,36 +10,41 @@ budget; ``--all`` adds what the budget left out, what a newer fact superseded, a
 every other memory is episodic. ``set`` adds a fact in the person's words (a dated
 plan or event is refused: it is never profile) or puts an existing memory in the
 profile; ``forget`` forgets a profile fact, or with ``--keep-memory`` only takes it out
-of the profile. Kept apart from :mod:`omoide.commands.memory`, which adds it as one
-more subcommand.
+of the profile. Like the rest of ``omoide memory``, the handlers work through
+:class:`omoide.memory_client.MemoryClient` (the running server, or the store itself);
+:mod:`omoide.commands.memory` adds them as one more subcommand.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omoide.commands._common import EXIT_FAILED
 
+if TYPE_CHECKING:
+    from omoide.memory_client import MemoryClient
+
+Handler = Callable[["MemoryClient", argparse.Namespace], Awaitable[int]]
+Runner = Callable[[argparse.Namespace, Handler, tuple[str, ...]], int]
 CATEGORIES = ("health", "family", "pet", "basics", "work", "like", "habit", "person")
 
 
-def add_profile_command(msub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``profile`` (with show, set, forget) to ``omoide memory``'s subcommands."""
+def add_profile_command(msub: argparse._SubParsersAction,  # type: ignore[type-arg]
+                        run: Runner, user_type: Callable[[str], str]) -> None:
+    """Add ``profile`` (show, set, forget) to ``omoide memory``'s subcommands; ``run``
+    opens the memory client and calls a handler, ``user_type`` checks ``--user``."""
     p = msub.add_parser("profile", help="see and edit the facts that are in every prompt")
     psub = p.add_subparsers(dest="profile_command", required=True, metavar="COMMAND")
 
-    def command(name: str, help_text: str,
-                handler: Callable[[Any, argparse.Namespace], Awaitable[int]],
-                ) -> argparse.ArgumentParser:
+    def command(name: str, help_text: str, handler: Handler) -> argparse.ArgumentParser:
         c = psub.add_parser(name, help=help_text)
         c.add_argument("--config", required=True, help="config file (YAML)")
-        c.add_argument("--user", required=True, help="user id")
-        c.set_defaults(handler=lambda args: asyncio.run(_with_engine(args, handler)))
+        c.add_argument("--user", required=True, type=user_type, help="user id")
+        c.set_defaults(handler=lambda args: run(args, handler, ("embed", "store")))
         parser: argparse.ArgumentParser = c
         return parser
 
@@ -58,82 +63,52 @@ def add_profile_command(msub: argparse._SubParsersAction) -> None:  # type: igno
                    help="keep it as an episodic memory instead of forgetting it")
 
 
-async def _with_engine(args: argparse.Namespace,
-                       handler: Callable[[Any, argparse.Namespace], Awaitable[int]]) -> int:
-    from omoide.commands._common import load_or_exit, report_failures
-    from omoide.memory.engine import MemoryEngine
-    from omoide.runtime import Runtime
-
-    settings = load_or_exit(args.config)
-    runtime = Runtime(settings)
-    engine = runtime.memory
-    assert isinstance(engine, MemoryEngine)
-
-    async def work() -> int:
-        await runtime.start("embed", "store")
-        await engine.start()
-        return await handler(engine, args)
-
-    try:
-        return await report_failures(work())
-    finally:
-        await engine.stop()
-        await runtime.stop()
+def _fact_line(f: dict[str, Any]) -> str:
+    from omoide.server.log_safety import neutralise_controls
+    return f"  [{f['category']}] {f['id']}  {neutralise_controls(str(f['text']))}"
 
 
-async def _show(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.profile import render_profile_block
-    from omoide.memory.profile_edit import view
-    v = await view(engine, args.user)
+async def _show(client: MemoryClient, args: argparse.Namespace) -> int:
+    data = await client.profile(args.user, args.all)
     if args.json:
-        data = v.to_json()
-        if not args.all:
-            data = {k: data[k] for k in ("budget_chars", "chars", "facts")}
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
-    p = v.profile
-    print(f"profile of {args.user}: {len(p.facts)} facts, {p.chars}/{p.budget_chars} characters")
-    for f in p.facts:
-        print(f"  [{f.category.value}] {f.memory.id}  {f.memory.text}")
+    facts = data["facts"]
+    print(f"profile of {args.user}: {len(facts)} facts, {data['chars']}/{data['budget_chars']}"
+          " characters")
+    for f in facts:
+        print(_fact_line(f))
     if args.all:
-        for title, facts in (("over the budget (still recalled per turn)", p.overflow),
-                             ("superseded by a newer fact", p.superseded)):
-            if facts:
+        for title, key in (("over the budget (still recalled per turn)", "over_budget"),
+                           ("superseded by a newer fact", "superseded")):
+            if data.get(key):
                 print(title + ":")
-                for f in facts:
-                    print(f"  [{f.category.value}] {f.memory.id}  {f.memory.text}")
-        episodic = [(m, c) for m, c in v.decisions if not c.profile]
-        if episodic:
+                for f in data[key]:
+                    print(_fact_line(f))
+        if data.get("episodic"):
             print("episodic:")
-            for m, c in episodic:
-                print(f"  {m.id}  {m.text}  ({c.reason})")
-        block = render_profile_block(p)
-        if block:
-            print("\nas the chat model sees it:\n" + block)
+            for m in data["episodic"]:
+                print(f"  {m['id']}  {m['text']}  ({m['reason']})")
     return 0
 
 
-async def _set(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.profile_edit import ProfileEditError, mark, set_fact
+async def _set(client: MemoryClient, args: argparse.Namespace) -> int:
+    from omoide.memory_client import MemoryClientError
     if bool(args.text) == bool(args.id):
         print("give either TEXT or --id ID", file=sys.stderr)
         return EXIT_FAILED
     try:
-        if args.id:
-            m = await mark(engine, args.user, args.id, True, args.category)
-        else:
-            m = await set_fact(engine, args.user, args.text, args.category)
-    except ProfileEditError as exc:
+        m = await client.profile_set(args.user, args.text, args.id, args.category)
+    except MemoryClientError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_FAILED
-    print(f"{m.id}  [{m.kind}]  {m.text}")
+    print(f"{m['id']}  [{m['kind']}]  {m['text']}")
     return 0
 
 
-async def _forget(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.profile_edit import forget
-    if not await forget(engine, args.user, args.id, keep_memory=args.keep_memory):
-        print(f"no memory {args.id} for user {args.user}", file=sys.stderr)
+async def _forget(client: MemoryClient, args: argparse.Namespace) -> int:
+    if not await client.profile_forget(args.user, args.id, args.keep_memory):
+        print(f"no memory {args.id!r} for user {args.user}", file=sys.stderr)
         return EXIT_FAILED
     print(("taken out of the profile: " if args.keep_memory else "forgot ") + args.id)
     return 0

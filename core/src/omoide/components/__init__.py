@@ -17,12 +17,22 @@ from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.components.embedder import Embedder, EmbedderConfig
 from omoide.components.store import StoreCapabilities, VectorStore, VectorStoreConfig
+from omoide.components.tool import (
+    AnnounceOutcome,
+    ConfirmationRequest,
+    Tool,
+    ToolConfig,
+    ToolContext,
+    ToolError,
+    ToolFunction,
+    ToolHost,
+)
 from omoide.components.tts import TTS, TTSConfig
 from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
 
 KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
-    "chat": ChatModel, "tts": TTS, "device": Device,
+    "chat": ChatModel, "tts": TTS, "device": Device, "tool": Tool,
 }
 
 __all__ = [
@@ -31,6 +41,7 @@ __all__ = [
                                     "TTS",
                                     "VAD",
                                     "ASRConfig",
+                                    "AnnounceOutcome",
                                     "Capabilities",
                                     "ChatConfig",
                                     "ChatModel",
@@ -38,6 +49,7 @@ __all__ = [
                                     "ComponentConfig",
                                     "ComponentState",
                                     "ComponentStatus",
+                                    "ConfirmationRequest",
                                     "Device",
                                     "DeviceConfig",
                                     "DeviceHost",
@@ -46,6 +58,12 @@ __all__ = [
                                     "EndOfSpeechDetector",
                                     "StoreCapabilities",
                                     "TTSConfig",
+                                    "Tool",
+                                    "ToolConfig",
+                                    "ToolContext",
+                                    "ToolError",
+                                    "ToolFunction",
+                                    "ToolHost",
                                     "VADConfig",
                                     "VectorStore",
                                     "VectorStoreConfig",
