@@ -29,13 +29,13 @@ async def make_engine(tmp_path: Path) -> AsyncIterator[EngineFactory]:
     engines: list[MemoryEngine] = []
 
     async def make(chat: Any = None, store: Any = None, embedder: Any = None,
-                   **config: Any) -> MemoryEngine:
+                   data_dir: Path | None = None, **config: Any) -> MemoryEngine:
         emb = embedder or HashEmbedder(HashEmbedderConfig(dims=64))
         await emb.start()
         st = store or InMemoryStore(MemoryStoreConfig())
         await st.start()
         engine = MemoryEngine(MemoryConfig(**config), embedder=emb, store=st, chat=chat,
-                              data_dir=tmp_path / f"data{len(engines)}", timezone=TZ)
+                              data_dir=data_dir or tmp_path / f"data{len(engines)}", timezone=TZ)
         await engine.start()
         engines.append(engine)
         return engine

@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from omoide.memory.dedup import Verdict, compare
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Exchange, FloatArray, Memory, VectorHit
 
@@ -29,29 +28,6 @@ async def extract(engine: Any, reply: str, n: int) -> Any:
     await engine.chat.start()
     await engine.record_exchange(Exchange(f"ex{n}", "me", "話", "うん", NOW))
     return await engine.extract_now("me")
-
-
-def test_same_text_after_canonicalisation_is_a_duplicate() -> None:
-    assert compare("あなたは猫が好き。", "あなたは猫が好き", 0.5, 0.92) is Verdict.DUPLICATE
-
-
-def test_close_with_same_dates_and_numbers_is_a_duplicate() -> None:
-    assert compare("あなたは10月3日に箱根に行く予定だ。", "あなたは10月3日に箱根へ行く予定だ。", 0.95,
-                   0.92) is Verdict.DUPLICATE
-
-
-def test_close_with_another_date_is_an_update() -> None:
-    assert compare("あなたは2026年10月4日に箱根に行く予定だ。",
-                   "あなたは2026年10月3日に箱根に行く予定だ。", 0.95, 0.92) is Verdict.UPDATE
-
-
-def test_a_cancellation_sharing_a_name_is_an_update() -> None:
-    assert compare("あなたは箱根行きをやめた。", "あなたは箱根に行く予定だ。", 0.89, 0.92,
-                   shared_names=True) is Verdict.UPDATE
-
-
-def test_unrelated_facts_are_new() -> None:
-    assert compare("あなたは猫が好き。", "あなたは箱根に行く予定だ。", 0.3, 0.92) is Verdict.NEW
 
 
 async def test_an_exact_duplicate_is_skipped(make_engine) -> None:  # type: ignore[no-untyped-def]
@@ -200,14 +176,3 @@ async def test_names_reported_by_extraction_are_matched(make_engine) -> None:  #
         Memory("other", "me", "あなたは猫が好きだ。", NOW)])
     recall = await engine.recall("me", "ひだまりって覚えてる?", NOW)
     assert [r.memory.id for r in recall.memories] == ["cafe"]
-
-
-def test_two_facts_about_one_place_are_not_duplicates_however_close_their_cosine() -> None:
-    # multilingual-e5 scores these 0.922, above the reference's 0.92 threshold
-    assert compare("あなたはみそラーメンを食べたところ、すごくおいしかったので、また行きたいと思っている。",
-                   "あなたは駅前に新しいラーメン屋ができたから行ってきた。", 0.922, 0.92) is Verdict.NEW
-
-
-def test_a_reworded_fact_is_still_a_duplicate() -> None:
-    assert compare("あなたは最近ギターを練習している。", "あなたは最近、仕事終わりにギターの練習をしている。",
-                   0.95, 0.92) is Verdict.DUPLICATE

@@ -123,3 +123,17 @@ def test_family_and_pets_as_the_topic_become_anatas_own(tokenizer: Any) -> None:
 </conversation>"""
     texts = [f.text for f in extract_facts(parse_conversation(prompt), tokenizer)]
     assert texts == ["あなたの猫のむぎは3歳だ。", "あなたは妻の美咲と世田谷に住んでいる。"]
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    ("ラーメンより蕎麦派になった", "preference"),   # a changed preference stays a preference
+    ("大阪に引っ越したんだ", "profile"),            # so does a move: the dedup can pair them
+    ("立派な家に住んでる", "profile"),
+])
+def test_changes_of_a_preference_or_a_home_keep_their_kind(tokenizer: Any, said: str,
+                                                           kind: str) -> None:
+    from datetime import datetime
+
+    from omoide_standins.extraction import Utterance
+    [fact] = extract_facts([Utterance(datetime(2026, 9, 27, 20, 50), said)], tokenizer)
+    assert fact.kind == kind

@@ -8,6 +8,8 @@
     omoide memory import  --config FILE --user U FILE [--skip-invalid]
     omoide memory pending --config FILE [--user U]
     omoide memory extract --config FILE --user U
+    omoide memory retry   --config FILE --user U [--exchange ID ...]   (quarantined ones)
+    omoide memory skip    --config FILE --user U [--exchange ID ...]
     omoide memory reembed --config FILE [--user U ...]
     omoide memory profile show|set|forget ...     (see omoide.commands.memory_profile)
 
@@ -104,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             needs=("embed", "store", "chat"))
     command("reembed", "re-embed every memory with the configured embedder (stop the "
                        "server first)", _reembed, user=None)
+    _register_dead_letter_commands(command)
     from omoide.commands.memory_profile import add_profile_command
     add_profile_command(msub, _run, user_id_argument)
 
@@ -223,9 +226,12 @@ async def _pending(client: MemoryClient, args: argparse.Namespace) -> int:
         print("nothing pending")
     for r in rows:
         err = f"  last error: {_printable(r['last_error'])}" if r.get("last_error") else ""
-        print(f"{r['user']}: {r['exchanges']} exchanges ({r['oldest'][:16].replace('T', ' ')}"
-              f" .. {r['newest'][:16].replace('T', ' ')}), {r['attempts']} failed attempts"
-              f"{err}")
+        span = (f" ({r['oldest'][:16].replace('T', ' ')} .. {r['newest'][:16].replace('T', ' ')})"
+                if r.get("oldest") and r.get("newest") else "")
+        held = f", {r['quarantined']} quarantined" if r.get("quarantined") else ""
+        print(f"{r['user']}: {r['exchanges']} exchanges{span}, {r['attempts']} failed"
+              f" attempts{held}{err}")
+    _print_dead_letters(await client.dead_letters(args.user))
     return 0
 
 
@@ -235,9 +241,11 @@ async def _extract(client: MemoryClient, args: argparse.Namespace) -> int:
         print(f"extraction failed, {report['exchanges']} exchanges stay pending: "
               f"{report['error']}", file=sys.stderr)
         return EXIT_FAILED
+    quarantined = report.get("quarantined") or []
     print(f"{report['exchanges']} exchanges -> {len(report['stored'])} memories stored,"
           f" {report['skipped_duplicates']} duplicates skipped,"
-          f" {len(report['superseded'])} superseded")
+          f" {len(report['superseded'])} superseded"
+          + (f", {len(quarantined)} quarantined" if quarantined else ""))
     for m in report["stored"]:
         print(f"  {_line(m)}")
     return 0
@@ -247,4 +255,46 @@ async def _reembed(client: MemoryClient, args: argparse.Namespace) -> int:
     counts = await client.reembed(args.user or None)
     for user, n in counts.items():
         print(f"{user}: {n} memories re-embedded")
+    return 0
+
+
+# -- quarantined exchanges (dead letters) --------------------------------------------------
+def _register_dead_letter_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    c = command("retry", "extract quarantined exchanges again (all of a user's, or some)",
+                _retry, needs=())
+    c.add_argument("--exchange", action="append", metavar="ID",
+                   help="only this exchange (repeatable)")
+    c = command("skip", "never extract these exchanges (default: a user's quarantined ones);"
+                " they stay in the journal", _skip, needs=())
+    c.add_argument("--exchange", action="append", metavar="ID",
+                   help="only this exchange, quarantined or waiting (repeatable)")
+
+
+def _print_dead_letters(letters: list[dict[str, Any]]) -> None:
+    if not letters:
+        return
+    print("quarantined (extraction failed on them alone; `omoide memory retry` or `skip`):")
+    for d in letters:
+        text = str(d["user_text"])
+        text = text if len(text) <= 40 else text[:39] + "…"
+        print(f"  {d['user']} {d['exchange_id']} [{d['at']}] {_printable(text)!r}:"
+              f" {_printable(str(d['reason']))}")
+
+
+async def _retry(client: MemoryClient, args: argparse.Namespace) -> int:
+    released = await client.retry(args.user, args.exchange)
+    if not released:
+        print(f"no quarantined exchange of {args.user} to retry", file=sys.stderr)
+        return EXIT_FAILED if args.exchange else 0
+    print(f"released {len(released)} exchanges of {args.user}: extracted at the next run"
+          f" (now: `omoide memory extract --user {args.user}`)")
+    return 0
+
+
+async def _skip(client: MemoryClient, args: argparse.Namespace) -> int:
+    skipped = await client.skip(args.user, args.exchange)
+    if not skipped:
+        print(f"no exchange of {args.user} to skip", file=sys.stderr)
+        return EXIT_FAILED if args.exchange else 0
+    print(f"skipped {len(skipped)} exchanges of {args.user} (kept in the journal)")
     return 0

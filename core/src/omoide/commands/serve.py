@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import replace
 
 from omoide.commands._common import EXIT_FAILED, load_or_exit
+from omoide.config import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--config", required=True, help="YAML config file")
     parser.add_argument("--host", help="override server.host")
     parser.add_argument("--port", type=int, help="override server.port")
+    parser.add_argument("--accept-data-loss", action="store_true",
+                        help="start even if memory data the data dir's manifest records is"
+                        " missing or damaged (sets memory.accept_data_loss for this start)")
     parser.set_defaults(handler=_serve)
 
 
@@ -38,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
     from omoide.server.tokens import TokenStore
 
     settings = load_or_exit(args.config)
+    if args.accept_data_loss:
+        settings = accepting_data_loss(settings)
     try:
         claim = DataDirClaim.acquire(settings.data_dir, "omoide serve")
     except DataDirBusy as exc:
@@ -76,3 +83,9 @@ def _serve(args: argparse.Namespace) -> int:
         print("\nomoide could not start:\n" + "\n".join(fatal), file=sys.stderr)
         return 1
     return 0
+
+
+def accepting_data_loss(settings: Settings) -> Settings:
+    """``settings`` with ``memory.accept_data_loss`` on."""
+    memory = settings.memory.model_copy(update={"accept_data_loss": True})
+    return replace(settings, envelope=settings.envelope.model_copy(update={"memory": memory}))

@@ -36,7 +36,12 @@ class Recall:
 
 @dataclass(frozen=True)
 class ExtractionReport:
-    """Result of one extraction run for one user."""
+    """Result of one extraction run for one user.
+
+    ``exchanges`` counts the exchanges extracted; ``pending`` is set when some are left
+    waiting (a service is down, or an exchange failed and will be tried again), with the
+    last ``error``; ``quarantined`` lists exchanges set aside in this run.
+    """
 
     user: str
     exchanges: int
@@ -45,6 +50,7 @@ class ExtractionReport:
     superseded: list[str] = field(default_factory=list)
     pending: bool = False
     error: str | None = None
+    quarantined: list[str] = field(default_factory=list)
 
 
 class MemoryService(Protocol):

@@ -101,12 +101,28 @@ class ExtractionSettings(_Strict):
     idle_minutes: float = Field(5.0, gt=0, description="Extract after this much silence.")
     max_exchanges: int = Field(8, ge=1, description="Extract once this many exchanges wait.")
     on_disconnect: bool = Field(True, description="Extract when a device session closes.")
-    attempts: int = Field(3, ge=1, description="Tries per extraction before it stays pending.")
+    attempts: int = Field(3, ge=1, description="Tries per extraction call before it stays"
+                          " pending (an unreadable answer is asked again).")
+    max_attempts: int = Field(
+        3, ge=1, description="Failed extractions of one exchange on its own (an answer that"
+        " cannot be used, a refusal) before it is quarantined: set aside with the reason, so"
+        " it never blocks the next one (`omoide memory pending`, `retry`, `skip`). Outages of"
+        " the chat service do not count.")
+    batch_exchanges: int = Field(8, ge=1, le=64,
+                                 description="Exchanges per extraction call at most.")
+    batch_chars: int = Field(
+        2000, ge=200, le=50_000, description="Characters of conversation per extraction call"
+        " at most (after cutting long statements); one longer exchange goes alone.")
+    max_statement_chars: int = Field(
+        500, ge=50, le=10_000, description="A statement (or reply) longer than this is cut"
+        " in the extraction prompt, so the answer stays within the fact limit.")
     retry_minutes: float = Field(
         10.0, gt=0, description="How often exchanges still pending (a failed extraction, a"
         " restart) are tried again once their conversation has gone idle.")
-    dedup_cosine: float = Field(0.92, gt=0, le=1,
-                                description="Cosine at or above which a fact is a duplicate.")
+    dedup_cosine: float = Field(
+        0.92, gt=0, le=1, description="Two facts about the same subject that say the same"
+        " thing in other words are duplicates only when their vectors agree this much too;"
+        " a close vector alone never makes a duplicate or an update.")
 
 
 class MemoryConfig(_Strict):
@@ -119,6 +135,13 @@ class MemoryConfig(_Strict):
         300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
     journal: str = Field("journal.sqlite3",
                          description="Journal file, relative to server.data_dir.")
+    accept_data_loss: bool = Field(
+        False, description="Start even when memory data recorded in the data dir's"
+        " manifest.json is missing or damaged (an empty, damaged or missing journal, a vector"
+        " store without its memories): a damaged journal is moved aside, its readable"
+        " exchanges copied into a new one, and the manifest rewritten. Off: refuse to start"
+        " and say which file and how to proceed (`omoide serve --accept-data-loss` sets it"
+        " for one start).")
     baseline: BaselineSettings = Field(default_factory=BaselineSettings,
                                        description="Numbers of the baseline engine.")
     robust: RobustSettings = Field(default_factory=RobustSettings,

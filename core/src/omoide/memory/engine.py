@@ -17,7 +17,6 @@ import json
 import logging
 import math
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -30,9 +29,8 @@ from omoide.errors import ComponentError, InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.baseline import baseline_read
 from omoide.memory.config import MemoryConfig
-from omoide.memory.dates import absolute_dates
-from omoide.memory.dedup import Verdict, compare
 from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
+from omoide.memory.extraction_runner import ExtractionRunner
 from omoide.memory.import_format import (
     ImportFailed,
     ImportItem,
@@ -41,12 +39,13 @@ from omoide.memory.import_format import (
     imported_memory_id,
 )
 from omoide.memory.index import UserIndex
-from omoide.memory.journal import Journal, PendingSummary
+from omoide.memory.journal import DeadLetter, Journal, PendingSummary
+from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
 from omoide.memory.profile import Classification, Profile
 from omoide.memory.records import from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read, wants_embedding
-from omoide.memory.text import canonical, dedup_key
+from omoide.memory.text import dedup_key
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
 
@@ -69,6 +68,8 @@ class MemoryEngine:
         self.timezone = timezone
         self._tz = ZoneInfo(timezone)
         self.journal = Journal(self.data_dir / config.journal)
+        self.keeper = JournalKeeper(self.data_dir, self.journal,
+                                    accept_data_loss=config.accept_data_loss)
         self._indexes: dict[str, UserIndex] = {}
         self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
         self._extract_locks: dict[str, asyncio.Lock] = {}
@@ -82,11 +83,15 @@ class MemoryEngine:
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
-        """Open the journal and the store (components are already started)."""
+        """Check the data against the manifest, open the journal (writing back what the
+        spill file kept) and the store (components are already started), and finish the
+        extraction batches a crash interrupted. Raises
+        :class:`omoide.memory.data_guard.DataMissing` over missing or damaged data."""
         if self._started:
             return
-        self.journal.open()
+        await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
+        await self._extraction_runner().finish_unfinished()
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
         if self.chat is not None:
@@ -110,6 +115,7 @@ class MemoryEngine:
             if not t.done():
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.keeper.close()
         self.journal.close()
         self._started = False
 
@@ -244,7 +250,15 @@ class MemoryEngine:
 
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
-        await self.journal.append(exchange)
+        """Journal ``exchange``. When the journal fails, the exchange is kept in the spill
+        file and :class:`~omoide.memory.journal_keeper.JournalingFailed` is raised (see
+        :attr:`problem`)."""
+        await self.keeper.record(exchange)
+
+    @property
+    def problem(self) -> str | None:
+        """What keeps memory from working right now (the journal fails), or None."""
+        return self.keeper.problem
 
     def note_turn_completed(self, exchange: Exchange) -> None:
         """Arm the idle timer; extract at once when enough exchanges wait."""
@@ -286,6 +300,7 @@ class MemoryEngine:
             await asyncio.sleep(cfg.retry_minutes * 60)
             try:
                 await self.retry_pending()
+                await self.keeper.flush()
             except Exception as exc:  # noqa: BLE001 - the retry loop must keep running
                 log.warning("retrying pending extractions failed: %s", exc)
 
@@ -294,7 +309,7 @@ class MemoryEngine:
         idle = self.config.extraction.idle_minutes * 60
         now = datetime.now().astimezone()
         users = [p.user for p in await self.journal.pending_summary()
-                 if (now - p.newest).total_seconds() >= idle]
+                 if p.newest is not None and (now - p.newest).total_seconds() >= idle]
         for user in users:
             self._schedule_extraction(user, "retry")
         return users
@@ -313,118 +328,53 @@ class MemoryEngine:
         await asyncio.gather(*self._extract_tasks.values(), return_exceptions=True)
 
     async def extract_now(self, user: str) -> ExtractionReport:
-        """Extract ``user``'s pending exchanges now; failures leave them pending."""
+        """Extract ``user``'s pending exchanges now (after finishing any batch a crash
+        left); see :mod:`omoide.memory.extraction_runner`. Never raises for a failed
+        extraction: the report says what stays pending and what was quarantined."""
         timer = self._idle_timers.pop(user, None)
         if timer is not None:
             timer.cancel()
         lock = self._extract_locks.setdefault(user, asyncio.Lock())
         async with lock:
-            exchanges = await self.journal.pending(user)
-            if not exchanges:
-                return ExtractionReport(user, 0, [])
-            ids = [e.id for e in exchanges]
             started = time.perf_counter()
-            try:
-                facts = await self._ask_for_facts(exchanges)
-            except Exception as exc:  # noqa: BLE001 - kept pending, retried later
-                error = f"{type(exc).__name__}: {exc}"
-                await self.journal.record_failure(ids, error)
-                log.warning("extraction for %s failed, %d exchanges stay pending: %s",
-                            user, len(ids), error)
-                return ExtractionReport(user, len(ids), [], pending=True, error=error)
-            try:
-                stored, skipped, superseded = await self._store_facts(user, facts, exchanges)
-            except Exception as exc:  # noqa: BLE001 - kept pending, retried later
-                error = f"storing facts failed: {type(exc).__name__}: {exc}"
-                await self.journal.record_failure(ids, error)
-                log.warning("extraction for %s: %s; exchanges stay pending", user, error)
-                return ExtractionReport(user, len(ids), [], pending=True, error=error)
-            await self.journal.mark_consumed(ids)
-            log.info("extraction for %s: %d exchanges -> %d facts stored, %d duplicates,"
-                     " %d superseded in %.0f ms", user, len(ids), len(stored), skipped,
-                     len(superseded), (time.perf_counter() - started) * 1000)
-            return ExtractionReport(user, len(ids), stored, skipped, superseded)
+            report = await self._extraction_runner().run(user)
+            if report.exchanges or report.quarantined:
+                log.info("extraction for %s: %d exchanges, %d stored, %d duplicates,"
+                         " %d superseded, %d quarantined in %.0f ms", user, report.exchanges,
+                         len(report.stored), report.skipped_duplicates,
+                         len(report.superseded), len(report.quarantined),
+                         (time.perf_counter() - started) * 1000)
+            return report
+
+    def _extraction_runner(self) -> ExtractionRunner:
+        return ExtractionRunner(journal=self.journal, embedder=self.embedder, store=self.store,
+                                ask=self._ask_for_facts, put=self._put,
+                                settings=self.config.extraction, timezone=self.timezone)
 
     async def _ask_for_facts(self, exchanges: Sequence[Exchange]) -> list[Fact]:
         if self.chat is None:
-            raise ComponentError("no chat model is configured for extraction")
-        messages = build_messages(exchanges, self.timezone)
-        attempts = self.config.extraction.attempts
+            # retryable: configuring a chat model makes these exchanges extractable
+            raise ComponentError("no chat model is configured for extraction", retryable=True)
+        cfg = self.config.extraction
+        messages = build_messages(exchanges, self.timezone, cfg.max_statement_chars)
         last: Exception | None = None
-        for attempt in range(attempts):
+        for attempt in range(cfg.attempts):
             try:
                 raw = await self.chat.complete(messages, json_output=True)
                 return parse_facts(raw)
             except (ComponentError, ExtractionFormatError) as exc:
                 last = exc
-                if isinstance(exc, ComponentError) and not exc.retryable and \
-                        not isinstance(exc, ExtractionFormatError):
+                if isinstance(exc, ComponentError) and not exc.retryable:
                     break
-                if attempt < attempts - 1:
+                if attempt < cfg.attempts - 1:
                     await asyncio.sleep(min(4.0, 0.25 * 2 ** attempt))
         assert last is not None
         raise last
 
-    async def _store_facts(self, user: str, facts: Sequence[Fact],
-                           exchanges: Sequence[Exchange],
-                           ) -> tuple[list[Memory], int, list[str]]:
-        if not facts:
-            return [], 0, []
-        said_at = max(e.at for e in exchanges)
-        source = tuple(e.id for e in exchanges)
-        vectors = await self.embedder.embed([f.text for f in facts], "document",
-                                            Priority.BATCH)
-        stored: list[Memory] = []
-        superseded: list[str] = []
-        skipped = 0
-        for fact, vector in zip(facts, vectors, strict=True):
-            memory = Memory(
-                id=str(uuid.uuid4()), user=user, text=fact.text, created_at=said_at,
-                event_dates=absolute_dates(canonical(fact.text),
-                                           said_at.astimezone(self._tz).date()),
-                kind=fact.kind, entities=fact.entities, source_exchange_ids=source)
-            verdict, old = await self._dedup(user, memory, vector)
-            if verdict is Verdict.DUPLICATE:
-                skipped += 1
-                continue
-            await self._put(user, [(memory, vector)])
-            stored.append(memory)
-            for old_memory, old_vector in old if verdict is Verdict.UPDATE else []:
-                await self._put(user, [(replace(old_memory, superseded_by=memory.id),
-                                        old_vector)])
-                superseded.append(old_memory.id)
-        await self.journal.note_user(user)
-        return stored, skipped, superseded
-
-    async def _dedup(self, user: str, memory: Memory, vector: Any,
-                     ) -> tuple[Verdict, list[tuple[Memory, Any]]]:
-        threshold = self.config.extraction.dedup_cosine
-        hits = await self.store.search(user, vector, 5)
-        names = set(memory.entities) | {t.surface for t in analyzer().analyse(
-            memory.text, query=False).terms if t.proper}
-        updates: list[tuple[Memory, Any]] = []
-        said = memory.created_at.astimezone(self._tz).date()
-        for hit in hits:
-            old = from_payload(hit.id, hit.payload)
-            if old.superseded_by:
-                continue
-            old_names = set(old.entities) | {t.surface for t in analyzer().analyse(
-                old.text, query=False).terms if t.proper}
-            verdict = compare(memory.text, old.text, hit.score, threshold,
-                              new_said_on=said,
-                              old_said_on=old.created_at.astimezone(self._tz).date(),
-                              shared_names=bool(names & old_names))
-            if verdict is Verdict.DUPLICATE:
-                return Verdict.DUPLICATE, []
-            if verdict is Verdict.UPDATE:
-                records = await self.store.get(user, [old.id])
-                if records:
-                    updates.append((old, records[0].vector))
-        return (Verdict.UPDATE, updates) if updates else (Verdict.NEW, [])
-
     async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
+        self.keeper.note_memories_stored()
         idx = self._indexes.get(user)
         if idx is not None:
             for m, v in items:
@@ -578,6 +528,25 @@ class MemoryEngine:
 
     async def pending(self, user: str | None = None) -> list[PendingSummary]:
         return await self.journal.pending_summary(user)
+
+    async def dead_letters(self, user: str | None = None) -> list[DeadLetter]:
+        """Quarantined exchanges (extraction failed on them alone too often)."""
+        return await self.journal.dead_letters(user)
+
+    async def retry_quarantined(self, user: str, exchange_ids: Sequence[str] | None = None,
+                                ) -> list[str]:
+        """Release ``user``'s quarantined exchanges (all, or these) with their attempts
+        reset; in a running server their extraction is scheduled at once."""
+        released = await self.journal.release(user, exchange_ids)
+        if released and self._retry_task is not None:
+            self._schedule_extraction(user, "retry")
+        return released
+
+    async def skip_exchanges(self, user: str, exchange_ids: Sequence[str] | None = None,
+                             ) -> list[str]:
+        """Never extract these exchanges of ``user`` (default: every quarantined one);
+        they stay in the journal."""
+        return await self.journal.skip(user, exchange_ids)
 
     async def reembed(self, users: Sequence[str] | None = None,
                       backup: Path | None = None) -> dict[str, int]:

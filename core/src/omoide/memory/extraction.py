@@ -13,8 +13,12 @@ and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "profi
 kept in the fact's kind (:func:`omoide.memory.profile.stored_kind`: ``profile:health``);
 when the model does not say, the kind stays as it is and the deterministic classifier
 decides when the memory is read.
-:func:`parse_facts` accepts that, a bare list, code fences and stray text around
-the JSON; anything else raises :class:`ExtractionFormatError` so the caller retries.
+:func:`parse_facts` accepts that, a bare list, code fences, stray text around the JSON
+and the slips models make (trailing commas, single quotes, a missing closing bracket:
+repaired with ``json-repair``); anything else — including an answer cut off inside a
+fact — raises :class:`ExtractionFormatError` so the caller retries or isolates the
+exchange. A statement longer than ``max_statement_chars`` is cut in the prompt, so one
+long monologue cannot make the answer unbounded.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from zoneinfo import ZoneInfo
+
+import json_repair
 
 from omoide.memory.dates import format_stamp
 from omoide.memory.profile import stored_kind
@@ -33,6 +40,9 @@ KINDS = ("plan", "event", "preference", "habit", "person", "profile", "other")
 MAX_OUTPUT_CHARS = 20_000
 MAX_FACT_CHARS = 200
 MAX_FACTS = 30
+CUT_MARK = "…"
+# Relative dates reach about a year ahead or back of when something was said.
+_DATE_REACH = timedelta(days=400)
 
 SYSTEM_PROMPT = """あなたは会話ログから「ユーザー本人についての事実」だけを抜き出す記録係です。
 会話は <conversation> と </conversation> の間にあり、各行の先頭の [日時 (曜日)] がその発言の日時です。
@@ -55,6 +65,14 @@ class ExtractionFormatError(ValueError):
     """The chat model's answer could not be read as facts."""
 
 
+class TooManyFacts(ExtractionFormatError):
+    """The answer holds more than ``MAX_FACTS`` facts; ``facts`` has all of them."""
+
+    def __init__(self, facts: list[Fact]) -> None:
+        super().__init__(f"{len(facts)} facts is more than {MAX_FACTS}")
+        self.facts = facts
+
+
 @dataclass(frozen=True)
 class Fact:
     text: str
@@ -62,40 +80,85 @@ class Fact:
     entities: tuple[str, ...]
 
 
-def conversation_block(exchanges: Sequence[Exchange], timezone: str) -> str:
-    """The fixed ``<conversation>`` block (timestamps in the user's time zone)."""
+def conversation_block(exchanges: Sequence[Exchange], timezone: str,
+                       max_statement_chars: int | None = None) -> str:
+    """The fixed ``<conversation>`` block (timestamps in the user's time zone); each
+    statement is cut to ``max_statement_chars`` (ending in …) when given."""
     tz = ZoneInfo(timezone)
     lines = ["<conversation>"]
     for ex in exchanges:
         stamp = format_stamp(ex.at.astimezone(tz))
-        lines.append(f"[{stamp}] user: {_one_line(ex.user_text)}")
+        lines.append(f"[{stamp}] user: {one_line(ex.user_text, max_statement_chars)}")
         if ex.assistant_text:
-            lines.append(f"[{stamp}] assistant: {_one_line(ex.assistant_text)}")
+            lines.append(f"[{stamp}] assistant:"
+                         f" {one_line(ex.assistant_text, max_statement_chars)}")
     lines.append("</conversation>")
     return "\n".join(lines)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str, max_chars: int | None = None) -> str:
+    """An utterance as one line of the block, cut to ``max_chars``."""
     # A line break or a tag inside an utterance must not fake another line or end the block.
     text = re.sub(r"\s+", " ", text).strip()
+    if max_chars is not None and len(text) > max_chars:
+        text = text[:max_chars - len(CUT_MARK)] + CUT_MARK
     return text.replace("<", "＜").replace(">", "＞")
 
 
-def build_messages(exchanges: Sequence[Exchange], timezone: str) -> list[ChatMessage]:
+def build_messages(exchanges: Sequence[Exchange], timezone: str,
+                   max_statement_chars: int | None = None) -> list[ChatMessage]:
     return [ChatMessage("system", SYSTEM_PROMPT),
             ChatMessage("user", "次の会話から、ユーザー本人についての事実を抜き出してください。\n"
-                        + conversation_block(exchanges, timezone))]
+                        + conversation_block(exchanges, timezone, max_statement_chars))]
 
 
-def _json_candidates(raw: str) -> list[str]:
-    fenced = re.findall(r"```(?:json|JSON)?\s*(.*?)```", raw, re.S)
-    out = [f.strip() for f in fenced]
-    out.append(raw.strip())
-    for opener, closer in (("{", "}"), ("[", "]")):
-        start, end = raw.find(opener), raw.rfind(closer)
-        if 0 <= start < end:
-            out.append(raw[start:end + 1])
-    return out
+def unextractable(exchange: Exchange, timezone: str) -> str | None:
+    """Why ``exchange`` can never be extracted (None if it can): its time must have a
+    place in the calendar in the user's zone, with room for the relative dates that
+    resolve against it (9999-12-31 has none)."""
+    try:
+        local = exchange.at.astimezone(ZoneInfo(timezone))
+        format_stamp(local)
+        day = local.date()
+        _ = (day + _DATE_REACH, day - _DATE_REACH)
+    except (OverflowError, ValueError) as exc:
+        return (f"its time {exchange.at.isoformat()} is outside the calendar extraction can"
+                f" work with ({type(exc).__name__}: {exc})")
+    return None
+
+
+def _read_json(raw: str) -> object:
+    """The JSON in ``raw`` (code fences and stray text around it are fine), repaired with
+    ``json-repair`` when the model slipped. A repaired answer must name or hold a fact
+    list, and may not end inside its last fact (an answer cut off mid-way)."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        pass
+    try:
+        repaired = json_repair.loads(raw)
+    except (RecursionError, ValueError) as exc:
+        raise ExtractionFormatError(f"not JSON: {raw[:80]!r}") from exc
+    items = _fact_items(repaired)
+    # json-repair reads anything as something ("{{{" as []): only a fact list counts
+    if not isinstance(items, list) or (not items and not re.search(r"facts|\[\s*\]", raw)):
+        raise ExtractionFormatError(f"not JSON: {raw[:80]!r}")
+    last = items[-1] if items else None
+    text = last.get("text") if isinstance(last, dict) else last
+    if isinstance(text, str) and text.strip():
+        at = raw.rfind(text.strip())
+        if at >= 0 and not re.match(r"\s*[\"']", raw[at + len(text.strip()):]):
+            raise ExtractionFormatError(f"the answer ends inside a fact: {text[:40]!r}")
+    return repaired
+
+
+def _fact_items(data: object) -> object:
+    if isinstance(data, dict):
+        items = data.get("facts", data.get("memories"))
+        if items is None and "text" in data:
+            items = [data]
+        return items
+    return data
 
 
 def parse_facts(raw: str) -> list[Fact]:
@@ -107,25 +170,9 @@ def parse_facts(raw: str) -> list[Fact]:
         raise ExtractionFormatError("empty answer")
     if len(raw) > MAX_OUTPUT_CHARS:
         raise ExtractionFormatError(f"answer of {len(raw)} characters is too long")
-    data: object = None
-    for candidate in _json_candidates(raw):
-        try:
-            data = json.loads(candidate)
-            break
-        except json.JSONDecodeError:
-            continue
-    else:
-        raise ExtractionFormatError(f"not JSON: {raw[:80]!r}")
-    if isinstance(data, dict):
-        items = data.get("facts", data.get("memories"))
-        if items is None and "text" in data:
-            items = [data]
-    else:
-        items = data
+    items = _fact_items(_read_json(raw))
     if not isinstance(items, list):
         raise ExtractionFormatError("no list of facts in the answer")
-    if len(items) > MAX_FACTS:
-        raise ExtractionFormatError(f"{len(items)} facts is more than {MAX_FACTS}")
     facts: list[Fact] = []
     for item in items:
         if isinstance(item, str):
@@ -147,6 +194,8 @@ def parse_facts(raw: str) -> list[Fact]:
         kind = stored_kind(kind, _flag(item.get("profile")),
                            str(category).strip().lower() if category else None)
         facts.append(Fact(text, kind, tuple(str(e).strip() for e in entities if str(e).strip())))
+    if len(facts) > MAX_FACTS:
+        raise TooManyFacts(facts)
     return facts
 
 

@@ -235,16 +235,20 @@ class Analyzer:
         return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
                         tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds))
 
-    def morphemes(self, text: str, mode: str = "C") -> list[Any]:
-        """Sudachi morphemes of canonical ``text`` (requires :attr:`available`)."""
-        return self._morphemes(canonical(text), mode)
-
     def reading_of(self, text: str) -> str:
         """Katakana reading of ``text`` (the text itself without Sudachi)."""
         if not self.available:
             return to_katakana(text)
         return "".join(to_katakana(w.reading_form()) for w in self._morphemes(canonical(text), "C")
                        if w.part_of_speech()[0] not in ("補助記号", "空白"))
+
+    def morphemes(self, text: str, mode: str = "C") -> list[Any]:
+        """Sudachi's words of the canonical ``text`` (mode C: whole names and compounds),
+        with ``surface()``, ``part_of_speech()``, ``normalized_form()`` and
+        ``reading_form()``; an empty list without Sudachi."""
+        if not self.available:
+            return []
+        return self._morphemes(canonical(text), mode)
 
     def _rewrite_temporal(self, words: list[Any]) -> str:
         out: list[str] = []

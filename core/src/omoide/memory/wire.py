@@ -18,7 +18,7 @@ from omoide.memory.import_format import (
     ParsedImport,
     parse_import,
 )
-from omoide.memory.journal import PendingSummary
+from omoide.memory.journal import DeadLetter, PendingSummary
 from omoide.memory.records import to_json
 from omoide.types import Memory, RetrievedMemory
 
@@ -37,9 +37,20 @@ def scored_memory_json(r: RetrievedMemory) -> dict[str, Any]:
 
 
 def pending_json(r: PendingSummary) -> dict[str, Any]:
-    return {"user": r.user, "exchanges": r.exchanges, "oldest": r.oldest.isoformat(),
-            "newest": r.newest.isoformat(), "attempts": r.attempts,
-            "last_error": r.last_error}
+    """One user's exchanges still to extract (``oldest``/``newest`` are null when all of
+    them are quarantined) and how many are quarantined."""
+    return {"user": r.user, "exchanges": r.exchanges,
+            "oldest": r.oldest.isoformat() if r.oldest else None,
+            "newest": r.newest.isoformat() if r.newest else None,
+            "attempts": r.attempts, "last_error": r.last_error,
+            "quarantined": r.quarantined}
+
+
+def dead_letter_json(d: DeadLetter) -> dict[str, Any]:
+    """A quarantined exchange and why extraction set it aside."""
+    return {"exchange_id": d.exchange_id, "user": d.user, "at": d.at,
+            "user_text": d.user_text, "attempts": d.attempts, "reason": d.reason,
+            "quarantined_at": d.quarantined_at}
 
 
 def extraction_json(report: ExtractionReport) -> dict[str, Any]:
@@ -47,7 +58,7 @@ def extraction_json(report: ExtractionReport) -> dict[str, Any]:
             "stored": [to_json(m) for m in report.stored],
             "skipped_duplicates": report.skipped_duplicates,
             "superseded": report.superseded, "pending": report.pending,
-            "error": report.error}
+            "error": report.error, "quarantined": report.quarantined}
 
 
 def import_report_json(user: str, report: ImportReport, parsed: ParsedImport,

@@ -65,6 +65,18 @@ class MemoryClient(Protocol):
 
     async def extract(self, user: str) -> dict[str, Any]: ...
 
+    async def dead_letters(self, user: str | None) -> list[dict[str, Any]]:
+        """Quarantined exchanges (of ``user``, or everyone's) with the reason."""
+        ...
+
+    async def retry(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        """Release ``user``'s quarantined exchanges (all, or these); returns their ids."""
+        ...
+
+    async def skip(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        """Never extract these exchanges (default: the quarantined ones); their ids."""
+        ...
+
     async def reembed(self, users: list[str] | None) -> dict[str, int]: ...
 
     async def profile(self, user: str, everything: bool) -> dict[str, Any]:

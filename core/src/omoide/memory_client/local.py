@@ -74,6 +74,15 @@ class LocalMemoryClient:
     async def extract(self, user: str) -> dict[str, Any]:
         return wire.extraction_json(await self.engine.extract_now(user))
 
+    async def dead_letters(self, user: str | None) -> list[dict[str, Any]]:
+        return [wire.dead_letter_json(d) for d in await self.engine.dead_letters(user)]
+
+    async def retry(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        return await self.engine.retry_quarantined(user, exchange_ids)
+
+    async def skip(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        return await self.engine.skip_exchanges(user, exchange_ids)
+
     async def reembed(self, users: list[str] | None) -> dict[str, int]:
         return await self.engine.reembed(users or None)
 

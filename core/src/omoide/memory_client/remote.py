@@ -64,7 +64,7 @@ class RemoteMemoryClient:
                     f"{self.where} does not answer ({type(exc).__name__}); if it hangs, "
                     "stop it and run the command again") from None
             status = health.get("status") if isinstance(health, dict) else None
-            if status == "ready":
+            if status in ("ready", "degraded"):
                 return
             if status == "failed" or time.monotonic() > deadline:
                 raise MemoryClientError(f"{self.where} is {status or 'not answering'}; see "
@@ -129,6 +129,21 @@ class RemoteMemoryClient:
     async def extract(self, user: str) -> dict[str, Any]:
         r = await self._call("POST", "/v1/memory/extract", json={"user": user})
         return dict(r.json())
+
+    async def dead_letters(self, user: str | None) -> list[dict[str, Any]]:
+        r = await self._call("GET", "/v1/memory/quarantine",
+                             params={"user": user} if user else None)
+        return list(r.json()["quarantined"])
+
+    async def retry(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        r = await self._call("POST", "/v1/memory/retry",
+                             json={"user": user, "exchange_ids": exchange_ids})
+        return list(r.json()["released"])
+
+    async def skip(self, user: str, exchange_ids: list[str] | None) -> list[str]:
+        r = await self._call("POST", "/v1/memory/skip",
+                             json={"user": user, "exchange_ids": exchange_ids})
+        return list(r.json()["skipped"])
 
     async def reembed(self, users: list[str] | None) -> dict[str, int]:
         raise NeedsLocalStore(

@@ -96,7 +96,7 @@ class Assistant:
             if not transcript:
                 trace.mark("done", note="nothing heard")
                 return self._result(turn_id, request, transcript, reply, recall, trace)
-            recall = await self._recall(request.user, transcript, now, trace)
+            recall = await self._recall(request.user, transcript, now, trace, reply.degraded)
             history = self.history.recent(request.user, now)
             trace.begin("prompt")
             context = PromptContext(request.user, now, transcript, recall.memories if recall
@@ -136,8 +136,10 @@ class Assistant:
         trace.end("asr")
         return result.text
 
-    async def _recall(self, user: str, text: str, now: datetime,
-                      trace: TurnTrace) -> Recall | None:
+    async def _recall(self, user: str, text: str, now: datetime, trace: TurnTrace,
+                      degraded: list[str]) -> Recall | None:
+        """Memories for the turn; a failure or the time budget running out leaves the turn
+        without memory and says so in ``degraded``."""
         if self.memory is None:
             return None
         trace.begin("retrieve", getattr(self.memory, "engine_name", None))
@@ -146,10 +148,18 @@ class Assistant:
         except Exception as exc:
             log.exception("retrieval failed for %s", user)
             trace.end("retrieve", error=f"{type(exc).__name__}: {exc}")
+            degraded.append(f"memory: recall failed ({type(exc).__name__}: {exc});"
+                            " no memory this turn")
             return None
         note = f"{len(recall.memories)} memories"
         if recall.timed_out:
             note = "time budget exceeded: no memory this turn"
+            spent = recall.timings_ms.get("total")
+            degraded.append("memory: recall ran past its time budget"
+                            + (f" ({spent:.0f} ms)" if spent is not None else "")
+                            + "; no memory this turn")
+        elif recall.error:
+            degraded.append(f"memory: recall failed ({recall.error}); no memory this turn")
         trace.end("retrieve", error=recall.error, note=note)
         return recall
 
@@ -294,8 +304,11 @@ class Assistant:
         try:
             if self.memory is not None:
                 await self.memory.record_exchange(exchange)
-        except Exception:
-            log.exception("journaling failed for user %s", request.user)
+        except Exception as exc:  # noqa: BLE001 - the turn still answers, and says so
+            log.error("journaling failed for user %s: %s", request.user, exc)
+            reply.degraded.append(f"memory: {exc}" if isinstance(exc, OmoideError) else
+                                  f"memory: journaling this exchange failed"
+                                  f" ({type(exc).__name__}: {exc})")
         self.history.add(exchange)
         self.traces.record(trace)
         self._hooks.turn_completed(CompletedTurn(

@@ -196,12 +196,18 @@ class OmoideServer:
 
     def health(self) -> dict[str, Any]:
         comps = {path: comp.describe() for path, comp in self.runtime.components().items()}
+        state, reason = self.memory_state.value, self.memory_reason
+        problem = (getattr(self.memory, "problem", None)
+                   if self.memory_state is ComponentState.READY else None)
+        if problem:  # e.g. the journal fails: exchanges go to the spill file meanwhile
+            state, reason = ComponentState.FAILED.value, str(problem)
         comps["memory"] = {"kind": "memory", "name": self.settings.memory.engine,
-                           "state": self.memory_state.value, "reason": self.memory_reason,
-                           "stand_in": None}
+                           "state": state, "reason": reason, "stand_in": None}
         states = {c["state"] for c in comps.values()}
-        status = ("ready" if self.ready.is_set() else
-                  "failed" if "failed" in states else "starting")
+        if self.ready.is_set():
+            status = "degraded" if "failed" in states else "ready"
+        else:
+            status = "failed" if "failed" in states else "starting"
         return {"status": status, "components": comps}
 
     # -- DeviceHost ------------------------------------------------------------------

@@ -51,6 +51,7 @@ _PERSON_ROUTES: dict[str, frozenset[str]] = {
     "/v1/turns/audio": frozenset({"POST"}),
     "/v1/traces": frozenset({"GET", "HEAD"}),
     "/v1/memory/pending": frozenset({"GET", "HEAD"}),
+    "/v1/memory/quarantine": frozenset({"GET", "HEAD"}),
 }
 
 

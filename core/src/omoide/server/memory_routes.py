@@ -8,6 +8,8 @@
     GET    /v1/memory/pending                   exchanges waiting for extraction
     POST   /v1/memory/extract                   body {"user": U}: extract now (admin)
 
+and, for quarantined exchanges, :func:`dead_letter_router`.
+
 Who may call them is decided by :mod:`omoide.server.auth` (the guard, then
 :func:`require_user` here): the admin for everyone, a person's token for that person
 only. The JSON shapes are :mod:`omoide.memory.wire`'s, which the CLI's local backend
@@ -18,12 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from omoide.config import LimitSettings
 from omoide.memory import wire
@@ -119,5 +121,58 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         require_admin(request)
         check_ready()
         return wire.extraction_json(await service.extract_now(body.user))
+
+    router.include_router(dead_letter_router(service, check_ready))
+    return router
+
+
+ExchangeId = Annotated[StrictStr, Field(min_length=1, max_length=200,
+                                        pattern=r"^[^\x00-\x1f\x7f]+$")]
+"""An exchange id as the journal gave it (no control characters)."""
+
+
+class DeadLetterRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: UserId = Field(description="Whose exchanges.")
+    exchange_ids: list[ExchangeId] | None = Field(
+        None, max_length=10_000, description="Only these exchanges (default: every"
+        " quarantined exchange of the user).")
+
+
+def dead_letter_router(service: MemoryEngine, check_ready: Callable[[], None],
+                       ) -> APIRouter:
+    """Routes for quarantined exchanges (extraction failed on them alone too often):
+
+        GET  /v1/memory/quarantine[?user=U]   the dead letters with the reason (a person's
+                                              token sees only that person's)
+        POST /v1/memory/retry  {"user", "exchange_ids"?}   release them (admin)
+        POST /v1/memory/skip   {"user", "exchange_ids"?}   set them aside for good (admin)
+    """
+    router = APIRouter()
+
+    @router.get("/v1/memory/quarantine")
+    async def quarantine(request: Request, user: UserId | None = None) -> dict[str, Any]:
+        principal = current_principal(request)
+        if not principal.is_admin:
+            if user is not None and user != principal.user:
+                raise HTTPException(403, f"this token may see only user {principal.user!r}")
+            user = principal.user
+        check_ready()
+        return {"quarantined": [wire.dead_letter_json(d)
+                                for d in await service.dead_letters(user)]}
+
+    @router.post("/v1/memory/retry")
+    async def retry(request: Request, body: DeadLetterRequest) -> dict[str, Any]:
+        require_admin(request)
+        check_ready()
+        released = await service.retry_quarantined(body.user, body.exchange_ids)
+        return {"user": body.user, "released": released}
+
+    @router.post("/v1/memory/skip")
+    async def skip(request: Request, body: DeadLetterRequest) -> dict[str, Any]:
+        require_admin(request)
+        check_ready()
+        skipped = await service.skip_exchanges(body.user, body.exchange_ids)
+        return {"user": body.user, "skipped": skipped}
 
     return router
