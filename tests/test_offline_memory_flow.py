@@ -129,7 +129,7 @@ def test_a_safety_fact_set_by_hand_reaches_an_unrelated_food_question(
     r = client.post(f"/v1/users/{USER}/profile", json={"text": "あなたはそばアレルギーがある。"})
     assert r.status_code == 200, r.text
     fact_id = r.json()["memory"]["id"]
-    assert r.json()["memory"]["kind"] == "profile:health"
+    assert r.json()["memory"]["kind"] == "profile_health"
     try:
         r = client.post(f"/v1/users/{USER}/profile",
                         json={"text": "あなたは明日（2026年9月28日）箱根に行く。"})

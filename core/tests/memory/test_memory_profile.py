@@ -60,7 +60,7 @@ def test_plans_and_events_are_episodic(text: str) -> None:
 
 def test_a_dated_plan_is_never_profile_even_when_extraction_says_so() -> None:
     kind = stored_kind("plan", True, "habit")
-    assert kind == "profile:habit"
+    assert kind == "profile_habit"
     assert decide("あなたは来週の土曜日（2026年10月3日）にジムに行く。", kind)[0] is False
 
 
@@ -73,7 +73,7 @@ def test_extraction_keeps_the_models_profile_decision_in_the_kind() -> None:
                         ' "profile": true, "category": "health"}, {"text": "あなたは明日'
                         '歯医者に行く。", "kind": "plan", "profile": "false"}, {"text":'
                         ' "あなたは猫が好きだ。", "kind": "preference"}]}')
-    assert [f.kind for f in facts] == ["profile:health", "plan", "preference"]
+    assert [f.kind for f in facts] == ["profile_health", "plan", "preference"]
 
 
 def fact(text: str, category: Category, mid: str, day: int = 1) -> ProfileFact:

@@ -71,7 +71,7 @@ async def test_set_show_and_forget_a_profile_fact(make_engine) -> None:  # type:
     from omoide.memory.profile_edit import ProfileEditError, forget, mark, set_fact, view
     engine: MemoryEngine = await make_engine()
     added = await set_fact(engine, "me", "あなたは甲殻類アレルギーがある。")
-    assert added.kind == "profile:health"
+    assert added.kind == "profile_health"
     assert [f.memory.id for f in (await view(engine, "me")).profile.facts] == [added.id]
     with pytest.raises(ProfileEditError, match="dated"):
         await set_fact(engine, "me", "あなたは来週の土曜日（2027年1月2日）に実家に帰る。")
@@ -82,3 +82,13 @@ async def test_set_show_and_forget_a_profile_fact(make_engine) -> None:  # type:
     assert (await view(engine, "me")).profile
     assert await forget(engine, "me", added.id)
     assert await engine.get("me", added.id) is None
+
+
+async def test_a_profile_fact_survives_export_and_import(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from omoide.memory.profile_edit import set_fact
+    engine: MemoryEngine = await make_engine()
+    await set_fact(engine, "a", "あなたはそばアレルギーがある。")
+    await engine.import_memories("b", await engine.export("a"))
+    facts = (await engine.profile("b")).facts
+    assert [(f.memory.text, f.memory.kind) for f in facts] == [
+        ("あなたはそばアレルギーがある。", "profile_health")]

@@ -10,7 +10,7 @@ The chat model gets the reference's rules and the conversation in a fixed format
 
 and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "profile": false,
 "category": null, "entities": ["箱根"]}]}``. The profile decision (and its category) is
-kept in the fact's kind (:func:`omoide.memory.profile.stored_kind`: ``profile:health``);
+kept in the fact's kind (:func:`omoide.memory.profile.stored_kind`: ``profile_health``);
 when the model does not say, the kind stays as it is and the deterministic classifier
 decides when the memory is read.
 :func:`parse_facts` accepts that, a bare list, code fences, stray text around the JSON

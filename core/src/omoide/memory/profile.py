@@ -12,7 +12,7 @@ auditable: every profile line says which memory it is and why it is there.)
 Who decides:
 
 - Extraction asks the chat model for the decision; :func:`stored_kind` writes it into
-  the memory's ``kind`` as ``profile:<category>`` (or the plain episodic kind, such as
+  the memory's ``kind`` as ``profile_<category>`` (or the plain episodic kind, such as
   ``plan``). A person can set it by hand (``omoide memory profile set``).
 - :func:`classify` checks that decision and decides when nobody did (memories written
   before, imports, ``omoide eval``): deterministic rules over the text. **A dated plan
@@ -58,7 +58,8 @@ LABELS_JA: dict[Category, str] = {
 SAFETY = frozenset({Category.HEALTH})
 """Categories never dropped for space."""
 
-PROFILE_PREFIX = "profile:"
+PROFILE_PREFIX = "profile_"
+"""Kinds stay within the export format's ``[a-z_]`` (an import checks them)."""
 EPISODIC_MARK = "episodic"
 """The kind of a memory a person took out of the profile (never classified again)."""
 EPISODIC_KINDS = frozenset({"plan", "event", EPISODIC_MARK})
@@ -68,7 +69,7 @@ EPISODIC_KINDS = frozenset({"plan", "event", EPISODIC_MARK})
 def stored_kind(kind: str, profile: bool | None, category: str | None = None) -> str:
     """The ``Memory.kind`` that records a profile decision.
 
-    ``profile`` True -> ``profile:<category>`` (the category when it is known, else the
+    ``profile`` True -> ``profile_<category>`` (the category when it is known, else the
     category :func:`category_of_kind` reads from ``kind``); False -> ``kind`` itself
     (``plan``/``event``/...; a profile-only kind becomes ``other``); None -> ``kind``
     unchanged (the classifier decides later).
@@ -82,7 +83,7 @@ def stored_kind(kind: str, profile: bool | None, category: str | None = None) ->
 
 
 def category_of_kind(kind: str) -> Category | None:
-    """The category a kind names, if any (``profile:health`` -> health, ``habit`` -> habit)."""
+    """The category a kind names, if any (``profile_health`` -> health, ``habit`` -> habit)."""
     if kind.startswith(PROFILE_PREFIX):
         return _category(kind[len(PROFILE_PREFIX):])
     return {"preference": Category.LIKE, "habit": Category.HABIT,

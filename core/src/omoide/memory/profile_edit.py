@@ -3,7 +3,7 @@
 
 The profile is not a separate store: it is the person's memories whose kind says (or
 whose text shows) that they are lasting facts (:mod:`omoide.memory.profile`). Setting a
-fact writes a memory of kind ``profile:<category>``; taking one out of the profile
+fact writes a memory of kind ``profile_<category>``; taking one out of the profile
 either forgets the memory or keeps it as an episodic memory (kind ``episodic``).
 """
 
