@@ -15,15 +15,25 @@ PY="$VENV/bin/python"
 
 log() { printf '\033[1m[omoide]\033[0m %s\n' "$*" >&2; }
 
+apt_install() {
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+  fi
+}
+
 system_packages() {
+  local missing=()
   # libopus0: the Opus codec the StackChan protocol uses.
-  if ! ldconfig -p 2>/dev/null | grep -q 'libopus\.so\.0'; then
-    log "installing libopus0 (Opus codec)"
-    if [ "$(id -u)" = 0 ]; then
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopus0
-    else
-      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopus0
-    fi
+  ldconfig -p 2>/dev/null | grep -q 'libopus\.so\.0' || missing+=(libopus0)
+  # chromium: the browser the console's tests drive (playwright with executable_path);
+  # fonts-noto-cjk: so the Japanese in its screenshots is text, not empty boxes
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  fc-list 2>/dev/null | grep -qi 'Noto Sans CJK' || missing+=(fonts-noto-cjk)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    apt_install "${missing[@]}"
   fi
 }
 

@@ -150,5 +150,6 @@ def test_the_web_page_is_served(client: TestClient) -> None:
     response = client.get("/")
     assert response.status_code == 200
     assert "text/html" in response.headers["content-type"]
-    assert "/v1/traces" in response.text and "/healthz" in response.text
-    assert "/v1/session" in response.text   # it signs in with a token
+    assert '<script type="module" src="/console/app.js">' in response.text
+    script = client.get("/console/app.js").text
+    assert "/healthz" in script and "/v1/session" in script   # it signs in with a token

@@ -312,7 +312,8 @@ class Assistant:
         self.history.add(exchange)
         self.traces.record(trace)
         self._hooks.turn_completed(CompletedTurn(
-            exchange, trace, tuple(recall.memories if recall else ()), interrupted))
+            exchange, trace, tuple(recall.memories if recall else ()), interrupted,
+            reply.emotion, tuple(reply.degraded)))
 
     def _result(self, turn_id: str, request: TurnRequest, transcript: str, reply: _Reply,
                 recall: Recall | None, trace: TurnTrace) -> TurnResult:

@@ -85,3 +85,7 @@ class CompletedTurn:
     trace: TurnTrace
     memories: tuple[RetrievedMemory, ...]
     interrupted: bool = False
+    emotion: Emotion = Emotion.NEUTRAL
+    """The face the reply showed."""
+    degraded: tuple[str, ...] = ()
+    """What failed and was worked around (the same notes as ``TurnResult.degraded``)."""

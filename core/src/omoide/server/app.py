@@ -16,14 +16,13 @@ import base64
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fastapi import APIRouter, FastAPI, HTTPException, Query, Request, Response
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -53,6 +52,9 @@ from omoide.server.origins import HostPolicy
 from omoide.server.tokens import TokenStore
 from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
+
+if TYPE_CHECKING:
+    from omoide.server.console_routes import ConsoleServices
 
 log = logging.getLogger("omoide.server")
 
@@ -288,21 +290,27 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     ``memory`` replaces the configured memory engine (tests, embedding omoide). The
     admin token is created in ``<data_dir>/auth/`` if there is none yet.
     """
+    from omoide.server.console_routes import ConsoleServices, console_router
+
     server = OmoideServer(settings, registry, runtime, on_fatal, memory)
+    console = ConsoleServices.build(server)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         server._start_task = asyncio.create_task(server.start())
+        console.start(server)
         try:
             yield
         finally:
+            await console.stop(server)
             await server.stop()
 
     app = FastAPI(title="omoide", version=_version(), lifespan=lifespan)
     app.state.omoide = server
     _install_error_handlers(app)
     app.include_router(_core_routes(server))
-    memory_router = _memory_router(server)
+    app.include_router(console_router(server, console))
+    memory_router = _memory_router(server, console)
     if memory_router is not None:
         app.include_router(memory_router)
     device_prefixes: list[str] = []
@@ -349,7 +357,7 @@ def _version() -> str:
     return __version__
 
 
-def _memory_router(server: OmoideServer) -> APIRouter | None:
+def _memory_router(server: OmoideServer, console: ConsoleServices) -> APIRouter | None:
     from omoide.memory.engine import MemoryEngine
     from omoide.server.memory_routes import memory_router
 
@@ -359,7 +367,8 @@ def _memory_router(server: OmoideServer) -> APIRouter | None:
         return None
     from omoide.server.profile_routes import profile_router
     router = memory_router(engine, limits=server.settings.server.limits,
-                           ready=server.ready.is_set)
+                           ready=server.ready.is_set, forget_undo=console.forget_undo,
+                           relevance=console.relevance)
     router.include_router(profile_router(engine, ready=server.ready.is_set))
     return router
 
@@ -391,20 +400,6 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def _core_routes(server: OmoideServer) -> APIRouter:
     router = APIRouter()
-
-    @router.get("/", include_in_schema=False)
-    async def page() -> HTMLResponse:
-        """The web page's shell: sign-in, components, a user's memories, recent traces.
-
-        Public (it holds no data); everything it shows comes from routes that need a
-        token or the session cookie.
-        """
-        html = resources.files("omoide.server").joinpath("static/index.html")
-        return HTMLResponse(html.read_text(encoding="utf-8"))
-
-    @router.get("/favicon.ico", include_in_schema=False)
-    async def favicon() -> Response:
-        return Response(status_code=204)
 
     @router.get("/healthz")
     async def healthz() -> JSONResponse:

@@ -5,7 +5,8 @@ Three kinds of route:
 - **device paths**: the prefixes device components declare in ``Device.public_paths``
   (``/xiaozhi/``); the device authenticates its clients itself (device tokens,
   pairing) and may answer CORS there;
-- **public routes** (:data:`PUBLIC_ROUTES`): the web page's static shell, its icon,
+- **public routes** (:data:`PUBLIC_ROUTES`): the web page's static shell, its script,
+  style sheet and icon (:data:`omoide.server.console_assets.CONSOLE_ASSETS`),
   ``/healthz`` (component states, no personal data) and ``/v1/session`` (trading a
   token for a browser session needs no session);
 - **management routes**: everything else, including routes a device adds outside its
@@ -31,6 +32,7 @@ from typing import Literal
 
 from fastapi import HTTPException, Request
 
+from omoide.server.console_assets import CONSOLE_ASSETS
 from omoide.server.tokens import TokenMatch, TokenStore
 
 PUBLIC_ROUTES: dict[str, frozenset[str]] = {
@@ -38,6 +40,7 @@ PUBLIC_ROUTES: dict[str, frozenset[str]] = {
     "/favicon.ico": frozenset({"GET", "HEAD"}),
     "/healthz": frozenset({"GET", "HEAD"}),
     "/v1/session": frozenset({"GET", "HEAD", "POST", "DELETE"}),
+    **{path: frozenset({"GET", "HEAD"}) for path in CONSOLE_ASSETS},
 }
 """Routes answered without a principal (each still checks Host, Origin and body size)."""
 
@@ -47,6 +50,7 @@ PRINCIPAL_KEY = "omoide.principal"
 
 _USER_PATH = re.compile(r"/v1/users/([^/]+)(?:/.*)?")
 _PERSON_ROUTES: dict[str, frozenset[str]] = {
+    "/v1/users": frozenset({"GET", "HEAD"}),      # the console's people: only themselves
     "/v1/turns": frozenset({"POST"}),
     "/v1/turns/audio": frozenset({"POST"}),
     "/v1/traces": frozenset({"GET", "HEAD"}),

@@ -1,6 +1,7 @@
 """HTTP routes for memory control (the same operations as ``omoide memory``).
 
-    GET    /v1/users/{user}/memories            list (or ?q=TEXT to search, &limit=N)
+    GET    /v1/users/{user}/memories            list (or ?q=TEXT to search, &limit=N;
+                                                &min_relevance=0.5: only relevant ones)
     GET    /v1/users/{user}/memories/export     JSON lines
     POST   /v1/users/{user}/memories/import     JSON lines or a JSON list (?skip_invalid=true)
     GET    /v1/users/{user}/memories/{id}       one memory
@@ -30,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from omoide.config import LimitSettings
 from omoide.memory import wire
 from omoide.memory.engine import MemoryEngine
+from omoide.memory.forget_undo import ForgetWithUndo
+from omoide.memory.relevance import RelevanceJudge
 from omoide.server.auth import current_principal, require_admin, require_user
 from omoide.server.inputs import MemoryId, QueryText, UserId
 
@@ -40,9 +43,14 @@ class ExtractRequest(BaseModel):
 
 
 def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
-                  ready: Callable[[], bool] | None = None) -> APIRouter:
+                  ready: Callable[[], bool] | None = None,
+                  forget_undo: ForgetWithUndo | None = None,
+                  relevance: RelevanceJudge | None = None) -> APIRouter:
     """The routes over ``service``; ``ready`` (when given) gates them with 503 while the
-    server is still starting."""
+    server is still starting. With ``forget_undo``, a forget can be undone for a while
+    (the answer carries the ticket); with ``relevance``, a search given
+    ``min_relevance`` lists only the memories that clear it (see
+    :mod:`omoide.memory.relevance`)."""
     limits = limits or LimitSettings()
 
     def check_ready() -> None:
@@ -54,9 +62,15 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
 
     @router.get("/v1/users/{user}/memories")
     async def list_or_search(request: Request, user: UserId, q: QueryText | None = None,
-                             limit: int = Query(10, ge=1, le=100)) -> dict[str, Any]:
+                             limit: int = Query(10, ge=1, le=100),
+                             min_relevance: float | None = Query(None, ge=0, le=1),
+                             ) -> dict[str, Any]:
         require_user(request, user)
         check_ready()
+        if q and min_relevance is not None and relevance is not None:
+            found = await relevance.search(user, q, min_relevance=min_relevance, limit=limit)
+            return {"user": user, "query": q, "min_relevance": min_relevance,
+                    "memories": [r.to_json() for r in found]}
         if q:
             results = await service.search(user, q, limit=limit)
             return {"user": user, "query": q,
@@ -101,6 +115,11 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
     async def forget(request: Request, user: UserId, memory_id: MemoryId) -> dict[str, Any]:
         require_user(request, user)
         check_ready()
+        if forget_undo is not None:
+            ticket = await forget_undo.forget(user, memory_id)
+            if ticket is None:
+                raise HTTPException(404, f"no memory {memory_id!r} for user {user!r}")
+            return {"user": user, "forgotten": memory_id, "undo": ticket.to_json()}
         if not await service.forget(user, memory_id):
             raise HTTPException(404, f"no memory {memory_id!r} for user {user!r}")
         return {"user": user, "forgotten": memory_id}

@@ -1,0 +1,88 @@
+"""Who has talked to omoide and when: read from the journal for the console's people list.
+
+Reads the journal's ``users`` and ``exchanges`` tables through a read-only SQLite
+connection of its own (WAL lets it read while the journal writes), so the journal's
+writer is never held up by the console.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class PersonActivity:
+    """One person as the journal knows them."""
+
+    user: str
+    first_seen: datetime | None
+    last_turn: datetime | None
+    """When their newest journaled exchange happened (None: never talked)."""
+    exchanges: int
+
+
+async def people_activity(journal_path: Path, user: str | None = None,
+                          ) -> list[PersonActivity]:
+    """Every person the journal knows (or only ``user``), sorted by id."""
+    return await asyncio.to_thread(_read, Path(journal_path), user)
+
+
+def _read(path: Path, user: str | None) -> list[PersonActivity]:
+    if not path.exists():
+        return []
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        where, params = ("WHERE u.user=?", (user,)) if user is not None else ("", ())
+        rows = db.execute(
+            "SELECT u.user, u.first_seen,"
+            " (SELECT e.at FROM exchanges e WHERE e.user=u.user ORDER BY e.at_ts DESC"
+            "  LIMIT 1),"
+            " (SELECT COUNT(*) FROM exchanges e WHERE e.user=u.user)"
+            f" FROM users u {where} ORDER BY u.user", params).fetchall()
+    finally:
+        db.close()
+    return [PersonActivity(str(r[0]), _when(r[1]), _when(r[2]), int(r[3])) for r in rows]
+
+
+def _when(raw: object) -> datetime | None:
+    if raw is None:
+        return None
+    try:
+        return datetime.fromisoformat(str(raw))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class SaidExchange:
+    """One journaled exchange: what the person said and what omoide answered."""
+
+    id: str
+    at: datetime | None
+    user_text: str
+    assistant_text: str
+
+
+async def exchanges_by_id(journal_path: Path, user: str, ids: list[str],
+                          ) -> list[SaidExchange]:
+    """``user``'s journaled exchanges among ``ids`` (another person's are never read),
+    oldest first."""
+    return await asyncio.to_thread(_read_exchanges, Path(journal_path), user, ids)
+
+
+def _read_exchanges(path: Path, user: str, ids: list[str]) -> list[SaidExchange]:
+    if not path.exists() or not ids:
+        return []
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        marks = ",".join("?" for _ in ids)
+        rows = db.execute("SELECT id, at, user_text, assistant_text FROM exchanges"
+                          f" WHERE user=? AND id IN ({marks}) ORDER BY at_ts",
+                          (user, *ids)).fetchall()
+    finally:
+        db.close()
+    return [SaidExchange(str(r[0]), _when(r[1]), str(r[2]), str(r[3])) for r in rows]

@@ -1,0 +1,148 @@
+"""The console: its page and static files, and the services behind its panels.
+
+    GET  /                                        the page (public: it holds no data)
+    GET  /console/app.js, gantt.js, app.css, icon.svg, /favicon.ico   its files (public)
+    GET  /v1/users/{user}/forgotten               memories that can still be restored
+    POST /v1/users/{user}/forgotten/{ticket}/restore   undo a forget (admin or them)
+
+The page is dependency-free HTML, CSS and JavaScript modules served as files: nothing
+to build, nothing fetched from elsewhere. :class:`ConsoleServices` holds what its
+panels need beyond the memory routes: the live turn feed
+(:mod:`omoide.server.turn_feed`), relevance search (:mod:`omoide.memory.relevance`) and
+forgetting with undo (:mod:`omoide.memory.forget_undo`), plus the people routes
+(:mod:`omoide.server.people_routes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from omoide.memory.forget_undo import ForgetWithUndo
+from omoide.memory.relevance import RelevanceJudge
+from omoide.server.auth import require_user
+from omoide.server.console_assets import CONSOLE_ASSETS
+from omoide.server.inputs import UserId
+from omoide.server.turn_feed import TurnFeed, turn_feed_router
+
+if TYPE_CHECKING:
+    from omoide.server.app import OmoideServer
+
+log = logging.getLogger("omoide.server.console")
+
+FORGOTTEN_FILE = "recently_forgotten.sqlite3"
+"""Where forgotten memories wait out their undo window (in ``server.data_dir``)."""
+
+
+@dataclass
+class ConsoleServices:
+    """The console's services for one server. ``relevance`` and ``forget_undo`` are None
+    when the memory service is not omoide's engine (tests, embedding)."""
+
+    feed: TurnFeed
+    relevance: RelevanceJudge | None = None
+    forget_undo: ForgetWithUndo | None = None
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, server: OmoideServer) -> ConsoleServices:
+        from omoide.memory.engine import MemoryEngine
+
+        memory = server.memory
+        feed = TurnFeed(memory)
+        if not isinstance(memory, MemoryEngine):
+            return cls(feed)
+        return cls(feed, RelevanceJudge(memory),
+                   ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE))
+
+    def start(self, server: OmoideServer) -> None:
+        """Listen for completed turns and start the purger of expired undo copies (call
+        inside the server's loop, when it starts)."""
+        pm = server.registry.pm
+        if not pm.is_registered(self.feed):
+            pm.register(self.feed, name=f"console.turns.{id(self.feed)}")
+        if self.forget_undo is not None:
+            self._tasks.append(asyncio.create_task(self.forget_undo.run_purger()))
+
+    async def stop(self, server: OmoideServer) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        if server.registry.pm.is_registered(self.feed):
+            server.registry.pm.unregister(self.feed)
+        if self.forget_undo is not None:
+            self.forget_undo.close()
+
+
+def _static(name: str) -> bytes:
+    return resources.files("omoide.server").joinpath(f"static/{name}").read_bytes()
+
+
+def console_router(server: OmoideServer, services: ConsoleServices) -> APIRouter:
+    """The page, its files, the live turns, people and undo routes."""
+    from omoide.memory.engine import MemoryEngine
+    from omoide.server.people_routes import people_router
+
+    router = APIRouter()
+
+    @router.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        """The console's shell; everything it shows comes from routes that need a token
+        or the session cookie."""
+        return HTMLResponse(_static("index.html").decode("utf-8"))
+
+    def asset_route(path: str, name: str, media_type: str) -> None:
+        async def asset() -> Response:
+            return Response(_static(name), media_type=media_type)
+        router.add_api_route(path, asset, methods=["GET"], include_in_schema=False)
+
+    for path, (name, media_type) in CONSOLE_ASSETS.items():
+        asset_route(path, name, media_type)
+    asset_route("/favicon.ico", "icon.svg", "image/svg+xml")
+
+    router.include_router(turn_feed_router(services.feed))
+    engine = server.memory
+    if isinstance(engine, MemoryEngine):
+        router.include_router(people_router(
+            engine, timezone=server.settings.assistant.timezone,
+            know_user=server.new_users.know, ready=server.ready.is_set))
+    if services.forget_undo is not None:
+        router.include_router(_undo_router(services.forget_undo))
+    return router
+
+
+def _undo_router(undo: ForgetWithUndo) -> APIRouter:
+    router = APIRouter(tags=["memories"])
+
+    @router.get("/v1/users/{user}/forgotten")
+    async def restorable(request: Request, user: UserId) -> dict[str, Any]:
+        require_user(request, user)
+        return {"user": user, "window_s": undo.window_s,
+                "forgotten": [t.to_json() for t in await undo.pending(user)]}
+
+    @router.post("/v1/users/{user}/forgotten/{ticket}/restore", response_model=None)
+    async def restore(request: Request, user: UserId, ticket: str) -> JSONResponse:
+        require_user(request, user)
+        if not ticket or len(ticket) > 64:
+            raise HTTPException(404, "no such undo ticket")
+        outcome, memory = await undo.restore(user, ticket)
+        if outcome == "unknown":
+            raise HTTPException(404, "no such undo ticket (or it was used already)")
+        if outcome == "expired":
+            raise HTTPException(410, f"the undo window ({undo.window_s:.0f} s) has passed; "
+                                     "the memory is gone")
+        assert memory is not None
+        return JSONResponse({"user": user, "outcome": outcome, "memory_id": memory.id,
+                             "text": memory.text})
+
+    return router

@@ -1,0 +1,206 @@
+"""Turns as they happen, for the console: a ring of recent turns and live streams (SSE).
+
+    GET /v1/turns?user=U&limit=N              recent turns (admin; everyone's or U's)
+    GET /v1/turns/events                      a Server-Sent Events stream of them (admin)
+    GET /v1/users/{user}/turns                that person's recent turns (admin or them)
+    GET /v1/users/{user}/turns/events         that person's stream (admin or them)
+
+:class:`TurnFeed` observes ``on_turn_completed`` (after the exchange is journaled) and
+keeps each turn whole: transcript, reply, face, the memories injected and the profile,
+what was degraded, the device and the trace. The turns live in memory only (a restart
+empties the feed; the journal and the trace file keep their own records).
+
+A stream first replays the kept turns after the browser's ``Last-Event-ID`` (all kept
+ones, up to ``limit``, on a first connection), then sends each new turn as an event
+``turn`` whose id is the turn's sequence number, so a reconnecting ``EventSource``
+misses nothing the ring still holds. The browser's session cookie authenticates it
+(``EventSource`` cannot send headers); the stream ends when that session's token is
+revoked or rotated, checked every :data:`CREDENTIAL_CHECK_S`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Query, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from omoide.hookspecs import hookimpl
+from omoide.pipeline.turn import CompletedTurn
+from omoide.server.auth import Principal, require_admin, require_user
+from omoide.server.inputs import UserId
+from omoide.server.tokens import TokenStore
+
+log = logging.getLogger("omoide.server.turns")
+
+KEPT_TURNS = 200
+"""Turns the feed keeps for pages that open later."""
+SUBSCRIBER_BACKLOG = 64
+"""Turns a slow stream may fall behind before it is closed (its browser reconnects)."""
+CREDENTIAL_CHECK_S = 15.0
+"""How often an open stream checks that its session's token is still valid."""
+
+
+class TurnFeed:
+    """Recent whole turns, and the queues of the streams listening for new ones.
+
+    Register it as a plugin (``pm.register(feed)``): it implements ``on_turn_completed``.
+    ``memory`` (optional) is asked for the person's profile (``cached_profile``), when it
+    has one, to show what the prompt carried besides the memories.
+    """
+
+    def __init__(self, memory: Any = None, kept: int = KEPT_TURNS) -> None:
+        self._memory = memory
+        self._turns: deque[dict[str, Any]] = deque(maxlen=max(1, kept))
+        self._seq = 0
+        self._subscribers: set[asyncio.Queue[dict[str, Any] | None]] = set()
+
+    @hookimpl
+    def on_turn_completed(self, turn: CompletedTurn) -> None:
+        self.publish(self.turn_json(turn))
+
+    def turn_json(self, turn: CompletedTurn) -> dict[str, Any]:
+        """The console's view of one completed turn."""
+        trace = turn.trace.to_json()
+        notes = list(turn.degraded)
+        for name, stage in trace["stages"].items():
+            if stage.get("error") and not any(stage["error"] in n for n in notes):
+                notes.append(f"{name}: {stage['error']}")
+        return {
+            "turn_id": trace["turn_id"], "user": turn.exchange.user,
+            "device": trace.get("device"), "started_at": trace["started_at"],
+            "at": turn.exchange.at.isoformat(),
+            "transcript": turn.exchange.user_text, "reply": turn.exchange.assistant_text,
+            "face": turn.emotion.value, "interrupted": turn.interrupted,
+            "memories": [{"id": m.memory.id, "text": m.memory.text, "kind": m.memory.kind,
+                          "score": round(m.score, 4)} for m in turn.memories],
+            "profile": self._profile(turn.exchange.user),
+            "degraded": notes, "stages": trace["stages"], "tools": trace.get("tools", [])}
+
+    def _profile(self, user: str) -> list[dict[str, Any]] | None:
+        cached = getattr(self._memory, "cached_profile", None)
+        if cached is None:
+            return None     # this memory service has no profile
+        try:
+            profile = cached(user)
+        except Exception as exc:  # noqa: BLE001 - the turn is shown without it
+            log.warning("could not read %s's profile for the console: %s", user, exc)
+            return None
+        return [{"id": f.memory.id, "text": f.memory.text,
+                 "category": str(getattr(f.category, "value", f.category))}
+                for f in getattr(profile, "facts", ())]
+
+    def publish(self, turn: dict[str, Any]) -> None:
+        self._seq += 1
+        turn = {**turn, "seq": self._seq}
+        self._turns.append(turn)
+        for queue in list(self._subscribers):
+            try:
+                queue.put_nowait(turn)
+            except asyncio.QueueFull:
+                # too far behind: end its stream; the browser reconnects and catches up
+                self._subscribers.discard(queue)
+                queue.get_nowait()
+                queue.put_nowait(None)
+
+    def recent(self, user: str | None = None, limit: int = 50, after: int = 0,
+               ) -> list[dict[str, Any]]:
+        """Kept turns (of ``user``), oldest first, the last ``limit`` after seq ``after``."""
+        items = [t for t in self._turns
+                 if t["seq"] > after and (user is None or t["user"] == user)]
+        return items[-limit:] if limit else []
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(SUBSCRIBER_BACKLOG)
+        self._subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        self._subscribers.discard(queue)
+
+    async def stream(self, user: str | None, after: int, limit: int,
+                     still_allowed: Any) -> AsyncIterator[ServerSentEvent]:
+        """Events for ``user`` (everyone when None): the kept ones after ``after``, then
+        new ones, while ``still_allowed()`` says the session may go on."""
+        queue = self.subscribe()
+        try:
+            last = after
+            for kept in self.recent(user, limit, after):
+                last = kept["seq"]
+                yield _event(kept)
+            while True:
+                try:
+                    turn: dict[str, Any] | None = await asyncio.wait_for(
+                        queue.get(), CREDENTIAL_CHECK_S)
+                except TimeoutError:
+                    if not still_allowed():
+                        return
+                    continue
+                if turn is None or not still_allowed():
+                    return
+                if turn["seq"] <= last or (user is not None and turn["user"] != user):
+                    continue
+                last = turn["seq"]
+                yield _event(turn)
+        finally:
+            self.unsubscribe(queue)
+
+
+def _event(turn: dict[str, Any]) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(turn, ensure_ascii=False), event="turn",
+                           id=str(turn["seq"]))
+
+
+def _last_event_id(request: Request) -> int:
+    raw = request.headers.get("last-event-id", "").strip()
+    return int(raw) if raw.isdigit() and len(raw) < 16 else 0
+
+
+def _still_allowed(request: Request, principal: Principal) -> Any:
+    tokens = getattr(request.app.state, "tokens", None)
+
+    def check() -> bool:
+        if principal.credential is None or not isinstance(tokens, TokenStore):
+            return True     # loopback admin (server.auth.loopback_exempt): nothing to revoke
+        return tokens.still_valid(principal.credential)
+    return check
+
+
+def turn_feed_router(feed: TurnFeed) -> APIRouter:
+    router = APIRouter(tags=["turns"])
+
+    @router.get("/v1/turns")
+    async def recent_turns(request: Request, user: UserId | None = None,
+                           limit: int = Query(50, ge=1, le=KEPT_TURNS)) -> dict[str, Any]:
+        require_admin(request)
+        return {"turns": feed.recent(user, limit)}
+
+    @router.get("/v1/turns/events")
+    async def all_events(request: Request, limit: int = Query(50, ge=0, le=KEPT_TURNS),
+                         ) -> EventSourceResponse:
+        principal = require_admin(request)
+        return EventSourceResponse(
+            feed.stream(None, _last_event_id(request), limit,
+                        _still_allowed(request, principal)), ping=CREDENTIAL_CHECK_S)
+
+    @router.get("/v1/users/{user}/turns")
+    async def person_turns(request: Request, user: UserId,
+                           limit: int = Query(50, ge=1, le=KEPT_TURNS)) -> dict[str, Any]:
+        require_user(request, user)
+        return {"user": user, "turns": feed.recent(user, limit)}
+
+    @router.get("/v1/users/{user}/turns/events")
+    async def person_events(request: Request, user: UserId,
+                            limit: int = Query(50, ge=0, le=KEPT_TURNS),
+                            ) -> EventSourceResponse:
+        principal = require_user(request, user)
+        return EventSourceResponse(
+            feed.stream(user, _last_event_id(request), limit,
+                        _still_allowed(request, principal)), ping=CREDENTIAL_CHECK_S)
+
+    return router
