@@ -132,4 +132,40 @@ def test_a_spoken_question_is_recognised_by_whisper_and_recalls_the_memory(
     body = r.json()
     print(f"said {question!r}, heard {body['transcript']!r}")
     assert body["transcript"]
-    assert body["memories"], (body["transcript"], body["memories"])
+    # a lasting habit is in the profile, which every prompt carries; a plan is recalled
+    recalled = [m["text"] for m in body["memories"]] + [f["text"] for f in body["profile"]]
+    assert any(word in " ".join(recalled) for word in ("ギター", "ラーメン")), \
+        (body["transcript"], recalled)
+
+
+def test_the_offline_demo_keeps_the_lasting_habit_in_the_profile(
+        client: TestClient, remembered: list[dict[str, Any]]) -> None:
+    profile = client.get(f"/v1/users/{USER}/profile").json()
+    assert any("ギター" in f["text"] and f["category"] == "habit" for f in profile["facts"]), \
+        profile
+    assert not any("箱根" in f["text"] for f in profile["facts"]), "a dated plan is never profile"
+
+
+def test_what_i_practise_is_answered_from_the_profile(
+        client: TestClient, remembered: list[dict[str, Any]]) -> None:
+    body = client.post("/v1/turns", json={"user": USER, "text": "最近私が練習してることって何？",
+                                          "now": ASKED_AT}).json()
+    assert "ギター" in body["reply"], body
+
+
+def test_a_safety_fact_set_by_hand_reaches_an_unrelated_food_question(
+        client: TestClient, remembered: list[dict[str, Any]]) -> None:
+    r = client.post(f"/v1/users/{USER}/profile", json={"text": "あなたはそばアレルギーがある。"})
+    assert r.status_code == 200, r.text
+    fact_id = r.json()["memory"]["id"]
+    assert r.json()["memory"]["kind"] == "profile_health"
+    try:
+        r = client.post(f"/v1/users/{USER}/profile",
+                        json={"text": "あなたは明日（2026年9月28日）箱根に行く。"})
+        assert r.status_code == 400 and "dated" in r.text
+        listed = client.get(f"/v1/users/{USER}/profile").json()["facts"]
+        assert listed[0]["id"] == fact_id, "health comes first"
+    finally:
+        assert client.delete(f"/v1/users/{USER}/profile/{fact_id}").status_code == 200
+    assert all(f["id"] != fact_id for f in
+               client.get(f"/v1/users/{USER}/profile").json()["facts"])

@@ -48,3 +48,8 @@ async def make_engine(tmp_path: Path) -> AsyncIterator[EngineFactory]:
 def fake_chat(reply: str, **options: Any) -> FakeChat:
     """The chat test double answering ``reply`` to every request."""
     return FakeChat(FakeChatConfig(reply=reply, **options))
+
+
+def in_prompt(recall: Any) -> list[Any]:
+    """Every memory a recall puts in the prompt: the episodic ones, then the profile."""
+    return [r.memory for r in recall.memories] + [f.memory for f in recall.profile.facts]

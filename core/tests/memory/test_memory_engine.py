@@ -60,13 +60,21 @@ async def test_a_fact_without_a_date_has_no_event_dates(make_engine) -> None:  #
 
 async def test_forget_removes_the_memory_from_store_and_recall(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = await make_engine()
-    m = Memory("g", "me", "あなたは最近、仕事終わりにギターの練習をしている。", NOW)
+    m = Memory("g", "me", "あなたは来週の土曜日（2026年10月3日）にギターの発表会に出る。", NOW)
     await engine.add_memories("me", [m])
-    assert (await engine.recall("me", "私が練習してることって何?", NOW)).memories
+    assert (await engine.recall("me", "ギターの発表会っていつだっけ?", NOW)).memories
     assert await engine.forget("me", "g")
     assert await engine.get("me", "g") is None
-    assert (await engine.recall("me", "私が練習してることって何?", NOW)).memories == []
+    assert (await engine.recall("me", "ギターの発表会っていつだっけ?", NOW)).memories == []
     assert not await engine.forget("me", "g")
+
+
+async def test_forget_removes_a_profile_fact_from_the_profile(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine()
+    await engine.add_memories("me", [Memory("p", "me", "あなたはそばアレルギーがある。", NOW)])
+    assert "p" in (await engine.recall("me", "こんにちは", NOW)).profile.ids
+    assert await engine.forget("me", "p")
+    assert not (await engine.recall("me", "こんにちは", NOW)).profile
 
 
 async def test_export_then_import_into_another_user_copies_under_new_ids(make_engine) -> None:  # type: ignore[no-untyped-def]
@@ -163,7 +171,8 @@ async def test_a_word_match_outside_the_date_range_still_competes(make_engine) -
 async def test_names_reported_by_extraction_are_matched(make_engine) -> None:  # type: ignore[no-untyped-def]
     engine = await make_engine()
     await engine.add_memories("me", [
-        Memory("cafe", "me", "あなたは駅前の新しい店によく行く。", NOW, entities=("ひだまり",)),
+        Memory("cafe", "me", "あなたは来週の土曜日（2026年10月3日）に駅前の新しい店に行く。", NOW,
+               entities=("ひだまり",)),
         Memory("other", "me", "あなたは猫が好きだ。", NOW)])
     recall = await engine.recall("me", "ひだまりって覚えてる?", NOW)
     assert [r.memory.id for r in recall.memories] == ["cafe"]

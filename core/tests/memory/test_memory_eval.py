@@ -131,3 +131,92 @@ tts: {{use: fake}}
     capsys.readouterr()
     assert main(["memory", "list", *base]) == 0
     assert capsys.readouterr().out == ""
+
+
+def write_probe(tmp_path: Path, name: str = "probe.jsonl") -> Path:
+    probe = tmp_path / name
+    probe.write_text(json.dumps(SCENARIO, ensure_ascii=False) + "\n", encoding="utf-8")
+    return probe
+
+
+def test_eval_prints_one_table_per_data_file(config: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = write_probe(tmp_path, "first.jsonl"), write_probe(tmp_path, "second.jsonl")
+    assert main(["eval", "--config", str(config), "--data", str(first), "--data",
+                 str(second), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "first.jsonl\n" in out and "second.jsonl\n" in out
+    assert out.count("via profile") == 2
+
+
+def test_eval_reports_profile_hits_apart_from_episodic_ones(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--config", str(config), "--data", str(write_probe(tmp_path)),
+                 "--engine", "robust", "--json", "--no-progress"]) == 0
+    robust = json.loads(capsys.readouterr().out)["files"]["probe.jsonl"]["engines"]["robust"]
+    # the guitar habit is a profile fact: its question is answered by the profile block
+    assert robust["profile_only_hit_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert robust["hit_at_3"] == 1.0 and robust["profile_facts_mean"] == 1.0
+
+
+def test_misses_lists_every_miss_with_its_reason(config: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--config", str(config), "--data", str(write_probe(tmp_path)),
+                 "--engine", "baseline", "--json", "--misses", "--no-progress"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    misses = report["misses"]["probe.jsonl"]["baseline"]
+    baseline = report["files"]["probe.jsonl"]["engines"]["baseline"]
+    positives, negatives = 3, 1
+    expected = round((1 - baseline["hit_at_3"]) * positives) + \
+        round(baseline["false_injection_rate"] * negatives)
+    assert len(misses) == expected
+    assert all({"query", "expect", "got", "gate"} <= set(m) for m in misses)
+
+
+def test_speak_asks_what_the_recogniser_heard_and_caches_it(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The fake recogniser hears one general question whatever is said: every positive
+    # query then misses, and nothing is injected.
+    heard = tmp_path / "heard.yaml"
+    heard.write_text(config.read_text(encoding="utf-8").replace(
+        "asr: {use: fake}", "asr: {use: fake, text: 日本で一番高い山は？}"), encoding="utf-8")
+    cache = tmp_path / "speak.json"
+    args = ["eval", "--config", str(heard), "--data", str(write_probe(tmp_path)), "--engine",
+            "robust", "--speak", "--speak-cache", str(cache), "--json", "--no-progress"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    robust = report["files"]["probe.jsonl"]["engines"]["robust"]
+    assert robust["episodic_hit_at_3"] == 0.0 and robust["false_injection_rate"] == 0.0
+    assert report["speak"]["transcribed"] == len(SCENARIO["queries"])
+    # (recognisers' text is NFKC-normalised by the core: ？ becomes ?)
+    assert set(json.loads(cache.read_text(encoding="utf-8")).values()) == {"日本で一番高い山は?"}
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["speak"]["transcribed"] == 0
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("omoide_store_qdrant") is None,
+                    reason="plugin store_qdrant is not installed")
+def test_memory_profile_commands_show_set_and_forget(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "q.yaml"
+    config.write_text(f"""
+server: {{data_dir: {tmp_path / 'data'}}}
+asr: {{use: fake}}
+embed: {{use: fake, dims: 128}}
+store: {{use: qdrant, path: {tmp_path / 'qdrant'}}}
+chat: {{use: fake}}
+tts: {{use: fake}}
+""", encoding="utf-8")
+    base = ["memory", "profile", "--config", str(config), "--user", "u1"]
+    assert main([*base[:2], "set", *base[2:], "あなたは卵アレルギーがある。"]) == 0
+    fact_id = capsys.readouterr().out.split()[0]
+    assert main([*base[:2], "set", *base[2:], "あなたは明日（2026年12月1日）歯医者に行く。"]) == 1
+    assert "dated" in capsys.readouterr().err
+    assert main([*base[:2], "show", *base[2:], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [(f["id"], f["category"]) for f in shown["facts"]] == [(fact_id, "health")]
+    assert main([*base[:2], "forget", *base[2:], fact_id, "--keep-memory"]) == 0
+    capsys.readouterr()
+    assert main([*base[:2], "show", *base[2:], "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "0 facts" in out and "卵アレルギー" in out     # kept, as an episodic memory

@@ -152,6 +152,17 @@ async def test_eight_exchanges_trigger_extraction(make_engine) -> None:  # type:
 
 
 async def test_fewer_exchanges_wait_for_the_idle_timer(make_engine) -> None:  # type: ignore[no-untyped-def]
+    chat = fake_chat('{"facts": []}')
+    await chat.start()
+    engine = await make_engine(chat=chat, extraction={"idle_minutes": 10})
+    ex = exchange(1)
+    await engine.record_exchange(ex)
+    engine.note_turn_completed(ex)
+    await _settle(engine)
+    assert chat.requests == [] and "me" in engine._idle_timers
+
+
+async def test_the_idle_timer_extracts_once_the_conversation_is_quiet(make_engine) -> None:  # type: ignore[no-untyped-def]
     import asyncio
     chat = fake_chat('{"facts": []}')
     await chat.start()

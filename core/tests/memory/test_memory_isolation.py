@@ -18,6 +18,8 @@ from omoide.memory.engine import MemoryEngine
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Memory
 
+from .conftest import in_prompt
+
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 USERS = [f"user{i}" for i in range(12)]
 TEMPLATES = ["あなたは来週の土曜日（2026年10月3日）に{who}と箱根に行く予定だ。",
@@ -55,9 +57,9 @@ async def test_recall_returns_only_the_asking_users_memories(engine: MemoryEngin
     for user in USERS:
         for q in QUERIES:
             recall = await engine.recall(user, q, NOW)
-            assert recall.memories, (user, q)
-            for r in recall.memories:
-                assert r.memory.user == user and f"{user}-friend" in r.memory.text
+            assert in_prompt(recall), (user, q)
+            for m in in_prompt(recall):
+                assert m.user == user and f"{user}-friend" in m.text
             baseline = await engine.recall(user, q, NOW, engine="baseline")
             assert all(r.memory.user == user for r in baseline.memories)
 

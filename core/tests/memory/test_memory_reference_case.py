@@ -17,6 +17,8 @@ from omoide.memory.engine import MemoryEngine
 from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 from omoide.types import Memory
 
+from .conftest import in_prompt
+
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 RAMEN = "あなたは駅前の新しいラーメン屋でみそラーメンを食べ、とても気に入りまた行きたいと思っている。"
 HAKONE = "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。"
@@ -57,9 +59,11 @@ async def test_weekend_plan_is_recalled_whatever_the_punctuation(engine: MemoryE
     assert [r.memory.id for r in recall.memories][:1] == ["hakone"]
 
 
-async def test_what_i_practise_recalls_the_guitar(engine: MemoryEngine) -> None:
+async def test_what_i_practise_finds_the_guitar_in_the_prompt(engine: MemoryEngine) -> None:
+    # An ongoing habit is a profile fact: it is in every prompt, not retrieved per turn.
     recall = await engine.recall("me", "最近私が練習してることって何？", NOW)
-    assert [r.memory.id for r in recall.memories][:1] == ["guitar"]
+    assert "guitar" in [m.id for m in in_prompt(recall)]
+    assert "guitar" not in [r.memory.id for r in recall.memories]
 
 
 @pytest.mark.parametrize("query", ["おすすめの映画ある？", "日本で一番高い山は？"])

@@ -106,7 +106,7 @@ async def test_the_extraction_call_returns_facts_json(chat: StandinChat) -> None
                                 ChatMessage("user", prompt)], json_output=True)
     assert json.loads(text) == {"facts": [
         {"text": "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。",
-         "kind": "plan", "entities": ["箱根"]}]}
+         "kind": "plan", "profile": False, "category": None, "entities": ["箱根"]}]}
 
 
 async def test_same_request_same_reply(chat: StandinChat) -> None:

@@ -38,23 +38,23 @@ def facts(tokenizer: Any) -> list[dict[str, Any]]:
 def test_the_hakone_plan_is_written_as_the_reference_writes_it(
         facts: list[dict[str, Any]]) -> None:
     assert {"text": "あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。",
-            "kind": "plan", "entities": ["箱根"]} in facts
+            "kind": "plan", "profile": False, "category": None, "entities": ["箱根"]} in facts
 
 
 def test_the_ramen_visit_is_an_event(facts: list[dict[str, Any]]) -> None:
     assert {"text": "あなたは駅前に新しいラーメン屋ができたから行ってきた。",
-            "kind": "event", "entities": []} in facts
+            "kind": "event", "profile": False, "category": None, "entities": []} in facts
 
 
 def test_wanting_to_go_again_continues_the_ramen_fact(facts: list[dict[str, Any]]) -> None:
     assert {"text": "あなたはみそラーメンを食べたところ、すごくおいしかったので、"
                     "また行きたいと思っている。",
-            "kind": "preference", "entities": []} in facts
+            "kind": "preference", "profile": False, "category": None, "entities": []} in facts
 
 
-def test_guitar_practice_is_a_habit(facts: list[dict[str, Any]]) -> None:
+def test_guitar_practice_is_a_habit_and_a_profile_fact(facts: list[dict[str, Any]]) -> None:
     assert {"text": "あなたは最近、仕事終わりにギターの練習をしている。",
-            "kind": "habit", "entities": []} in facts
+            "kind": "habit", "profile": True, "category": "habit", "entities": []} in facts
 
 
 def test_only_user_lines_become_facts_and_all_are_about_anata(

@@ -6,7 +6,8 @@
 Fills one user's store with ``--memories`` synthetic Japanese facts (dated plans,
 habits, people, places), then times ``recall`` for each engine over a fixed set of
 questions: the whole read, and the read without the query embedding (the target is
-p95 <= 20 ms without it). Memory vectors come from the hashing test double (their
+p95 <= 20 ms without it; every robust recall also carries the person's profile block,
+so its cost is included). Memory vectors come from the hashing test double (their
 values do not change search time); queries are embedded by the configured embedder
 (``--config``), or by the double when no config is given. The first recall of the
 user (building the per-user index from the store) is timed separately.
@@ -127,6 +128,7 @@ async def _bench(args: argparse.Namespace) -> int:
         await engine.index(user)
         index_ms = (time.perf_counter() - t) * 1000
         results: dict[str, Any] = {}
+        profile = await engine.profile(user)
         for name in ("baseline", "robust"):
             total: list[float] = []
             read: list[float] = []
@@ -148,12 +150,15 @@ async def _bench(args: argparse.Namespace) -> int:
         await runtime.stop()
     report = {"memories": args.memories, "store": args.store, "embedder": embedder.model_id,
               "fill_seconds": round(fill_s, 1), "first_recall_index_build_ms": round(index_ms, 1),
+              "profile": {"facts": len(profile.facts), "chars": profile.chars,
+                          "over_budget": len(profile.overflow)},
               "engines": results}
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print(f"{args.memories} memories, store {args.store}, embedder {embedder.model_id};"
-              f" per-user index built in {index_ms:.0f} ms")
+              f" per-user index built in {index_ms:.0f} ms; profile block {len(profile.facts)}"
+              f" facts, {profile.chars} characters ({len(profile.overflow)} over the budget)")
         for name, r in results.items():
             print(f"  {name:<8} without embedding p50 {r['without_embedding_ms']['p50']} ms"
                   f" p95 {r['without_embedding_ms']['p95']} ms | with embedding p50"

@@ -1,7 +1,14 @@
 """``omoide eval``: score the read engines on data sets (probe format and LoCoMo).
 
     omoide eval --config configs/offline.yaml --data eval/ja_memory_dev.jsonl \
-        [--data eval/locomo10.json] [--engine baseline,robust] [--json]
+        [--data eval/locomo10.json] [--engine baseline,robust] [--json] [--misses]
+        [--speak [--speak-cache FILE]]
+
+One table per data file. ``--misses`` lists every miss with its reason (the gate, what
+the utterance was taken for, what was heard, the dates, where the expected memory
+stood). ``--speak`` first runs every query through the configured TTS and ASR (so
+anyone can measure robustness against their own recogniser); transcripts are cached
+on disk by (TTS, ASR, text), so a second run costs nothing.
 
 Runs in-process with the configured embedder. The store is the in-memory double
 by default (``--store memory``: fast, and latency then measures the engine, not a
@@ -40,7 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--embed-cache", metavar="FILE",
                    help="cache vectors in FILE across runs (latency with embedding is then"
                         " not meaningful)")
-    p.add_argument("--misses", action="store_true", help="also list the probe misses")
+    p.add_argument("--misses", action="store_true",
+                   help="also list every probe miss with its reason")
+    p.add_argument("--speak", action="store_true",
+                   help="speak every query with the configured TTS and transcribe it with the"
+                        " configured ASR before asking it (cached, see --speak-cache)")
+    p.add_argument("--speak-cache", metavar="FILE",
+                   help="transcript cache for --speak (default: eval-speak-cache.json in"
+                        " server.data_dir)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(handler=_eval_command)
 
@@ -83,7 +97,13 @@ def _temporary_store(settings: Any, tmp: Path) -> Any:
 async def _run(args: argparse.Namespace) -> int:
     from omoide.commands._common import load_or_exit
     from omoide.memory.engine import MemoryEngine
-    from omoide.memory.eval import CachedEmbedder, Evaluator, is_locomo, render_table
+    from omoide.memory.eval import (
+        CachedEmbedder,
+        Evaluator,
+        is_locomo,
+        render_misses,
+        render_table,
+    )
     from omoide.runtime import Runtime, StartupFailed
     from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 
@@ -100,10 +120,16 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     runtime = Runtime(settings)
     try:
-        await runtime.start("embed")
+        await runtime.start("embed", *(("tts", "asr") if args.speak else ()))
     except StartupFailed as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_FAILED
+    speaker = None
+    if args.speak:
+        from omoide.memory.eval import SpokenQueries
+        cache_path = Path(args.speak_cache) if args.speak_cache else \
+            Path(settings.data_dir) / "eval-speak-cache.json"
+        speaker = SpokenQueries(runtime.tts, runtime.asr, cache_path)
     embedder: Any = runtime.embedder
     cache: Any = CachedEmbedder(embedder, Path(args.embed_cache)) if args.embed_cache else None
     with tempfile.TemporaryDirectory(prefix="omoide-eval-") as tmp_name:
@@ -124,7 +150,8 @@ async def _run(args: argparse.Namespace) -> int:
         if not args.no_progress:
             from omoide.memory.eval import _progress_bar
             progress = _progress_bar(sys.stderr)
-        evaluator = Evaluator(engine, engines, progress=progress)
+        evaluator = Evaluator(engine, engines, progress=progress,
+                              transform=speaker.transcribe if speaker else None)
         try:
             for p in paths:
                 if is_locomo(p):
@@ -138,6 +165,8 @@ async def _run(args: argparse.Namespace) -> int:
             await runtime.stop()
             if cache is not None:
                 cache.save()
+            if speaker is not None:
+                speaker.save()
     report = evaluator.report()
     report["store"] = store_label
     report["embedder"] = embedder.model_id
@@ -145,16 +174,19 @@ async def _run(args: argparse.Namespace) -> int:
     if cache is not None:
         report["embed_cache"] = {"file": str(cache.path), "hits": cache.hits,
                                  "note": "latency with embedding is not meaningful on hits"}
+    if speaker is not None:
+        report["speak"] = {"tts": speaker.tts_id, "asr": speaker.asr_id,
+                           "cache": str(speaker.path), "transcribed": speaker.transcribed}
     if args.misses:
-        report["misses"] = {e: evaluator.tallies[e].misses for e in engines}
+        report["misses"] = evaluator.misses()
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         print(f"embedder: {report['embedder']}    store: {store_label}")
+        if speaker is not None:
+            print(f"queries spoken by {speaker.tts_id} and heard by {speaker.asr_id}"
+                  f" ({speaker.transcribed} transcribed now, cache {speaker.path})")
         render_table(report)
         if args.misses:
-            for e in engines:
-                for m in evaluator.tallies[e].misses:
-                    print(f"  miss [{e}] {m['query']} expect={m['expect']} got={m['got']}"
-                          f" ({m['gate']})")
+            render_misses(evaluator.misses())
     return 0

@@ -11,6 +11,7 @@
     omoide memory retry   --config FILE --user U [--exchange ID ...]   (quarantined ones)
     omoide memory skip    --config FILE --user U [--exchange ID ...]
     omoide memory reembed --config FILE [--user U ...]
+    omoide memory profile show|set|forget ...     (see omoide.commands.memory_profile)
 
 While ``omoide serve`` runs on the config's data dir, the commands talk to it over
 HTTP (found through ``<data_dir>/server.json``, with the admin token of the data dir);
@@ -106,6 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     command("reembed", "re-embed every memory with the configured embedder (stop the "
                        "server first)", _reembed, user=None)
     _register_dead_letter_commands(command)
+    from omoide.commands.memory_profile import add_profile_command
+    add_profile_command(msub, _run, user_id_argument)
 
 
 def _run(args: argparse.Namespace, handler: Handler, needs: tuple[str, ...]) -> int:

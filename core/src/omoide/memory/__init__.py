@@ -9,7 +9,13 @@
 - :mod:`~omoide.memory.dedup` — duplicate / update / new verdicts for a new fact.
 - :mod:`~omoide.memory.baseline` — the reference's read algorithm, for comparison.
 - :mod:`~omoide.memory.robust` — the default read engine: canonical query copy,
-  dense + lexical + entity + temporal channels, rank fusion, evidence gate.
+  dense + lexical + sound + entity + temporal channels, rank fusion, an evidence gate
+  that also brings memories up when the talk is about them (contextual recall).
+- :mod:`~omoide.memory.profile` — profile or episodic (the classifier), the budgeted
+  ``<profile>`` block in every prompt; :mod:`~omoide.memory.profile_edit` — seeing and
+  editing it (``omoide memory profile``, ``/v1/users/{user}/profile``).
+- :mod:`~omoide.memory.phonetic` — readings as sound keys, fuzzy matching of mis-heard
+  words within the person's own vocabulary.
 - :mod:`~omoide.memory.text`, :mod:`~omoide.memory.lexicon`, :mod:`~omoide.memory.intent`,
   :mod:`~omoide.memory.temporal`, :mod:`~omoide.memory.holidays`,
   :mod:`~omoide.memory.dates` — canonicalisation, Japanese analysis (Sudachi), recall

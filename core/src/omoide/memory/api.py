@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from omoide.memory.profile import Profile
 from omoide.types import Exchange, Memory, RetrievedMemory
 
 
@@ -19,7 +20,9 @@ class Recall:
     """What retrieval chose for one query, and how long it took.
 
     ``timed_out`` is set when the time budget ran out (then ``memories`` is empty).
-    ``timings_ms`` has at least ``embed`` and ``search``.
+    ``timings_ms`` has at least ``embed`` and ``search``. ``profile`` is the person's
+    profile block (durable facts, every turn), empty when there is none or the read
+    engine is the reference baseline.
     """
 
     memories: list[RetrievedMemory]
@@ -28,6 +31,7 @@ class Recall:
     timed_out: bool = False
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    profile: Profile = field(default_factory=Profile)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,42 @@ class RobustSettings(_Strict):
         0.0, ge=0, le=1, description="Share of the query's content nouns a memory must"
         " contain for shared words to count as evidence.")
     require_recall_intent: bool = Field(
-        True, description="Inject only when the user refers to their own memories, plans or"
-        " themselves (覚えてる, 〜だっけ, 予定, 私の ...).")
+        False, description="Inject only when the user refers to their own memories, plans or"
+        " themselves (覚えてる, 〜だっけ, 予定, 私の ...): turns contextual recall off.")
+    context_min_coverage: float = Field(
+        0.3, ge=0, le=1, description="Contextual recall (no question about the past): share"
+        " of the utterance's content nouns a memory must contain to be injected.")
+    context_span_days: int = Field(
+        3, ge=1, le=31, description="Contextual recall: a date the utterance names injects"
+        " the memories dated in it only when it spans at most this many days (金曜日, 明日,"
+        " 週末; not 来月).")
+    context_dense_days: int | None = Field(
+        14, ge=0, le=60, description="Contextual recall: a remark about the user's own situation"
+        " (〜かな, 〜ればいい) that names nothing may inject the one memory it is clearly closest"
+        " to (``dense_only_ratio``) when that memory is dated within the past week or this"
+        " many days ahead. Null: never.")
+    context_sound_letters: int = Field(
+        6, ge=4, le=20, description="Contextual recall: a word heard by sound (not spelled"
+        " as written) counts for a remark about the user's own situation only when its"
+        " sound key has at least this many letters (about three morae).")
+    subject_check: bool = Field(
+        True, description="When the utterance names a person some memories are about (a"
+        " conversation turn's speaker, 「あなたの妹の遥は…」), inject nothing unless a"
+        " candidate is that person's own: a memory about someone else answers nothing.")
+    subject_ratio: float = Field(
+        0.7, ge=0, le=1, description="Subject check: when the named person's own best word"
+        " match scores under this share of the best match overall, and their closest memory"
+        " by meaning is ``subject_gap`` further than someone else's, what the utterance"
+        " describes is someone else's: nothing is injected.")
+    subject_gap: float = Field(
+        0.0, ge=0, le=1, description="Subject check: cosine gap (see ``subject_ratio``).")
+    subject_boost: float = Field(
+        0.5, ge=0, le=2, description="Rank-fusion bonus (in units of 1/rrf_k) for a memory"
+        " that is the named person's own.")
+    sound_matching: bool = Field(
+        True, description="Match the person's own words by sound (readings folded for"
+        " voicing and length, fuzzy within their vocabulary), so mis-heard words still"
+        " recall (数末 -> 週末, セミ -> ゼミ).")
     fill_from_dense: bool = Field(
         False, description="Once the gate lets a query through, fill the remaining slots"
         " with the best dense matches (ranking evaluations such as LoCoMo recall@k).")
@@ -52,6 +86,15 @@ class RobustSettings(_Strict):
         " when its lead over the second is at least this share of its lead over the median"
         " candidate (one memory clearly stands apart; scale-free, so it holds across"
         " embedders). Null: never inject on dense evidence alone.")
+
+
+class ProfileSettings(_Strict):
+    """The profile block: durable facts about the person, in every prompt."""
+
+    enabled: bool = Field(True, description="Put the person's profile in every prompt.")
+    budget_chars: int = Field(
+        600, ge=0, le=4000, description="Characters of profile lines at most, most important"
+        " first; health and safety facts (allergies) are kept even beyond it.")
 
 
 class ExtractionSettings(_Strict):
@@ -103,5 +146,7 @@ class MemoryConfig(_Strict):
                                        description="Numbers of the baseline engine.")
     robust: RobustSettings = Field(default_factory=RobustSettings,
                                    description="Numbers of the robust engine.")
+    profile: ProfileSettings = Field(default_factory=ProfileSettings,
+                                     description="The profile block (durable facts).")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,
                                            description="When and how facts are extracted.")

@@ -42,10 +42,10 @@ from omoide.memory.index import UserIndex
 from omoide.memory.journal import DeadLetter, Journal, PendingSummary
 from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
+from omoide.memory.profile import Classification, Profile
 from omoide.memory.records import from_payload, to_json, to_payload
-from omoide.memory.robust import prepare, robust_read
+from omoide.memory.robust import prepare, robust_read, wants_embedding
 from omoide.memory.text import dedup_key
-from omoide.memory.vocabulary import cached_recognition_vocabulary
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
 
@@ -122,7 +122,9 @@ class MemoryEngine:
     # -- read path -----------------------------------------------------------------
     async def recall(self, user: str, query: str, now: datetime, *,
                      engine: str | None = None) -> Recall:
-        """Memories to inject for ``query``; never raises, never exceeds the budget."""
+        """Memories to inject for ``query``, and the person's profile; never raises,
+        never exceeds the budget (a recall that runs out of time still carries the
+        profile when the person's index is ready: a safety fact is never lost to it)."""
         engine = engine or self.config.engine
         timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
         details: dict[str, Any] = {}
@@ -138,14 +140,43 @@ class MemoryEngine:
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
                         self.config.time_budget_ms)
-            return Recall([], engine, timings, timed_out=True, details=details)
+            return Recall([], engine, timings, timed_out=True, details=details,
+                          profile=self.cached_profile(user, engine))
         except Exception as exc:  # noqa: BLE001 - the turn goes on without memory
             timings["total"] = (time.perf_counter() - started) * 1000
             log.warning("recall for %s failed: %s", user, exc)
             return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
-                          details=details)
+                          details=details, profile=self.cached_profile(user, engine))
+        profile = self.cached_profile(user, engine)
         timings["total"] = (time.perf_counter() - started) * 1000
-        return Recall(memories, engine, timings, details=details)
+        return Recall(memories, engine, timings, details=details, profile=profile)
+
+    # -- profile -----------------------------------------------------------------------
+    def cached_profile(self, user: str, engine: str | None = None) -> Profile:
+        """The profile from the person's index if it is built (no waiting, no I/O).
+
+        Empty for the reference ``baseline`` engine (the reference had no profile) and
+        when ``memory.profile.enabled`` is off.
+        """
+        if (engine or self.config.engine) == "baseline" or not self.config.profile.enabled:
+            return Profile()
+        index = self._indexes.get(user)
+        return index.profile(self.config.profile.budget_chars) if index else Profile()
+
+    async def profile(self, user: str) -> Profile:
+        """The person's profile within the configured budget (builds the index if needed)."""
+        index = await self.index(user)
+        return index.profile(self.config.profile.budget_chars)
+
+    async def profile_candidates(self, user: str) -> list[tuple[Memory, Classification]]:
+        """Every live memory with its profile-or-episodic decision (for people auditing)."""
+        index = await self.index(user)
+        out: list[tuple[Memory, Classification]] = []
+        for m in index.memories():
+            c = index.classification(m.id)
+            if c is not None and not m.superseded_by:
+                out.append((m, c))
+        return sorted(out, key=lambda mc: mc[0].created_at)
 
     async def _recall(self, user: str, query: str, now: datetime, engine: str,
                       timings: dict[str, float], details: dict[str, Any],
@@ -162,14 +193,16 @@ class MemoryEngine:
         prepared = prepare(query, now)
         timings["analyse"] = (time.perf_counter() - t) * 1000
         vector = None
-        if prepared.intent.recall or not self.config.robust.require_recall_intent:
+        if wants_embedding(prepared, self.config.robust):
             t = time.perf_counter()
             vector = await self.embedder.embed_query(prepared.text)
             timings["embed"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         index = await self.index(user)
+        in_profile = index.profile(self.config.profile.budget_chars).ids \
+            if self.config.profile.enabled else frozenset()
         result = await robust_read(self.store, index, user, prepared, vector, now,
-                                   self.config.robust, self.config.max_results)
+                                   self.config.robust, self.config.max_results, in_profile)
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories
@@ -191,11 +224,11 @@ class MemoryEngine:
 
     async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
         """Names, places and entities of ``user``'s live memories, most frequent and
-        recent first, for biasing speech recognition (see :mod:`omoide.memory.vocabulary`).
+        recent first, for biasing speech recognition (:meth:`UserIndex.vocabulary`).
 
         Waits for the user's index if it is being built: callers bound the time.
         """
-        return cached_recognition_vocabulary(await self.index(user), limit)
+        return (await self.index(user)).vocabulary(limit)
 
     async def _build_index(self, user: str) -> UserIndex:
         try:
@@ -408,6 +441,16 @@ class MemoryEngine:
                 m = from_payload(hit.id, hit.payload)
             out.append(RetrievedMemory(m, score(i), {"dense": dense.get(i, math.nan)}))
         return out
+
+    async def set_kind(self, user: str, memory_id: str, kind: str) -> Memory | None:
+        """Change a memory's kind (its profile or episodic decision), keeping its text,
+        dates and vector; None if the user has no such memory."""
+        records = await self.store.get(user, [memory_id])
+        if not records:
+            return None
+        memory = replace(from_payload(records[0].id, records[0].payload), kind=kind)
+        await self._put(user, [(memory, records[0].vector)])
+        return memory
 
     async def forget(self, user: str, memory_id: str) -> bool:
         """Delete a memory from the store and the index; True if it existed."""

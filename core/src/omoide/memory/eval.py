@@ -10,6 +10,14 @@ Two data formats:
   recall@5 = |evidence ∩ injected turns| / |evidence| per category; category 5
   (adversarial) is scored as "nothing should be injected".
 
+A hit counts an expected memory present either among the injected episodic
+memories (top 3) or in the profile block (which is in every prompt); a false
+injection counts episodic injections only (the profile is always there, and its
+budget, not the evaluation, decides what is always on). Eval memories arrive without
+a kind, so the deterministic classifier (:func:`omoide.memory.profile.classify`)
+decides profile or episodic. Every data file gets its own table; ``engines`` in the
+report also sums the probe files. Every miss is kept with its reason.
+
 Memories go straight into the store as if extraction had just written them (no
 dedup). Each scenario's user gets its own namespace, so scenarios never see each
 other's memories. Figures are computed in-process against the configured
@@ -25,7 +33,7 @@ import sys
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -54,9 +62,33 @@ class EngineTally:
     latency_total: list[float] = field(default_factory=list)
     latency_read: list[float] = field(default_factory=list)
     timeouts: int = 0
+    episodic_hits: int = 0
+    profile_only_hits: int = 0
+    profile_chars: dict[str, int] = field(default_factory=dict)
+    profile_facts: dict[str, int] = field(default_factory=dict)
     misses: list[dict[str, Any]] = field(default_factory=list)
     dense_only: list[dict[str, Any]] = field(default_factory=list)
     recall_by_category: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def merge(self, other: EngineTally) -> None:
+        """Add ``other``'s counts (for the sum over data files)."""
+        self.hits += other.hits
+        self.positives += other.positives
+        self.false_injections += other.false_injections
+        self.negatives += other.negatives
+        for k, v in other.groups.items():
+            self.groups[k] |= v
+        self.latency_total += other.latency_total
+        self.latency_read += other.latency_read
+        self.timeouts += other.timeouts
+        self.episodic_hits += other.episodic_hits
+        self.profile_only_hits += other.profile_only_hits
+        self.profile_chars.update(other.profile_chars)
+        self.profile_facts.update(other.profile_facts)
+        self.misses += other.misses
+        self.dense_only += other.dense_only
+        for k, vals in other.recall_by_category.items():
+            self.recall_by_category[k] += vals
 
     def summary(self) -> dict[str, Any]:
         flipped = sum(1 for outcomes in self.groups.values() if len(outcomes) > 1)
@@ -64,6 +96,12 @@ class EngineTally:
             "hit_at_3": _ratio(self.hits, self.positives),
             "false_injection_rate": _ratio(self.false_injections, self.negatives),
             "flip_rate": _ratio(flipped, len(self.groups)),
+            "episodic_hit_at_3": _ratio(self.episodic_hits, self.positives),
+            "profile_only_hit_rate": _ratio(self.profile_only_hits, self.positives),
+            "profile_chars_mean": round(statistics.fmean(self.profile_chars.values()), 1)
+            if self.profile_chars else None,
+            "profile_facts_mean": round(statistics.fmean(self.profile_facts.values()), 1)
+            if self.profile_facts else None,
             "latency_ms": _percentiles(self.latency_total),
             "latency_ms_without_embedding": _percentiles(self.latency_read),
             "queries": self.positives + self.negatives,
@@ -130,19 +168,41 @@ def _progress_bar(stream: TextIO) -> Progress:
 
 
 class Evaluator:
-    """Runs data sets against one :class:`MemoryEngine` for each named read engine."""
+    """Runs data sets against one :class:`MemoryEngine` for each named read engine.
+
+    ``transform``: an optional async function applied to every query text before it is
+    asked (``omoide eval --speak`` passes TTS then ASR).
+    """
 
     def __init__(self, engine: MemoryEngine, engines: Sequence[str], *,
-                 progress: Progress | None = None, keep_misses: int = 50) -> None:
+                 progress: Progress | None = None,
+                 transform: Callable[[str], Awaitable[str]] | None = None) -> None:
         self.engine = engine
         self.engines = list(engines)
-        self.tallies = {e: EngineTally() for e in self.engines}
-        self.locomo_tallies = {e: EngineTally() for e in self.engines}
+        self.files: dict[str, dict[str, EngineTally]] = {}
+        """Per data file (its name), per engine."""
+        self.locomo_files: set[str] = set()
         self.progress = progress or (lambda done, total, label: None)
-        self.keep_misses = keep_misses
+        self.transform = transform
+
+    def _tallies(self, label: str) -> dict[str, EngineTally]:
+        return self.files.setdefault(label, {e: EngineTally() for e in self.engines})
+
+    @property
+    def tallies(self) -> dict[str, EngineTally]:
+        """Per engine, summed over the probe files."""
+        out = {e: EngineTally() for e in self.engines}
+        for label, per_engine in self.files.items():
+            if label in self.locomo_files:
+                continue
+            for e, t in per_engine.items():
+                out[e].merge(t)
+        return out
 
     # -- probe format ---------------------------------------------------------------
-    async def run_probe(self, path: Path) -> None:
+    async def run_probe(self, path: Path, label: str | None = None) -> None:
+        label = label or path.name
+        tallies = self._tallies(label)
         scenarios = load_probe(path)
         total = sum(len(s["queries"]) for s in scenarios)
         done = 0
@@ -157,21 +217,33 @@ class Evaluator:
             await self.engine.add_memories(user, memories)
             now = datetime.fromisoformat(s["now"])
             for q in s["queries"]:
+                text = q["text"]
+                if self.transform is not None:
+                    text = await self.transform(text)
                 for name in self.engines:
-                    recall = await self.engine.recall(user, q["text"], now, engine=name)
+                    recall = await self.engine.recall(user, text, now, engine=name)
                     got = [back.get(r.memory.id, r.memory.id) for r in recall.memories]
-                    self._score(name, scope, q, got, recall)
+                    profile = [back.get(i, i) for i in recall.profile.ids]
+                    if recall.profile:
+                        tallies[name].profile_chars[user] = recall.profile.chars
+                        tallies[name].profile_facts[user] = len(recall.profile.facts)
+                    await self._score(tallies[name], scope, user, {**q, "text": text}, got,
+                                      profile, recall, ids, s["now"])
                 done += 1
                 self.progress(done, total, path.name)
 
-    def _score(self, name: str, scope: str, q: dict[str, Any], got: list[str],
-               recall: Any) -> None:
-        t = self.tallies[name]
+    async def _score(self, t: EngineTally, scope: str, user: str, q: dict[str, Any],
+                     got: list[str], profile: list[str], recall: Any,
+                     ids: dict[str, str], now: str) -> None:
         expect = list(q.get("expect") or [])
         if expect:
             t.positives += 1
-            ok = any(e in got[:3] for e in expect)
+            episodic = any(e in got[:3] for e in expect)
+            in_profile = any(e in profile for e in expect)
+            ok = episodic or in_profile
             t.hits += ok
+            t.episodic_hits += episodic
+            t.profile_only_hits += in_profile and not episodic
         else:
             t.negatives += 1
             ok = not got
@@ -182,10 +254,43 @@ class Evaluator:
             t.dense_only.append({"query": q["text"], "ok": ok,
                                  "dense_margin": recall.details.get("dense_margin"),
                                  "dense_spread": recall.details.get("dense_spread")})
-        if not ok and len(t.misses) < self.keep_misses:
-            t.misses.append({"scenario": scope, "query": q["text"], "expect": expect,
-                             "got": got, "gate": recall.details.get("gate"),
-                             "dense_margin": recall.details.get("dense_margin")})
+        if not ok:
+            t.misses.append(await self._miss(scope, user, q, expect, got, recall, ids, now))
+
+    async def _miss(self, scope: str, user: str, q: dict[str, Any], expect: list[str],
+                    got: list[str], recall: Any, ids: dict[str, str],
+                    now: str) -> dict[str, Any]:
+        """Why a query missed: the gate, what the utterance was taken for, what was heard,
+        the dates it resolved to, and where each expected memory stood."""
+        d = recall.details
+        miss: dict[str, Any] = {
+            "scenario": scope, "query": q["text"], "expect": expect, "got": got,
+            "engine": recall.engine, "gate": d.get("gate"), "intent": d.get("intent"),
+            "heard": d.get("heard"), "matched": d.get("matched"),
+            "date_ranges": d.get("date_ranges"),
+            "dense_margin": d.get("dense_margin")}
+        if q.get("spoken"):
+            miss["spoken"] = q["spoken"]
+        if recall.engine != "baseline" and expect:
+            from omoide.memory.robust import explain, prepare
+            index = await self.engine.index(user)
+            where: dict[str, str] = {}
+            for e in expect:
+                c = index.classification(ids.get(e, e))
+                where[e] = "?" if c is None else (
+                    f"profile ({c.category}) but over the budget" if c.profile
+                    else f"episodic: {c.reason}")
+            miss["expected_memories"] = where
+            prepared = prepare(q["text"], datetime.fromisoformat(now))
+            vector = await self.engine.embedder.embed_query(prepared.text)
+            seen = explain(index, prepared, vector, [ids.get(e, e) for e in expect])
+            back = {v: k for k, v in ids.items()}
+            miss["expected_channels"] = {back.get(k, k): v for k, v in seen.items()}
+        channels = {e: {k: round(v, 3) for k, v in r.channels.items() if v == v}
+                    for e, r in zip(got, recall.memories, strict=False)}
+        if channels:
+            miss["channels"] = channels
+        return miss
 
     @staticmethod
     def _latency(t: EngineTally, recall: Any) -> None:
@@ -197,6 +302,9 @@ class Evaluator:
     # -- LoCoMo -----------------------------------------------------------------------
     async def run_locomo(self, path: Path, *, limit_conversations: int | None = None,
                          limit_questions: int | None = None, k: int = 5) -> None:
+        label = path.name
+        self.locomo_files.add(label)
+        tallies = self._tallies(label)
         data = json.loads(path.read_text(encoding="utf-8"))
         if limit_conversations:
             data = data[:limit_conversations]
@@ -218,7 +326,7 @@ class Evaluator:
                         text += f" [shares a photo of {turn['blip_caption']}]"
                     mid = _memory_id(scope, turn["dia_id"])
                     ids[mid] = turn["dia_id"]
-                    memories.append(Memory(mid, user, text, said))
+                    memories.append(Memory(mid, user, text, said, kind="event"))
                 last_date = said if last_date is None or said > last_date else last_date
                 n += 1
             qa = sample["qa"][:limit_questions] if limit_questions else sample["qa"]
@@ -239,7 +347,7 @@ class Evaluator:
                         recall = await self.engine.recall(user, str(q["question"]), now,
                                                           engine=name)
                         got = {ids.get(r.memory.id, "") for r in recall.memories}
-                        t = self.locomo_tallies[name]
+                        t = tallies[name]
                         self._latency(t, recall)
                         if cat == "5":
                             t.negatives += 1
@@ -252,24 +360,41 @@ class Evaluator:
             self.engine.config = saved
 
     def report(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"engines": {}}
+        """``engines``: per engine, the probe files summed (and ``locomo`` when one ran);
+        ``files``: the same per data file."""
+        out: dict[str, Any] = {"engines": {}, "files": {}}
+        summed = self.tallies
         for name in self.engines:
-            probe = self.tallies[name]
+            probe = summed[name]
             entry: dict[str, Any] = probe.summary() if probe.positives + probe.negatives else {
                 "hit_at_3": None, "false_injection_rate": None, "flip_rate": None,
                 "latency_ms": {"p50": None, "p95": None}}
-            loco = self.locomo_tallies[name]
-            if loco.latency_total:
-                entry["locomo"] = {
-                    "recall_at_5": loco.summary().get("recall_at_5", {}),
-                    "category_5_false_injection_rate": _ratio(loco.false_injections,
-                                                              loco.negatives),
-                    "latency_ms": _percentiles(loco.latency_total),
-                    "latency_ms_without_embedding": _percentiles(loco.latency_read),
-                    "questions": len(loco.latency_total),
-                }
+            for label in self.locomo_files:
+                entry["locomo"] = _locomo_entry(self.files[label][name])
             out["engines"][name] = entry
+        for label, per_engine in self.files.items():
+            if label in self.locomo_files:
+                out["files"][label] = {"locomo": True, "engines": {
+                    n: _locomo_entry(t) for n, t in per_engine.items()}}
+            else:
+                out["files"][label] = {"engines": {n: t.summary()
+                                                   for n, t in per_engine.items()}}
         return out
+
+    def misses(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """Every miss, per data file and engine."""
+        return {label: {n: t.misses for n, t in per_engine.items()}
+                for label, per_engine in self.files.items() if label not in self.locomo_files}
+
+
+def _locomo_entry(loco: EngineTally) -> dict[str, Any]:
+    return {
+        "recall_at_5": loco.summary().get("recall_at_5", {}),
+        "category_5_false_injection_rate": _ratio(loco.false_injections, loco.negatives),
+        "latency_ms": _percentiles(loco.latency_total),
+        "latency_ms_without_embedding": _percentiles(loco.latency_read),
+        "questions": len(loco.latency_total),
+    }
 
 
 def _locomo_date(text: str, tz: ZoneInfo) -> datetime:
@@ -282,38 +407,75 @@ def _locomo_date(text: str, tz: ZoneInfo) -> datetime:
     return datetime(2023, 1, 1, 12, tzinfo=tz)
 
 
-def render_table(report: dict[str, Any], stream: TextIO = sys.stdout) -> None:
-    """A plain-text table of the report."""
-    engines = report["engines"]
-    rows: list[tuple[str, ...]] = [("engine", "hit@3", "false inj.", "flip", "p50 ms",
-                                    "p95 ms", "p50 no-emb",
-             "p95 no-emb")]
+def _fmt(v: Any) -> str:
+    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
-    def fmt(v: Any) -> str:
-        return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
+def _write_rows(rows: list[list[str]], stream: TextIO) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        stream.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     + "\n")
+
+
+def _probe_rows(engines: dict[str, Any]) -> list[list[str]]:
+    rows = [["engine", "hit@3", "false inj.", "flip", "episodic hit@3", "via profile",
+             "profile chars", "profile facts", "p50 ms", "p95 ms", "p50 no-emb", "p95 no-emb"]]
     for name, e in engines.items():
         lat = e.get("latency_ms", {})
         raw = e.get("latency_ms_without_embedding", {})
-        rows.append((name, fmt(e.get("hit_at_3")), fmt(e.get("false_injection_rate")),
-                     fmt(e.get("flip_rate")), fmt(lat.get("p50")), fmt(lat.get("p95")),
-                     fmt(raw.get("p50")), fmt(raw.get("p95"))))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        stream.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + "\n")
-    loco = {n: e["locomo"] for n, e in engines.items() if "locomo" in e}
-    if loco:
-        cats = sorted({c for v in loco.values() for c in v["recall_at_5"]})
-        stream.write("\nLoCoMo recall@5 per category (5 = adversarial: false-injection rate)\n")
-        head = ["engine", *[f"cat {c}" for c in cats], "cat 5 false inj.", "p50 ms", "p95 ms"]
-        lines: list[list[str]] = [head]
-        for name, v in loco.items():
-            lines.append([name, *[fmt(v["recall_at_5"].get(c)) for c in cats],
-                          fmt(v["category_5_false_injection_rate"]),
-                          fmt(v["latency_ms"]["p50"]), fmt(v["latency_ms"]["p95"])])
-        widths = [max(len(r[i]) for r in lines) for i in range(len(head))]
-        for line in lines:
-            stream.write("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + "\n")
+        rows.append([name, _fmt(e.get("hit_at_3")), _fmt(e.get("false_injection_rate")),
+                     _fmt(e.get("flip_rate")), _fmt(e.get("episodic_hit_at_3")),
+                     _fmt(e.get("profile_only_hit_rate")), _fmt(e.get("profile_chars_mean")),
+                     _fmt(e.get("profile_facts_mean")), _fmt(lat.get("p50")),
+                     _fmt(lat.get("p95")), _fmt(raw.get("p50")), _fmt(raw.get("p95"))])
+    return rows
+
+
+def _locomo_rows(loco: dict[str, Any]) -> list[list[str]]:
+    cats = sorted({c for v in loco.values() for c in v["recall_at_5"]})
+    rows = [["engine", *[f"cat {c}" for c in cats], "cat 5 false inj.", "p50 ms", "p95 ms"]]
+    for name, v in loco.items():
+        rows.append([name, *[_fmt(v["recall_at_5"].get(c)) for c in cats],
+                     _fmt(v["category_5_false_injection_rate"]),
+                     _fmt(v["latency_ms"]["p50"]), _fmt(v["latency_ms"]["p95"])])
+    return rows
+
+
+def render_table(report: dict[str, Any], stream: TextIO | None = None) -> None:
+    """One plain-text table per data file ("via profile": hits only the profile made)."""
+    stream = stream or sys.stdout
+    files = report.get("files") or {"(all)": {"engines": report["engines"]}}
+    for i, (label, entry) in enumerate(files.items()):
+        if i:
+            stream.write("\n")
+        if entry.get("locomo"):
+            stream.write(f"{label}: LoCoMo recall@5 per category (5 = adversarial: false-"
+                         "injection rate)\n")
+            _write_rows(_locomo_rows(entry["engines"]), stream)
+        else:
+            stream.write(f"{label}\n")
+            _write_rows(_probe_rows(entry["engines"]), stream)
+
+
+def render_misses(misses: dict[str, dict[str, list[dict[str, Any]]]],
+                  stream: TextIO | None = None) -> None:
+    """Every miss with its reason, per data file and engine."""
+    stream = stream or sys.stdout
+    for label, per_engine in misses.items():
+        for engine, rows in per_engine.items():
+            if not rows:
+                continue
+            stream.write(f"\nmisses [{engine}] {label}: {len(rows)}\n")
+            for m in rows:
+                spoken = f" (said: {m['spoken']})" if m.get("spoken") else ""
+                stream.write(f"  {m['query']}{spoken} expect={m['expect']} got={m['got']}"
+                             f" gate={m.get('gate')} intent={m.get('intent')}")
+                for key in ("heard", "matched", "date_ranges", "expected_memories",
+                            "expected_channels", "channels"):
+                    if m.get(key):
+                        stream.write(f" {key}={m[key]}")
+                stream.write("\n")
 
 
 class CachedEmbedder:
@@ -362,3 +524,42 @@ class CachedEmbedder:
 
     async def fingerprint(self) -> Any:
         return await self.inner.fingerprint()
+
+
+class SpokenQueries:
+    """Queries as a recogniser hears them: TTS then ASR, cached on disk (``--speak``).
+
+    The cache maps (TTS model, ASR model, text) to the transcript, so changing either
+    component measures afresh. A failing TTS or ASR call raises: a robustness figure
+    with silently typed queries in it would be a lie.
+    """
+
+    def __init__(self, tts: Any, asr: Any, path: Path) -> None:
+        self.tts = tts
+        self.asr = asr
+        self.path = path
+        self.tts_id = f"{tts.name}:{getattr(tts.config, 'model', '') or ''}".rstrip(":")
+        self.asr_id = f"{asr.name}:{getattr(asr.config, 'model', '') or ''}".rstrip(":")
+        self.transcribed = 0
+        self._cache: dict[str, str] = {}
+        if path.exists():
+            self._cache = json.loads(path.read_text(encoding="utf-8"))
+
+    def _key(self, text: str) -> str:
+        return f"{self.tts_id}|{self.asr_id}|{text}"
+
+    async def transcribe(self, text: str) -> str:
+        key = self._key(text)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        clip = await self.tts.synthesize(text)
+        heard: str = (await self.asr.transcribe(clip)).text
+        self._cache[key] = heard
+        self.transcribed += 1
+        return heard
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self._cache, ensure_ascii=False, indent=0),
+                             encoding="utf-8")

@@ -8,7 +8,11 @@ The chat model gets the reference's rules and the conversation in a fixed format
     [2026-09-27 20:50 (日)] assistant: いいね！楽しんできてね。
     </conversation>
 
-and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "entities": ["箱根"]}]}``.
+and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "profile": false,
+"category": null, "entities": ["箱根"]}]}``. The profile decision (and its category) is
+kept in the fact's kind (:func:`omoide.memory.profile.stored_kind`: ``profile_health``);
+when the model does not say, the kind stays as it is and the deterministic classifier
+decides when the memory is read.
 :func:`parse_facts` accepts that, a bare list, code fences, stray text around the JSON
 and the slips models make (trailing commas, single quotes, a missing closing bracket:
 repaired with ``json-repair``); anything else — including an answer cut off inside a
@@ -29,6 +33,7 @@ from zoneinfo import ZoneInfo
 import json_repair
 
 from omoide.memory.dates import format_stamp
+from omoide.memory.profile import stored_kind
 from omoide.types import ChatMessage, Exchange
 
 KINDS = ("plan", "event", "preference", "habit", "person", "profile", "other")
@@ -49,9 +54,11 @@ SYSTEM_PROMPT = """あなたは会話ログから「ユーザー本人につい�
 - 相対的な日付（明日、来週の土曜日、今度の金曜日など）は言われた通りに残し、その発言の日時から計算した絶対日付を全角括弧で添える。例: 「あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。」
 - 予定の変更や中止は、変更後の内容が分かる1文にする（例: 「あなたは箱根行きを来週の日曜日（2026年10月4日）に変えた。」）。
 - 会話から分からないことは推測しない。記録することがなければ空のリストを返す。
+- 各事実について、その人を長く表す事実（プロフィール）かどうかを "profile" に true/false で書く。プロフィールは、健康・アレルギー・食事の制限、家族とその名前や誕生日、ペット、住まい、仕事や学校、はっきりした好き嫌い、続けている習慣。日付のある予定や出来事、一度きりのことは必ず false。
+- プロフィールなら "category" に health（健康・アレルギー）、family（家族）、pet（ペット）、basics（住まい・年齢など）、work（仕事・学校）、like（好き嫌い）、habit（習慣）、person（周りの人）のどれかを書く。以前のプロフィールが変わったとき（引っ越し、転職など）は、変わった後の事実を1文で書く。
 
 出力は次のJSONだけ:
-{"facts": [{"text": "あなたは…", "kind": "plan|event|preference|habit|person|profile|other", "entities": ["固有名詞", "…"]}]}"""
+{"facts": [{"text": "あなたは…", "kind": "plan|event|preference|habit|person|profile|other", "profile": false, "category": null, "entities": ["固有名詞", "…"]}]}"""
 
 
 class ExtractionFormatError(ValueError):
@@ -179,11 +186,23 @@ def parse_facts(raw: str) -> list[Fact]:
             raise ExtractionFormatError(f"a fact of {len(text)} characters is too long")
         text = text.replace("ユーザー", "あなた")
         kind = str(item.get("kind") or "other").strip().lower()
+        kind = kind if kind in KINDS else "other"
         entities = item.get("entities") or []
         if not isinstance(entities, list):
             entities = [entities]
-        facts.append(Fact(text, kind if kind in KINDS else "other",
-                          tuple(str(e).strip() for e in entities if str(e).strip())))
+        category = item.get("category")
+        kind = stored_kind(kind, _flag(item.get("profile")),
+                           str(category).strip().lower() if category else None)
+        facts.append(Fact(text, kind, tuple(str(e).strip() for e in entities if str(e).strip())))
     if len(facts) > MAX_FACTS:
         raise TooManyFacts(facts)
     return facts
+
+
+def _flag(value: object) -> bool | None:
+    """The model's profile decision: true/false (also as text); None when it did not say."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
+    return None

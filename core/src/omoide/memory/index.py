@@ -9,6 +9,8 @@ return can still be ranked by cosine without another store call.
 from __future__ import annotations
 
 import math
+import re
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -20,6 +22,16 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.memory.lexicon import KATAKANA, Analysis, Term, analyzer
+from omoide.memory.phonetic import SoundIndex, sound_key
+from omoide.memory.profile import (
+    Classification,
+    Profile,
+    ProfileFact,
+    classify,
+    is_past,
+    last_clause,
+    select_profile,
+)
 from omoide.memory.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.text import canonical, to_katakana
 from omoide.types import FloatArray, Memory
@@ -33,6 +45,10 @@ class _Entry:
     habits: frozenset[int]
     kanji: frozenset[str]
     vector: FloatArray | None
+    sounds: frozenset[str] = frozenset()
+    kind: Classification | None = None
+    subject: Subject | None = None
+    past: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,10 @@ class LexicalMatch:
     matched: tuple[str, ...] = field(default=())
     coverage: float = 0.0
     """Share of the query's content nouns this memory contains (0..1)."""
+    exact: float = 0.0
+    """The part carried by whole nouns and names matched as they are, in any spelling of
+    their reading (not one kanji inside a compound, not a fragment inside a longer word):
+    what a remark must share to be about a memory."""
 
 
 class UserIndex:
@@ -68,6 +88,12 @@ class UserIndex:
         self.revision = 0
         """Counts changes (add, remove, supersede): what is derived from the index is
         cached by it."""
+        self._vocabulary: tuple[int, list[str]] | None = None
+        self._sound = SoundIndex()
+        self._profile: dict[int, Profile] = {}
+        self._subjects: dict[str, set[str]] = defaultdict(set)
+        self.superseded: set[str] = set()
+        """Ids of indexed memories a newer one replaced (never injected)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -111,8 +137,19 @@ class UserIndex:
         if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
-        entry = _Entry(memory, analysis.terms + named, spans, habit_weekdays(text), kanji, vector)
+        terms = analysis.terms + named
+        sounds = _sound_keys(terms)
+        if memory.superseded_by:
+            self.superseded.add(memory.id)
+        entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
+                       frozenset(sounds), classify(memory, said_on), subject_of(text),
+                       bool(spans) and is_past(last_clause(text)))
         self._entries[memory.id] = entry
+        self._profile.clear()
+        for key, reading in sounds.items():
+            self._sound.add(key, memory.id, reading)
+        for name in entry.subject.names if entry.subject else ():
+            self._subjects[name].add(memory.id)
         self._without_vector += vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -134,6 +171,11 @@ class UserIndex:
             return
         self._matrix = None
         self.revision += 1
+        self._profile.clear()
+        self.superseded.discard(memory_id)
+        for key in entry.sounds:
+            self._sound.discard(key, memory_id)
+        _discard(self._subjects, entry.subject.names if entry.subject else (), memory_id)
         self._without_vector -= entry.vector is None
         for term in entry.terms:
             for key in term.keys:
@@ -155,9 +197,66 @@ class UserIndex:
             from dataclasses import replace
             entry.memory = replace(entry.memory, superseded_by=by)
             self.revision += 1
+            self.superseded.add(memory_id)
+            self._profile.clear()
+
+    # -- profile -----------------------------------------------------------------------
+    def classification(self, memory_id: str) -> Classification | None:
+        """Profile or episodic for an indexed memory (None if it is not indexed)."""
+        e = self._entries.get(memory_id)
+        return e.kind if e else None
+
+    def profile(self, budget_chars: int) -> Profile:
+        """The person's profile within ``budget_chars`` (cached until the next write)."""
+        cached = self._profile.get(budget_chars)
+        if cached is not None:
+            return cached
+        facts = [ProfileFact(e.memory, e.kind.category) for e in self._entries.values()
+                 if e.kind is not None and e.kind.profile and e.kind.category is not None
+                 and not e.memory.superseded_by]
+        profile = select_profile(facts, budget_chars)
+        self._profile[budget_chars] = profile
+        return profile
+
+    # -- vocabulary --------------------------------------------------------------------
+    def vocabulary(self, limit: int = 50) -> list[str]:
+        """The person's own words, most useful first: names (people, pets, places,
+        products, and the entities extraction reported, in their own spelling) before
+        other nouns, then by how many memories use them, then by how recently. For
+        recognisers (an initial prompt or hotwords) and for people reading what omoide
+        knows. Superseded memories do not count.
+
+        Ranking 10,000 memories takes tens of milliseconds and a recogniser asks at every
+        audio turn, so the ranking is kept until the index changes (:attr:`revision`).
+        """
+        if limit <= 0:
+            return []
+        if self._vocabulary is None or self._vocabulary[0] != self.revision:
+            self._vocabulary = (self.revision, self._rank_vocabulary())
+        return self._vocabulary[1][:limit]
+
+    def _rank_vocabulary(self) -> list[str]:
+        stats: dict[str, list[float]] = {}
+        for e in self._entries.values():
+            if e.memory.superseded_by:
+                continue
+            stamp = e.memory.created_at.timestamp()
+            seen: set[str] = set()
+            for t in e.terms:
+                word = t.surface
+                if t.weight < 1.0 or len(word) < 2 or word in seen or (
+                        KATAKANA.match(word) and len(word) < 3 and not t.proper):
+                    continue
+                seen.add(word)
+                row = stats.setdefault(word, [0.0, 0.0, 0.0])
+                row[0] = max(row[0], 1.0 if t.proper else 0.0)
+                row[1] += 1
+                row[2] = max(row[2], stamp)
+        return sorted(stats, key=lambda w: (-stats[w][0], -stats[w][1], -stats[w][2], w))
 
     # -- channels --------------------------------------------------------------------
-    def lexical(self, query: Analysis, exclude: Iterable[str] = ()) -> dict[str, LexicalMatch]:
+    def lexical(self, query: Analysis, exclude: Iterable[str] = (),
+                only: set[str] | None = None) -> dict[str, LexicalMatch]:
         """Memories sharing content words with the query, idf-weighted.
 
         Besides exact keys: a one-kanji word matches that kanji inside a compound
@@ -165,18 +264,19 @@ class UserIndex:
         チーズケーキ), and a name's reading matches inside the query's reading even
         when the analyser split the query differently (だいき|って). Terms inside
         ``exclude`` (the query's date expressions) are left to the temporal channel.
+        ``only``: score these memories only (the rest are not wanted).
         """
         n = max(1, len(self._entries))
         excluded = [e for e in exclude if e]
-        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
         matched: dict[str, list[str]] = defaultdict(list)
         seen_sets: list[frozenset[str]] = []
         used_readings: set[str] = set()
 
         def credit(ids: set[str], weight: float, proper: bool, label: str,
-                   covers: float) -> None:
+                   covers: float, exact: bool = False) -> None:
             idf = math.log(1.0 + n / len(ids))
-            for mid in ids:
+            for mid in (ids & only if only is not None else ids):
                 s = scores[mid]
                 s[3] += covers
                 s[0] += weight * idf
@@ -184,6 +284,8 @@ class UserIndex:
                     s[1] += weight * idf
                 if proper:
                     s[2] += weight * idf
+                if exact:
+                    s[4] += weight * idf
                 matched[mid].append(label)
 
         asked = 0.0
@@ -208,14 +310,14 @@ class UserIndex:
             if term.weight >= 0.8:
                 used_readings.update(k for k in term.keys if KATAKANA.match(k))
             credit(ids, weight, term.proper, term.surface,
-                   term.weight if term.weight >= 1.0 else 0.0)
+                   term.weight if term.weight >= 1.0 else 0.0, exact=weight >= 1.0)
         if query.reading:
             for reading, ids in self._readings.items():
                 if len(reading) >= 3 and reading in query.reading and \
                         not any(reading in u for u in used_readings) and \
                         not any(reading in to_katakana(e) for e in excluded):
                     used_readings.add(reading)
-                    credit(ids, 0.8, False, reading, 1.0)
+                    credit(ids, 0.8, False, reading, 1.0, exact=True)   # the whole word, as said
                     asked += 1.0
             # a two-mora name (あや) where a word starts, when the analyser glued it on
             for start in query.reading_starts:
@@ -223,10 +325,10 @@ class UserIndex:
                 names = self._short_names.get(reading)
                 if names and reading not in used_readings:
                     used_readings.add(reading)
-                    credit(set(names), 0.8, True, reading, 1.0)
+                    credit(set(names), 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
         return {mid: LexicalMatch(s[0], s[1], s[2], tuple(matched[mid]),
-                                  min(1.0, s[3] / asked) if asked else 0.0)
+                                  min(1.0, s[3] / asked) if asked else 0.0, s[4])
                 for mid, s in scores.items()}
 
     def _inside_longer_words(self, term: Term) -> set[str]:
@@ -240,11 +342,73 @@ class UserIndex:
                         ids |= rids
         return ids
 
-    def temporal(self, spans: Sequence[DateSpan]) -> dict[str, float]:
+    # -- whose memory ----------------------------------------------------------------------
+    def people_named(self, query: Analysis) -> set[str]:
+        """The people the query names who are the subject of some memory (a speaker of
+        a conversation turn, 「あなたの妹の遥は…」's 遥); empty when it names nobody."""
+        out: set[str] = set()
+        for term in query.terms:
+            if not term.proper:
+                continue
+            for key in term.keys:
+                if key.lower() in self._subjects:
+                    out.add(key.lower())
+        return out
+
+    def about(self, memory_id: str, people: set[str], *, own: bool = False) -> bool:
+        """Whether a memory is about one of ``people``: its subject, or, for a fact that
+        is not a quoted turn, a person its text names. ``own``: for a turn, only when the
+        speaker talks about themselves (not a question to the other)."""
+        e = self._entries.get(memory_id)
+        if e is None or e.subject is None:
+            return False
+        if set(e.subject.names) & people:
+            return e.subject.own or not own
+        if e.subject.turn:
+            return False   # a turn said by someone else is about its speaker
+        text = e.memory.text.lower()
+        return any(p in text for p in people)
+
+    def sound_keys(self) -> list[str]:
+        """Every sound key of the vocabulary."""
+        return self._sound.keys()
+
+    def sounds(self, query: Analysis, exclude: Iterable[str] = (),
+               min_length: int = 0) -> dict[str, LexicalMatch]:
+        """Memories whose words are *heard* in the query by sound (:mod:`~omoide.memory.phonetic`):
+        the recogniser's 数末 for a memory's 週末, セミ for ゼミ, どういく for TOEIC.
+
+        Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and
+        count as nouns (they are the person's names and things); ``exclude`` holds
+        sound keys the exact channel already matched; ``min_length``: only words whose
+        sound key is at least this long.
+        """
+        if not query.sound:
+            return {}
+        n = max(1, len(self._entries))
+        out: dict[str, LexicalMatch] = {}
+        for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
+                                       exclude):
+            ids = self._sound.ids(match.key)
+            if not ids or len(match.key) < min_length or \
+                    self._sound.spelled_in(match.key, query.reading):
+                continue   # too short to be sure of, or said as written (exact channel)
+            weight = 0.8 * match.similarity / 100.0
+            idf = math.log(1.0 + n / len(ids))
+            for mid in ids:
+                old = out.get(mid)
+                score = weight * idf + (old.score if old else 0.0)
+                out[mid] = LexicalMatch(score, score, 0.0,
+                                        (*(old.matched if old else ()), match.key), 1.0, score)
+        return out
+
+    def temporal(self, spans: Sequence[DateSpan], *,
+                 max_memory_days: int | None = None) -> dict[str, float]:
         """Memories whose dates fall in the query's ranges; narrower ranges score more.
 
         A habit on a weekday (「毎週水曜」) matches a range of at most two days that
-        contains that weekday.
+        contains that weekday. ``max_memory_days``: leave out memories whose own date
+        range is wider (a fact about 「正月」 is not about one day of it).
         """
         if not spans:
             return {}
@@ -254,12 +418,44 @@ class UserIndex:
             first = q.start.toordinal()
             for day in range(first, first + min(q.days, 400)):
                 for mid in self._days.get(day, ()):
+                    if max_memory_days is not None and \
+                            self._widest_span(mid) > max_memory_days:
+                        continue
                     out[mid] = max(out.get(mid, 0.0), weight)
             if q.days <= 2:
                 for w in _weekdays_in(q):
                     for mid in self._habits.get(w, ()):
                         out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
         return out
+
+    def _widest_span(self, memory_id: str) -> int:
+        e = self._entries.get(memory_id)
+        return max((s.days for s in e.spans), default=0) if e else 0
+
+    def dated_in(self, span: DateSpan, max_memory_days: int | None = None) -> set[str]:
+        """Live memories with a date inside ``span`` (habits do not count), leaving out
+        those whose own range is wider than ``max_memory_days``."""
+        out: set[str] = set()
+        first = span.start.toordinal()
+        for day in range(first, first + min(span.days, 400)):
+            out |= self._days.get(day, set())
+        return {m for m in out if not self._entries[m].memory.superseded_by and
+                (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
+
+    def ahead(self, memory_id: str, today: date) -> bool:
+        """Whether a dated memory is still to come (a plan, not a past event)."""
+        e = self._entries.get(memory_id)
+        return bool(e and not e.past and any(s.end >= today for s in e.spans))
+
+    def upcoming(self, memory_id: str, today: date, back_days: int, ahead_days: int) -> bool:
+        """Whether a memory is dated between ``back_days`` before and ``ahead_days``
+        after ``today`` (an upcoming plan or a recent event)."""
+        e = self._entries.get(memory_id)
+        if e is None or not e.spans:
+            return False
+        lo, hi = today.toordinal() - back_days, today.toordinal() + ahead_days
+        return any(s.start.toordinal() <= hi and s.end.toordinal() >= lo and s.days <= 8
+                   for s in e.spans)
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
@@ -300,6 +496,62 @@ def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) ->
             ids.discard(memory_id)
             if not ids:
                 del table[k]
+
+
+_SPEAKER = re.compile(r"^([^\s:：]{1,40})\s?[:：]\s")
+_JA_SUBJECT = re.compile(
+    r"^あなたの((?:[^はがもをに、。]{1,12}の)?[^はがもをに、。]{1,12}?)(?:さん)?[はがも]")
+
+
+_ADDRESSED = re.compile(r"\?\s*(?:\[[^\]]*\])?\s*$|(?:？|か。?|の？?)\s*$")
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|あなた|君|きみ", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|our|us)\b|"
+                           r"私|僕|俺|あたし", re.I)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whom a memory is about: ``names`` (a turn's speaker, 「あなたの妹の遥は…」's 妹 and
+    遥; none for the person themselves), whether it is a quoted ``turn`` (``Name: …``),
+    and whether that turn is the speaker talking about themselves (``own``: not a
+    question to the other, not only "you")."""
+
+    names: tuple[str, ...] = ()
+    turn: bool = False
+    own: bool = True
+
+
+_NOBODY = Subject()
+
+
+def subject_of(text: str) -> Subject:
+    """Whom a memory is about (see :class:`Subject`)."""
+    m = _SPEAKER.match(text)
+    if m:
+        said = text[m.end():]
+        # News of one's own often ends with a question to the other ("…yesterday. Have
+        # you tried it?"): only a turn with no first person at all is about the listener.
+        asks_other = not _FIRST_PERSON.search(said) and bool(
+            _ADDRESSED.search(said) or _SECOND_PERSON.search(said))
+        return Subject((sys.intern(m.group(1).lower()),), True, not asks_other)
+    m = _JA_SUBJECT.match(text)
+    if m:
+        return Subject(tuple(sys.intern(p) for p in m.group(1).split("の") if p))
+    return _NOBODY
+
+
+def _sound_keys(terms: Iterable[Term]) -> dict[str, str]:
+    """Sound keys of a memory's nouns and names, and of its longer other words, each
+    with the reading it was made from."""
+    keys: dict[str, str] = {}
+    for term in terms:
+        for k in term.keys:
+            if not KATAKANA.match(k):
+                continue
+            key = sys.intern(sound_key(k))
+            if term.weight >= 1.0 or len(key) >= 6:
+                keys.setdefault(key, k)
+    return keys
 
 
 def _noun_readings(term: Term) -> set[str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from omoide.memory.phonetic import sound_key
 from omoide.memory.text import canonical, to_katakana
 
 log = logging.getLogger("omoide.memory.lexicon")
@@ -92,6 +93,12 @@ class Analysis:
     """Katakana reading of the whole text (names split by the analyser still meet)."""
     reading_starts: tuple[int, ...] = ()
     """Offsets in ``reading`` where a word starts."""
+    sound: str = ""
+    """Sound key of the whole text (:func:`omoide.memory.phonetic.sound_key`), word by word."""
+    sound_starts: tuple[int, ...] = ()
+    """Offsets in ``sound`` where a content word (not a particle) starts."""
+    sound_bounds: tuple[int, ...] = ()
+    """Offsets in ``sound`` where any word starts or ends."""
 
 
 def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
@@ -212,13 +219,21 @@ class Analyzer:
         kept = [w for w in words_c if w.part_of_speech()[0] not in ("補助記号", "空白")]
         parts = [to_katakana(w.reading_form()) for w in kept]
         starts: list[int] = []
-        offset = 0
+        sound: list[str] = []
+        sound_starts: list[int] = []
+        bounds: list[int] = [0]
+        offset = sound_offset = 0
         for w, part in zip(kept, parts, strict=True):
+            key = sound_key(part)
             if w.part_of_speech()[0] not in ("助詞", "助動詞"):
                 starts.append(offset)
+                sound_starts.append(sound_offset)
             offset += len(part)
+            sound.append(key)
+            sound_offset += len(key)
+            bounds.append(sound_offset)
         return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
-                        tuple(starts))
+                        tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds))
 
     def reading_of(self, text: str) -> str:
         """Katakana reading of ``text`` (the text itself without Sudachi)."""
@@ -227,13 +242,13 @@ class Analyzer:
         return "".join(to_katakana(w.reading_form()) for w in self._morphemes(canonical(text), "C")
                        if w.part_of_speech()[0] not in ("補助記号", "空白"))
 
-    def morphemes(self, text: str) -> list[Any]:
-        """Sudachi's words of the canonical ``text`` in mode C (whole names and compounds),
+    def morphemes(self, text: str, mode: str = "C") -> list[Any]:
+        """Sudachi's words of the canonical ``text`` (mode C: whole names and compounds),
         with ``surface()``, ``part_of_speech()``, ``normalized_form()`` and
         ``reading_form()``; an empty list without Sudachi."""
         if not self.available:
             return []
-        return self._morphemes(canonical(text), "C")
+        return self._morphemes(canonical(text), mode)
 
     def _rewrite_temporal(self, words: list[Any]) -> str:
         out: list[str] = []

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from omoide.memory.dates import WEEKDAYS_JA, absolute_dates, week_start
 from omoide.memory.holidays import long_weekends, named_holidays
@@ -102,7 +103,9 @@ def _weekend(today: date) -> list[tuple[date, date]]:
     return [(sat, sat + timedelta(days=1))]
 
 
+@lru_cache(maxsize=8)
 def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] | None]]:
+    """Named periods and holidays (built once per day: resolving runs on every turn)."""
     def silver(y: int) -> tuple[date, date] | None:
         runs = long_weekends(date(y, 9, 1), date(y, 9, 30))
         return max(runs, key=lambda r: (r[1] - r[0]).days) if runs else None
@@ -125,6 +128,14 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         "クリスマスイブ": lambda y: (date(y, 12, 24), date(y, 12, 24)),
         "クリスマス": lambda y: (date(y, 12, 24), date(y, 12, 25)),
         "夏休み": lambda y: (date(y, 7, 20), date(y, 8, 31)),
+        "バレンタインデー": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "バレンタイン": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "ホワイトデー": lambda y: (date(y, 3, 14), date(y, 3, 14)),
+        "ひな祭り": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "ひなまつり": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "七夕": lambda y: (date(y, 7, 7), date(y, 7, 7)),
+        "ハロウィン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
+        "ハロウィーン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
         "冬休み": lambda y: (date(y, 12, 25), date(y + 1, 1, 7)),
         "春休み": lambda y: (date(y, 3, 20), date(y, 4, 7)),
     }
@@ -132,6 +143,12 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         canonical_name = _HOLIDAY_ALIASES.get(name, name)
         periods[name] = (lambda n: lambda y: (named_holidays(y)[n],) * 2)(canonical_name)
     return periods
+
+
+@lru_cache(maxsize=8)
+def _period_pattern(today: date) -> str:
+    return "|".join(sorted((re.escape(n) for n in _named_periods(today)), key=len,
+                           reverse=True))
 
 
 class _Scanner:
@@ -224,7 +241,7 @@ def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpa
     s.scan(r"(三|3|４|4|大型)?連休", holiday_run)
 
     periods = _named_periods(today)
-    names = "|".join(sorted((re.escape(n) for n in periods), key=len, reverse=True))
+    names = _period_pattern(today)
 
     def named(m: re.Match[str]) -> list[tuple[date, date]]:
         span = _nearest_span(today, periods[m.group(0)])
@@ -306,6 +323,7 @@ def habit_weekdays(text: str) -> frozenset[int]:
 
 
 _STAY = re.compile(r"から(\d{1,2})\s*(泊|日間)")
+_YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
 
 
 def memory_spans(text: str, said_on: date) -> list[DateSpan]:
@@ -319,4 +337,9 @@ def memory_spans(text: str, said_on: date) -> list[DateSpan]:
             n = int(stay.group(1)) - (1 if stay.group(2) == "日間" else 0)
             spans = [DateSpan(dates[0], dates[0] + timedelta(days=max(0, n)), "stay")]
         return spans
+    months = [(int(m.group(1)), int(m.group(2))) for m in _YEAR_MONTH.finditer(text)
+              if 1 <= int(m.group(2)) <= 12]
+    if months:
+        # 「来月（2026年7月）から」: the written month wins over the relative word
+        return [DateSpan(*_month_span(y, mo), "month") for y, mo in months]
     return resolve(text, said_on, for_memory=True)

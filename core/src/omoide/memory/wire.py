@@ -19,11 +19,17 @@ from omoide.memory.import_format import (
     parse_import,
 )
 from omoide.memory.journal import DeadLetter, PendingSummary
+from omoide.memory.profile import ProfileFact
 from omoide.memory.records import to_json
 from omoide.types import Memory, RetrievedMemory
 
 if TYPE_CHECKING:
     from omoide.memory.engine import MemoryEngine
+
+
+def profile_fact_json(fact: ProfileFact) -> dict[str, Any]:
+    """A profile fact the prompt carried, as turn results and the console show it."""
+    return {"id": fact.memory.id, "text": fact.memory.text, "category": str(fact.category)}
 
 
 def memory_json(m: Memory) -> dict[str, Any]:

@@ -79,6 +79,21 @@ class MemoryClient(Protocol):
 
     async def reembed(self, users: list[str] | None) -> dict[str, int]: ...
 
+    async def profile(self, user: str, everything: bool) -> dict[str, Any]:
+        """The profile as ``GET /v1/users/{user}/profile`` returns it (``everything``:
+        also what the budget left out, superseded facts and why the rest is episodic)."""
+        ...
+
+    async def profile_set(self, user: str, text: str | None, memory_id: str | None,
+                          category: str | None) -> dict[str, Any]:
+        """Add a profile fact (``text``) or put a memory in the profile (``memory_id``);
+        the memory. Raises :class:`MemoryClientError` with the reason when refused."""
+        ...
+
+    async def profile_forget(self, user: str, memory_id: str, keep_memory: bool) -> bool:
+        """Forget a profile fact, or only take it out of the profile; False if unknown."""
+        ...
+
 
 @asynccontextmanager
 async def open_memory_client(settings: Settings, command: str,

@@ -85,3 +85,24 @@ class LocalMemoryClient:
 
     async def reembed(self, users: list[str] | None) -> dict[str, int]:
         return await self.engine.reembed(users or None)
+
+    async def profile(self, user: str, everything: bool) -> dict[str, Any]:
+        from omoide.memory.profile_edit import view
+        data = (await view(self.engine, user)).to_json()
+        return {"user": user, **(data if everything else
+                                 {k: data[k] for k in ("budget_chars", "chars", "facts")})}
+
+    async def profile_set(self, user: str, text: str | None, memory_id: str | None,
+                          category: str | None) -> dict[str, Any]:
+        from omoide.memory.profile_edit import ProfileEditError, mark, set_fact
+        from omoide.memory_client import MemoryClientError
+        try:
+            m = await (mark(self.engine, user, memory_id, True, category) if memory_id
+                       else set_fact(self.engine, user, text or "", category))
+        except ProfileEditError as exc:
+            raise MemoryClientError(str(exc)) from None
+        return wire.memory_json(m)
+
+    async def profile_forget(self, user: str, memory_id: str, keep_memory: bool) -> bool:
+        from omoide.memory.profile_edit import forget
+        return await forget(self.engine, user, memory_id, keep_memory=keep_memory)

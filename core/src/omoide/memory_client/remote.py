@@ -151,6 +151,27 @@ class RemoteMemoryClient:
             "has the store (and embeds with the embedder it started with): stop it first")
 
 
+    async def profile(self, user: str, everything: bool) -> dict[str, Any]:
+        r = await self._call("GET", f"/v1/users/{_path_user(user)}/profile",
+                             params={"all": "true" if everything else "false"})
+        return dict(r.json())
+
+    async def profile_set(self, user: str, text: str | None, memory_id: str | None,
+                          category: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"text": text} if text is not None else {"memory_id": memory_id}
+        if category:
+            body["category"] = category
+        r = await self._call("POST", f"/v1/users/{_path_user(user)}/profile", json=body)
+        return dict(r.json()["memory"])
+
+    async def profile_forget(self, user: str, memory_id: str, keep_memory: bool) -> bool:
+        r = await self._call("DELETE", f"/v1/users/{_path_user(user)}/profile/"
+                                       f"{quote(memory_id, safe='')}",
+                             params={"keep_memory": "true" if keep_memory else "false"},
+                             ok=(200, 404))
+        return r.status_code == 200
+
+
 def _error_text(response: httpx.Response) -> str:
     try:
         body = response.json()

@@ -25,6 +25,7 @@ from omoide.errors import OmoideError
 from omoide.hooks import Hooks
 from omoide.hookspecs import hookimpl
 from omoide.memory.api import MemoryService, Recall
+from omoide.memory.profile import Profile
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
 from omoide.pipeline.prompt import (
@@ -100,7 +101,8 @@ class Assistant:
             history = self.history.recent(request.user, now)
             trace.begin("prompt")
             context = PromptContext(request.user, now, transcript, recall.memories if recall
-                                    else [], history, self.settings, request.device)
+                                    else [], history, self.settings, request.device,
+                                    recall.profile if recall else Profile())
             system = assemble_system_prompt(self._sections(context))
             messages = build_messages(system, history, transcript)
             trace.end("prompt")
@@ -316,13 +318,15 @@ class Assistant:
         self.traces.record(trace)
         self._hooks.turn_completed(CompletedTurn(
             exchange, trace, tuple(recall.memories if recall else ()), interrupted,
-            reply.emotion, tuple(reply.degraded)))
+            reply.emotion, tuple(reply.degraded),
+            recall.profile.facts if recall else ()))
 
     def _result(self, turn_id: str, request: TurnRequest, transcript: str, reply: _Reply,
                 recall: Recall | None, trace: TurnTrace) -> TurnResult:
         return TurnResult(turn_id, request.user, transcript, reply.text.strip(), reply.emotion,
                           list(recall.memories) if recall else [], reply.sentences, reply.audio,
-                          trace.to_json(), reply.degraded)
+                          trace.to_json(), reply.degraded,
+                          profile=list(recall.profile.facts) if recall else [])
 
 
 class ExtractionScheduler:

@@ -1,6 +1,7 @@
 """The system prompt: sections contributed through the ``prompt_sections`` hook.
 
-The persona, the date block and the memory block are themselves contributions
+The persona, the date block, the profile block and the memory block are themselves
+contributions
 (:mod:`omoide.pipeline.sections`); any plugin can add more. The core orders them by
 ``order`` (lower first), never by hook call order.
 """
@@ -8,10 +9,11 @@ The persona, the date block and the memory block are themselves contributions
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from omoide.config import AssistantSettings
+from omoide.memory.profile import Profile
 from omoide.types import ChatMessage, Exchange, RetrievedMemory
 
 
@@ -26,11 +28,14 @@ class PromptContext:
     history: Sequence[Exchange]
     assistant: AssistantSettings
     device: str | None = None
+    profile: Profile = field(default_factory=Profile)
+    """The person's profile (durable facts, in every prompt; empty for none)."""
 
 
 @dataclass(frozen=True)
 class PromptSection:
-    """A piece of the system prompt. ``order``: persona 0, rules 10, dates 20, memory 50."""
+    """A piece of the system prompt. ``order``: persona 0, rules 10, dates 20, profile 45,
+    memory 50."""
 
     name: str
     text: str

@@ -21,6 +21,11 @@ def prompt_sections(context: PromptContext) -> list[PromptSection]:
             f"使えるタグ: {_TAGS}\n例: [happy] いいね、楽しみだね！", 10),
         PromptSection("dates", date_block(context.now, settings.timezone), 20),
     ]
+    if context.profile:
+        # Durable facts before the episodic block, in every prompt: an allergy reaches
+        # the chat model whatever retrieval did this turn.
+        from omoide.memory.profile import render_profile_block
+        sections.append(PromptSection("profile", render_profile_block(context.profile), 45))
     if context.memories:
         from omoide.memory.prompt import render_memory_block
         sections.append(PromptSection(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from omoide.memory.profile import ProfileFact
 from omoide.pipeline.trace import TurnTrace
 from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
 
@@ -75,6 +76,8 @@ class TurnResult:
     degraded: list[str] = field(default_factory=list)
     """Human-readable notes on what failed and was worked around (e.g. TTS down)."""
     interrupted: bool = False
+    profile: list[ProfileFact] = field(default_factory=list)
+    """The person's profile facts the prompt carried (always there, unlike ``memories``)."""
 
 
 @dataclass(frozen=True)
@@ -89,3 +92,5 @@ class CompletedTurn:
     """The face the reply showed."""
     degraded: tuple[str, ...] = ()
     """What failed and was worked around (the same notes as ``TurnResult.degraded``)."""
+    profile: tuple[ProfileFact, ...] = ()
+    """The person's profile facts the prompt carried."""

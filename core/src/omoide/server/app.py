@@ -32,6 +32,7 @@ from omoide.components import ComponentState, EndOfSpeechDetector
 from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory.api import MemoryService
+from omoide.memory.wire import profile_fact_json
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
 from omoide.pipeline.tools import ToolRunner
 from omoide.pipeline.trace import TraceLog
@@ -82,6 +83,7 @@ def result_json(result: TurnResult, *, with_audio: bool) -> dict[str, Any]:
         "reply": result.reply, "emotion": result.emotion.value,
         "sentences": result.sentences,
         "memories": [memory_json(m) for m in result.memories],
+        "profile": [profile_fact_json(f) for f in result.profile],
         "trace": result.trace, "degraded": result.degraded}
     if with_audio:
         clips = [c for c in result.audio if c is not None]
@@ -365,9 +367,12 @@ def _memory_router(server: OmoideServer, console: ConsoleServices) -> APIRouter 
     if not isinstance(engine, MemoryEngine):
         log.info("memory routes are off: the memory service is not omoide's engine")
         return None
-    return memory_router(engine, limits=server.settings.server.limits,
-                         ready=server.ready.is_set, forget_undo=console.forget_undo,
-                         relevance=console.relevance)
+    from omoide.server.profile_routes import profile_router
+    router = memory_router(engine, limits=server.settings.server.limits,
+                           ready=server.ready.is_set, forget_undo=console.forget_undo,
+                           relevance=console.relevance)
+    router.include_router(profile_router(engine, ready=server.ready.is_set))
+    return router
 
 
 def _install_error_handlers(app: FastAPI) -> None:

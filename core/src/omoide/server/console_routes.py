@@ -56,7 +56,7 @@ class ConsoleServices:
         from omoide.memory.engine import MemoryEngine
 
         memory = server.memory
-        feed = TurnFeed(memory)
+        feed = TurnFeed()
         if not isinstance(memory, MemoryEngine):
             return cls(feed)
         return cls(feed, RelevanceJudge(memory),

@@ -31,6 +31,7 @@ from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from omoide.hookspecs import hookimpl
+from omoide.memory.wire import profile_fact_json
 from omoide.pipeline.turn import CompletedTurn
 from omoide.server.auth import Principal, require_admin, require_user
 from omoide.server.inputs import UserId
@@ -50,12 +51,9 @@ class TurnFeed:
     """Recent whole turns, and the queues of the streams listening for new ones.
 
     Register it as a plugin (``pm.register(feed)``): it implements ``on_turn_completed``.
-    ``memory`` (optional) is asked for the person's profile (``cached_profile``), when it
-    has one, to show what the prompt carried besides the memories.
     """
 
-    def __init__(self, memory: Any = None, kept: int = KEPT_TURNS) -> None:
-        self._memory = memory
+    def __init__(self, kept: int = KEPT_TURNS) -> None:
         self._turns: deque[dict[str, Any]] = deque(maxlen=max(1, kept))
         self._seq = 0
         self._subscribers: set[asyncio.Queue[dict[str, Any] | None]] = set()
@@ -79,21 +77,8 @@ class TurnFeed:
             "face": turn.emotion.value, "interrupted": turn.interrupted,
             "memories": [{"id": m.memory.id, "text": m.memory.text, "kind": m.memory.kind,
                           "score": round(m.score, 4)} for m in turn.memories],
-            "profile": self._profile(turn.exchange.user),
+            "profile": [profile_fact_json(f) for f in turn.profile],
             "degraded": notes, "stages": trace["stages"], "tools": trace.get("tools", [])}
-
-    def _profile(self, user: str) -> list[dict[str, Any]] | None:
-        cached = getattr(self._memory, "cached_profile", None)
-        if cached is None:
-            return None     # this memory service has no profile
-        try:
-            profile = cached(user)
-        except Exception as exc:  # noqa: BLE001 - the turn is shown without it
-            log.warning("could not read %s's profile for the console: %s", user, exc)
-            return None
-        return [{"id": f.memory.id, "text": f.memory.text,
-                 "category": str(getattr(f.category, "value", f.category))}
-                for f in getattr(profile, "facts", ())]
 
     def publish(self, turn: dict[str, Any]) -> None:
         self._seq += 1

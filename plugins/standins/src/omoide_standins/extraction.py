@@ -13,7 +13,9 @@ those facts; this module does a small, honest imitation with rules:
   own timestamp (:mod:`omoide_standins.relative_dates`);
 - a sentence with no content of its own (「また行きたいな」) continues the fact before it
   (「…美味しかったので、また行きたいと思っている。」);
-- entities are the proper nouns Sudachi finds (箱根, 佐藤, USJ).
+- entities are the proper nouns Sudachi finds (箱根, 佐藤, USJ);
+- each fact says whether it is a lasting profile fact, and its category, decided by
+  omoide's deterministic classifier (:func:`omoide.memory.profile.classify`).
 
 It handles everyday casual Japanese of the kind the reference's users speak; anything
 it cannot rewrite confidently it leaves out rather than store a garbled memory.
@@ -85,14 +87,28 @@ class Utterance:
 
 @dataclass
 class Fact:
-    """One あなた-sentence with its kind and proper-noun entities."""
+    """One あなた-sentence with its kind, its profile decision and proper-noun entities."""
 
     text: str
     kind: str
     entities: list[str]
+    profile: bool = False
+    category: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "kind": self.kind, "entities": self.entities}
+        return {"text": self.text, "kind": self.kind, "profile": self.profile,
+                "category": self.category, "entities": self.entities}
+
+
+def decide_profile(fact: Fact, said_at: datetime) -> Fact:
+    """Profile or episodic, as the chat model is asked to say: the stand-in asks omoide's
+    own deterministic classifier (a dated plan or event is never profile)."""
+    from omoide.memory.profile import classify
+    from omoide.types import Memory
+    verdict = classify(Memory("standin", "standin", fact.text, said_at), said_at.date())
+    fact.profile = verdict.profile
+    fact.category = verdict.category.value if verdict.category else None
+    return fact
 
 
 def parse_conversation(prompt: str) -> list[Utterance]:
@@ -278,6 +294,9 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
 
 def facts_json(prompt: str, tokenizer: Any = None) -> str:
     """The JSON document the extraction call expects, from the prompt's conversation."""
-    facts = extract_facts(parse_conversation(prompt), tokenizer)
+    utterances = parse_conversation(prompt)
+    facts = extract_facts(utterances, tokenizer)
+    said_at = utterances[-1].said_at if utterances else datetime.now()
+    facts = [decide_profile(f, said_at) for f in facts]
     return json.dumps({"facts": [f.to_json() for f in facts]}, ensure_ascii=False)
 

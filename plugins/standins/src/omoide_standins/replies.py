@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from omoide.types import ChatMessage, Emotion
 
 _MEMORY_BLOCK = re.compile(r"<retrieved_memory>(.*?)</retrieved_memory>", re.S)
+_PROFILE_BLOCK = re.compile(r"<profile>(.*?)</profile>", re.S)
 # A bullet or a number, then any bracketed notes such as 「[記録日: …]」.
 _DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*"
                          r"(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
@@ -36,17 +37,40 @@ _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|ど�
 
 
 def memory_lines(system_prompt: str) -> list[str]:
-    """The memory sentences inside the ``<retrieved_memory>`` block (empty if none).
+    """The memory sentences of the ``<retrieved_memory>`` block, then those of the
+    ``<profile>`` block (the person's lasting facts); empty if there are none.
 
     A line is a memory when, after its decoration (a bullet or number, then bracketed
-    dates such as 「[記録日: …]」), it starts with 「あなた」; rule lines that merely
-    mention あなた do not. The sentence is cut at its first 「。」.
+    notes such as 「[記録日: …]」 or 「[習慣]」), it starts with 「あなた」; rule lines that
+    merely mention あなた do not. The sentence is cut at its first 「。」.
     """
-    block = _MEMORY_BLOCK.search(system_prompt)
-    if block is None:
-        return []
     lines: list[str] = []
-    for line in block.group(1).splitlines():
+    for pattern in (_MEMORY_BLOCK, _PROFILE_BLOCK):
+        block = pattern.search(system_prompt)
+        if block is not None:
+            lines.extend(_sentences(block.group(1)))
+    return lines
+
+
+def relevant_memories(question: str, system_prompt: str) -> list[str]:
+    """What the stand-in may answer a recall question from: every retrieved memory (the
+    engine chose them for this question), and the profile lines that share words with
+    it (the profile is in every prompt, whatever was asked)."""
+    retrieved: list[str] = []
+    block = _MEMORY_BLOCK.search(system_prompt)
+    if block is not None:
+        retrieved = _sentences(block.group(1))
+    profile: list[str] = []
+    block = _PROFILE_BLOCK.search(system_prompt)
+    if block is not None:
+        q = _bigrams(question)
+        profile = [m for m in _sentences(block.group(1)) if len(q & _bigrams(m)) >= 2]
+    return retrieved + profile
+
+
+def _sentences(block: str) -> list[str]:
+    lines: list[str] = []
+    for line in block.splitlines():
         sentence = _DECORATION.sub("", line.strip())
         if not sentence.startswith("あなた"):
             continue
@@ -112,7 +136,7 @@ def reply_to(messages: Sequence[ChatMessage]) -> str:
     system = "\n".join(m.content for m in messages if m.role == "system")
     users = [m.content for m in messages if m.role == "user"]
     said = unicodedata.normalize("NFKC", users[-1]).strip() if users else ""
-    memories = memory_lines(system)
+    memories = relevant_memories(said, system)
 
     if is_recall_question(said):
         if memories:
