@@ -40,11 +40,10 @@ from omoide.pipeline.turn import NullSink, TurnRequest, TurnResult, TurnSink
 from omoide.plugins import PluginRegistry
 from omoide.runtime import Runtime
 from omoide.server.auth import (
-    Principal,
     SessionStore,
-    current_principal,
     device_path_problem,
     require_user,
+    visible_user,
 )
 from omoide.server.guard import GuardConfig, RequestGuard
 from omoide.server.inputs import TurnText, UserId
@@ -443,12 +442,6 @@ def _core_routes(server: OmoideServer) -> APIRouter:
     async def traces(request: Request, user: UserId | None = None,
                      limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
         """Recent turn traces; a person's token sees only that person's."""
-        principal: Principal = current_principal(request)
-        if not principal.is_admin:
-            if user is not None and user != principal.user:
-                raise HTTPException(403, f"this token may see only user "
-                                         f"{principal.user!r}")
-            user = principal.user
-        return {"traces": server.traces.recent(user, limit)}
+        return {"traces": server.traces.recent(visible_user(request, user), limit)}
 
     return router

@@ -125,6 +125,18 @@ def require_user(request: Request, user: str) -> Principal:
     return principal
 
 
+def visible_user(request: Request, user: str | None) -> str | None:
+    """Whose rows a listing route (traces, pending, quarantine) may show: ``user`` (None:
+    everyone's) for the admin; a person's own id for a person's token, which may not
+    ask for anyone else's (403)."""
+    principal = current_principal(request)
+    if principal.is_admin:
+        return user
+    if user is not None and user != principal.user:
+        raise HTTPException(403, f"this token may see only user {principal.user!r}")
+    return principal.user
+
+
 def require_admin(request: Request) -> Principal:
     principal = current_principal(request)
     if not principal.is_admin:

@@ -33,7 +33,7 @@ from omoide.memory import wire
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.forget_undo import ForgetWithUndo
 from omoide.memory.relevance import RelevanceJudge
-from omoide.server.auth import current_principal, require_admin, require_user
+from omoide.server.auth import require_admin, require_user, visible_user
 from omoide.server.inputs import MemoryId, QueryText, UserId
 
 
@@ -127,11 +127,7 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
     @router.get("/v1/memory/pending")
     async def pending(request: Request, user: UserId | None = None) -> dict[str, Any]:
         """Pending exchanges per user; a person's token sees only that person's."""
-        principal = current_principal(request)
-        if not principal.is_admin:
-            if user is not None and user != principal.user:
-                raise HTTPException(403, f"this token may see only user {principal.user!r}")
-            user = principal.user
+        user = visible_user(request, user)
         check_ready()
         return {"pending": [wire.pending_json(r) for r in await service.pending(user)]}
 
@@ -171,11 +167,7 @@ def dead_letter_router(service: MemoryEngine, check_ready: Callable[[], None],
 
     @router.get("/v1/memory/quarantine")
     async def quarantine(request: Request, user: UserId | None = None) -> dict[str, Any]:
-        principal = current_principal(request)
-        if not principal.is_admin:
-            if user is not None and user != principal.user:
-                raise HTTPException(403, f"this token may see only user {principal.user!r}")
-            user = principal.user
+        user = visible_user(request, user)
         check_ready()
         return {"quarantined": [wire.dead_letter_json(d)
                                 for d in await service.dead_letters(user)]}
