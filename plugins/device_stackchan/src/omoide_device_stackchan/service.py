@@ -203,31 +203,20 @@ class StackChanService:
         public = APIRouter(tags=["stackchan"], route_class=PublicDeviceRoute)
 
         async def ota(request: Request) -> Response:
-            if request.method == "OPTIONS":
-                return preflight(request)
-            source = _source(request)
-            limited = self._rate_limited(source)
-            if limited is not None:
-                return limited
-            raw = await _read_capped(request, MAX_OTA_BODY)
-            if raw is None:
-                return JSONResponse({"error": "request body too large"}, 413)
+            raw = await self._device_request_body(request)
+            if isinstance(raw, Response):
+                return raw
             # the pairing file is read (and maybe written) under a lock: keep it off the loop
             status, payload = await asyncio.to_thread(
                 self.ota_response, dict(request.headers), dict(request.query_params),
-                _json_object(raw), self._ws_url(request), source, self._base_url(request))
+                _json_object(raw), self._ws_url(request), _source(request),
+                self._base_url(request))
             return JSONResponse(payload, status_code=status)
 
         async def activate(request: Request) -> Response:
-            if request.method == "OPTIONS":
-                return preflight(request)
-            source = _source(request)
-            limited = self._rate_limited(source)
-            if limited is not None:
-                return limited
-            raw = await _read_capped(request, MAX_OTA_BODY)
-            if raw is None:
-                return JSONResponse({"error": "request body too large"}, 413)
+            raw = await self._device_request_body(request)
+            if isinstance(raw, Response):
+                return raw
             status, payload = await asyncio.to_thread(
                 self.activation_response, dict(request.headers), dict(request.query_params),
                 raw)
@@ -263,6 +252,20 @@ class StackChanService:
         router.include_router(public)
         router.include_router(management_router(self))
         return router
+
+    async def _device_request_body(self, request: Request) -> bytes | Response:
+        """The body of an OTA or activation request (at most ``MAX_OTA_BODY`` bytes), or
+        the answer that ends it first: a CORS preflight, 429 past the source's rate, 413
+        past the size."""
+        if request.method == "OPTIONS":
+            return preflight(request)
+        limited = self._rate_limited(_source(request))
+        if limited is not None:
+            return limited
+        raw = await _read_capped(request, MAX_OTA_BODY)
+        if raw is None:
+            return JSONResponse({"error": "request body too large"}, 413)
+        return raw
 
     def _rate_limited(self, source: str) -> Response | None:
         if self.limiter.allow(source):
