@@ -16,7 +16,12 @@ from omoide.components.base import (
 from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.components.embedder import Embedder, EmbedderConfig
-from omoide.components.store import StoreCapabilities, VectorStore, VectorStoreConfig
+from omoide.components.store import (
+    ScrollPage,
+    StoreCapabilities,
+    VectorStore,
+    VectorStoreConfig,
+)
 from omoide.components.tts import TTS, TTSConfig
 from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
 
@@ -44,6 +49,7 @@ __all__ = [
                                     "Embedder",
                                     "EmbedderConfig",
                                     "EndOfSpeechDetector",
+                                    "ScrollPage",
                                     "StoreCapabilities",
                                     "TTSConfig",
                                     "VADConfig",
