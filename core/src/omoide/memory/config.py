@@ -66,6 +66,25 @@ class ExtractionSettings(_Strict):
                                 description="Cosine at or above which a fact is a duplicate.")
 
 
+class IndexSettings(_Strict):
+    """Per-person indexes held in memory (lexical, temporal and the cached vectors)."""
+
+    budget_mb: float = Field(
+        512.0, gt=0, description="Memory all per-person indexes may take together (an"
+        " estimate, about 6 KB per memory plus its vector). Beyond it the least recently"
+        " used are dropped; a person whose index alone is larger gets dense recall from"
+        " the store only.")
+    page_size: int = Field(512, ge=1, le=10_000,
+                           description="Records read per store call while building an index.")
+    concurrent_builds: int = Field(
+        2, ge=1, le=32, description="Indexes built at once, in the background, a page at a"
+        " time.")
+    first_turn_wait_ms: float = Field(
+        100.0, ge=0, description="How long a recall waits for a person's index that is"
+        " being built (their first turn since start or since it was dropped) before it"
+        " answers from a dense search of the store instead.")
+
+
 class MemoryConfig(_Strict):
     """Long-term memory: where it lives, how it is written and read."""
 
@@ -82,3 +101,5 @@ class MemoryConfig(_Strict):
                                    description="Numbers of the robust engine.")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,
                                            description="When and how facts are extracted.")
+    index: IndexSettings = Field(default_factory=IndexSettings,
+                                 description="Per-person indexes: memory budget and building.")

@@ -5,7 +5,8 @@ pipeline and adds what ``omoide memory`` and the HTTP routes need (search, get,
 forget, export, import, pending, reembed).
 
 Every store call names the user; the per-user lexical/temporal index is built from
-``store.scroll(user)`` and kept current on writes. Extraction runs as asyncio
+the store a page at a time on the person's first recall, kept current on writes and
+held in a bounded cache (:mod:`omoide.memory.index_cache`). Extraction runs as asyncio
 tasks off the turn path; recall never waits for it and never exceeds
 ``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
 """
@@ -34,6 +35,7 @@ from omoide.memory.dates import absolute_dates
 from omoide.memory.dedup import Verdict, compare
 from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
 from omoide.memory.index import UserIndex
+from omoide.memory.index_cache import IndexCache, dense_only_index
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
@@ -57,14 +59,12 @@ class MemoryEngine:
         self.timezone = timezone
         self._tz = ZoneInfo(timezone)
         self.journal = Journal(self.data_dir / config.journal)
-        self._indexes: dict[str, UserIndex] = {}
-        self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
+        self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
-        self._forgotten: dict[str, set[str]] = {}
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -78,18 +78,14 @@ class MemoryEngine:
         self._started = True
         if self.chat is not None:
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
-        if self.config.engine == "robust":
-            # Build known users' indexes in the background, so a first recall does not
-            # spend its time budget on it.
-            for user in await self.journal.users():
-                self._index_tasks.setdefault(user, asyncio.create_task(self._build_index(user)))
+        # Indexes are built on each person's first recall, not here: start-up stays the
+        # same with 10 people or 10,000.
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():
             timer.cancel()
         self._idle_timers.clear()
-        tasks: list[asyncio.Task[Any]] = [*self._extract_tasks.values(),
-                                          *self._index_tasks.values()]
+        tasks: list[asyncio.Task[Any]] = list(self._extract_tasks.values())
         if self._retry_task is not None:
             tasks.append(self._retry_task)
             self._retry_task = None
@@ -97,6 +93,7 @@ class MemoryEngine:
             if not t.done():
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._indexes.stop()
         self.journal.close()
         self._started = False
 
@@ -139,6 +136,7 @@ class MemoryEngine:
             out = await baseline_read(self.store, user, vector, now, self.config.baseline)
             timings["search"] = (time.perf_counter() - t) * 1000
             return out
+        self._indexes.request(user)  # built while the query is embedded, if not ready
         t = time.perf_counter()
         prepared = prepare(query, now)
         timings["analyse"] = (time.perf_counter() - t) * 1000
@@ -148,53 +146,30 @@ class MemoryEngine:
             vector = await self.embedder.embed_query(prepared.text)
             timings["embed"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        index = await self.index(user)
+        settings = self.config.robust
+        index = await self._indexes.wait(user, self.config.index.first_turn_wait_ms / 1000)
+        if index is None:
+            # Not built yet (or over the memory budget): the dense search of the store
+            # finds the candidates this turn, the index channels judge only those.
+            index = dense_only_index(user, self.timezone)
+            settings = settings.model_copy(update={"dense_from_index": False})
+            details["index"] = "not ready: dense recall from the store"
         result = await robust_read(self.store, index, user, prepared, vector, now,
-                                   self.config.robust, self.config.max_results)
+                                   settings, self.config.max_results)
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories
 
     async def index(self, user: str) -> UserIndex:
-        """The user's lexical/temporal index, built once from the store (shielded from
-        cancellation, so a recall that times out does not waste the build)."""
-        idx = self._indexes.get(user)
-        if idx is not None:
-            stale = time.monotonic() - idx.built_at > self.config.robust.index_refresh_s
-            if stale and user not in self._index_tasks:
-                self._index_tasks[user] = asyncio.create_task(self._build_index(user))
-            return idx
-        task = self._index_tasks.get(user)
-        if task is None:
-            task = asyncio.create_task(self._build_index(user))
-            self._index_tasks[user] = task
-        return await asyncio.shield(task)
+        """The user's lexical/temporal index, waiting for it to be built (an empty one
+        when it does not fit ``memory.index.budget_mb``)."""
+        idx = await self._indexes.wait(user, None)
+        return idx if idx is not None else dense_only_index(user, self.timezone)
 
-    async def _build_index(self, user: str) -> UserIndex:
-        try:
-            records = await self.store.scroll(user)
-
-            def build() -> UserIndex:
-                idx = UserIndex(user, self.timezone)
-                for r in records:
-                    idx.add(from_payload(r.id, r.payload), r.vector)
-                return idx
-
-            # Analysing thousands of memories takes seconds: keep the event loop free.
-            idx = await asyncio.to_thread(build)
-            for gone in self._forgotten.pop(user, set()):
-                idx.remove(gone)  # forgotten while the store was being read
-            current = self._indexes.get(user)
-            if current is not None:
-                # writes made while building are in the old index; carry them over
-                for m in current.memories():
-                    fresh = idx.get(m.id)
-                    if fresh is None or (m.superseded_by and not fresh.superseded_by):
-                        idx.add(m, current.vector(m.id))
-            self._indexes[user] = idx
-            return idx
-        finally:
-            self._index_tasks.pop(user, None)
+    @property
+    def indexes(self) -> IndexCache:
+        """The per-person index cache (statistics for benchmarks)."""
+        return self._indexes
 
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
@@ -379,10 +354,7 @@ class MemoryEngine:
     async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
-        idx = self._indexes.get(user)
-        if idx is not None:
-            for m, v in items:
-                idx.add(m, v)
+        self._indexes.written(user, items)
 
     # -- memory control --------------------------------------------------------------
     async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -443,11 +415,7 @@ class MemoryEngine:
         if not await self.store.get(user, [memory_id]):
             return False
         await self.store.delete(user, [memory_id])
-        if user in self._index_tasks:
-            self._forgotten.setdefault(user, set()).add(memory_id)
-        idx = self._indexes.get(user)
-        if idx is not None:
-            idx.remove(memory_id)
+        self._indexes.forgotten(user, memory_id)
         return True
 
     async def export(self, user: str) -> list[dict[str, Any]]:
