@@ -155,6 +155,18 @@ class EmbedderContract(ComponentContract):
         single = np.stack([(await component.embed([t], "document"))[0] for t in texts[:3]])
         np.testing.assert_allclose(batch[:3], single, atol=2e-3)
 
+    async def test_queries_asked_together_get_the_vectors_they_get_alone(
+            self, component: Embedder) -> None:
+        import asyncio
+
+        texts = ["週末の予定覚えてる?", "猫の名前なんだっけ", "箱根っていつ行くんだっけ",
+                 "私の好きなケーキ覚えてる?", "明日の待ち合わせ何時だっけ"]
+        together = await asyncio.gather(*(component.embed_query(t) for t in texts))
+        for text, vector in zip(texts, together, strict=True):
+            alone = (await component.embed([text], "query"))[0]
+            assert vector.shape == (component.dims,)
+            assert float(vector @ alone) > 0.999
+
     async def test_empty_input_gives_empty_array(self, component: Embedder) -> None:
         assert (await component.embed([], "query")).shape == (0, component.dims)
 
