@@ -15,10 +15,11 @@ run a query beside a batch call (a second thread, a separate lane) does that in
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -104,6 +105,13 @@ class Embedder(Component[EmbedderConfig]):
             raise ComponentError(f"embedder {self.name}: returned shape {arr.shape},"
                                  f" expected {(len(chunk), self.dims)}")
         return arr
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        stats = self.query_stats()
+        if stats is not None:
+            info["queries"] = dataclasses.asdict(stats)
+        return info
 
     async def stop(self) -> None:
         if self._query_lane is not None:

@@ -10,8 +10,11 @@ search is a Python scan about 10x slower than the plain one.
 So each person gets a local-mode store of their own (a directory holding one
 collection named like the configured one), and a :class:`ShardPool` opens one the
 first time that person is read or written and keeps at most ``max_open`` open,
-closing the least recently used. Opening a person's store of 100 memories takes
-about 10 ms and two file descriptors; nothing is read at start.
+closing the least recently used. Nothing is read at start. A person's store is
+opened with qdrant-client's local engine (``QdrantLocal``, what ``QdrantClient(path=)``
+wraps) directly: the client wrapper builds a schema inspector and probes for
+fastembed on every construction, which made opening a store of 50 memories take 26 ms
+against 3.5 ms for the engine alone (and kept megabytes per open store).
 
 Layout under the configured ``path``::
 
@@ -46,6 +49,7 @@ from omoide.types import EmbedderFingerprint
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
+    from qdrant_client.local.qdrant_local import QdrantLocal
 
 log = logging.getLogger("omoide.store.qdrant")
 
@@ -69,7 +73,7 @@ class ShardPool:
         self.collection = collection
         self.max_open = max_open
         self.base = self.root / SHARDS_DIR / collection
-        self._open: OrderedDict[str, QdrantClient] = OrderedDict()
+        self._open: OrderedDict[str, QdrantLocal] = OrderedDict()
         self._lock: TextIO | None = None
         self.opened_total = 0
         """How many times a person's store was opened (a measure of pool churn)."""
@@ -112,12 +116,12 @@ class ShardPool:
     def directory(self, digest: str) -> Path:
         return self.base / digest[:2] / digest
 
-    def client(self, user: str, create_dims: int | None) -> QdrantClient | None:
+    def client(self, user: str, create_dims: int | None) -> QdrantLocal | None:
         """``user``'s store, opened if needed; ``None`` if it does not exist and
         ``create_dims`` is None (a read of someone who has nothing stored)."""
         return self.client_for_digest(user_digest(user), create_dims)
 
-    def client_for_digest(self, digest: str, create_dims: int | None) -> QdrantClient | None:
+    def client_for_digest(self, digest: str, create_dims: int | None) -> QdrantLocal | None:
         client = self._open.get(digest)
         if client is not None:
             self._open.move_to_end(digest)
@@ -125,9 +129,9 @@ class ShardPool:
         where = self.directory(digest)
         if not where.is_dir() and create_dims is None:
             return None
-        from qdrant_client import QdrantClient
+        from qdrant_client.local.qdrant_local import QdrantLocal
 
-        client = QdrantClient(path=str(where))
+        client = QdrantLocal(str(where))
         if not client.collection_exists(self.collection):
             if create_dims is None:
                 client.close()

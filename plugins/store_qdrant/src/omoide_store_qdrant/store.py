@@ -57,6 +57,7 @@ from omoide_store_qdrant.shards import (
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
+    from qdrant_client.client_base import QdrantBase
     from qdrant_client.http import models as qm
 
 log = logging.getLogger("omoide.store.qdrant")
@@ -187,7 +188,7 @@ class QdrantStore(VectorStore):
         return _user_filter(None if self._per_user else user, where)
 
     def _target(self, client: QdrantClient | None, user: str,
-                create: bool) -> tuple[QdrantClient, str] | None:
+                create: bool) -> tuple[QdrantBase, str] | None:
         """Where ``user``'s points live: a client and a collection name, or ``None`` when
         they have nothing stored and ``create`` is False. Runs on the worker thread."""
         name = self._collection_for(user)
@@ -219,7 +220,7 @@ class QdrantStore(VectorStore):
         client = self._client
         return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)), priority)
 
-    async def _on_user(self, user: str, create: bool, fn: Callable[[QdrantClient, str], T],
+    async def _on_user(self, user: str, create: bool, fn: Callable[[QdrantBase, str], T],
                        absent: T, priority: Priority = Priority.INTERACTIVE) -> T:
         """Run ``fn(client, collection)`` where ``user``'s points live, or return
         ``absent`` when there are none (and ``create`` is False)."""
@@ -328,7 +329,7 @@ class QdrantStore(VectorStore):
             payload={USER_FIELD: user, ID_FIELD: r.id, PAYLOAD_FIELD: dict(r.payload)})
             for r in records]
 
-        def upsert(client: QdrantClient, name: str) -> None:
+        def upsert(client: QdrantBase, name: str) -> None:
             self._snapshots.forget((name, user))
             client.upsert(name, points, wait=True)
 
@@ -339,11 +340,12 @@ class QdrantStore(VectorStore):
         query_filter = self._filter(user, where)
         query = np.asarray(vector, dtype=np.float32).tolist()
 
-        def search(client: QdrantClient, name: str) -> list[Any]:
+        def search(client: QdrantBase, name: str) -> list[Any]:
             return list(client.query_points(name, query=query, query_filter=query_filter,
                                             limit=limit, with_payload=True).points)
 
-        points = await self._on_user(user, False, search, [])
+        none: list[Any] = []
+        points = await self._on_user(user, False, search, none)
         return [VectorHit(p.payload[ID_FIELD], float(p.score), dict(p.payload[PAYLOAD_FIELD]))
                 for p in points if p.payload is not None]
 
@@ -354,7 +356,7 @@ class QdrantStore(VectorStore):
         point_ids = [point_id(user, i) for i in wanted]
         per_user = self._per_user
 
-        def get(client: QdrantClient, name: str) -> list[VectorRecord]:
+        def get(client: QdrantBase, name: str) -> list[VectorRecord]:
             if per_user:
                 # Nobody else's points are here, and a lookup by id reads only those
                 # points (a filter would be a scan of the whole collection in local mode).
@@ -368,7 +370,8 @@ class QdrantStore(VectorStore):
                                          with_vectors=True)
             return [_record(p) for p in found if p.payload is not None]
 
-        found = {r.id: r for r in await self._on_user(user, False, get, [])}
+        none: list[VectorRecord] = []
+        found = {r.id: r for r in await self._on_user(user, False, get, none)}
         return [found[i] for i in wanted if i in found]
 
     async def _delete(self, user: str, ids: Sequence[str]) -> None:
@@ -377,14 +380,14 @@ class QdrantStore(VectorStore):
         point_ids = [point_id(user, i) for i in ids]
         selector: Any
         if self._per_user:
-            selector = qm.PointIdsList(points=point_ids)  # type: ignore[arg-type]
+            selector = qm.PointIdsList(points=list(point_ids))
         else:
             selector_filter = _user_filter(user, None)
             selector_filter.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
                 has_id=point_ids))
             selector = qm.FilterSelector(filter=selector_filter)
 
-        def delete(client: QdrantClient, name: str) -> None:
+        def delete(client: QdrantBase, name: str) -> None:
             self._snapshots.forget((name, user))
             client.delete(name, selector, wait=True)
 
@@ -393,7 +396,7 @@ class QdrantStore(VectorStore):
     async def _count(self, user: str) -> int:
         query_filter = self._filter(user, None)
 
-        def count(client: QdrantClient, name: str) -> int:
+        def count(client: QdrantBase, name: str) -> int:
             return int(client.count(name, count_filter=query_filter, exact=True).count)
 
         return await self._on_user(user, False, count, 0)
@@ -402,7 +405,7 @@ class QdrantStore(VectorStore):
         query_filter = self._filter(user, None)
         server = self._is_server
 
-        def page(client: QdrantClient, name: str) -> ScrollPage:
+        def page(client: QdrantBase, name: str) -> ScrollPage:
             if server:
                 # A server resumes a scroll from the offset id through its own index.
                 points, following = client.scroll(
