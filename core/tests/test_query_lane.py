@@ -152,3 +152,22 @@ async def test_a_query_goes_ahead_of_document_work_queued_before_it() -> None:
         assert embedder.order == ["文書0", "質問", "文書1", "文書2"]
     finally:
         await embedder.stop()
+
+
+async def test_stopping_the_embedder_while_a_query_runs_ends_the_query_cleanly() -> None:
+    import gc
+
+    embedder = CountingEmbedder(HashEmbedderConfig(dims=32))
+    await embedder.start()
+    embedder.hold = asyncio.Event()
+    problems: list[dict[str, object]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: problems.append(ctx))
+    query = asyncio.create_task(embedder.embed_query("止める前の質問"))
+    await asyncio.sleep(0.01)
+    await embedder.stop()
+    embedder.hold.set()
+    result = (await asyncio.gather(query, return_exceptions=True))[0]
+    assert isinstance(result, asyncio.CancelledError)
+    await asyncio.sleep(0.01)
+    gc.collect()
+    assert problems == []

