@@ -81,7 +81,7 @@ async def test_an_index_is_read_in_pages_of_the_configured_size(make_engine) -> 
 async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_store(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
-    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_ms": 0})
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
     # fewer memories than the dense search returns: the hashing double ranks poorly
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     store.gate = asyncio.Event()  # the build stops after its first page
@@ -97,7 +97,7 @@ async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_stor
 
 async def test_a_first_recall_uses_an_index_that_is_built_within_the_wait(
         make_engine) -> None:  # type: ignore[no-untyped-def]
-    engine = await make_engine(index={"first_turn_wait_ms": 60_000})
+    engine = await make_engine(time_budget_ms=60_000, index={"first_turn_wait_share": 0.9})
     await engine.add_memories("me", [hakone(0), guitar(1)])
     recall = await engine.recall("me", QUESTION, NOW)
     assert "index" not in recall.details
@@ -107,7 +107,7 @@ async def test_a_first_recall_uses_an_index_that_is_built_within_the_wait(
 async def test_writes_made_during_a_build_win_over_the_pages_read_after_them(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
-    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_ms": 0})
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
     await engine.add_memories("me", [guitar(i) for i in range(12)])
     store.gate = asyncio.Event()
     engine.indexes.request("me")
@@ -200,7 +200,7 @@ async def test_a_recall_whose_embedding_is_late_answers_from_the_other_channels(
     from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 
     slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=400))
-    engine = await make_engine(embedder=slow, query_embed_wait_ms=20, time_budget_ms=5_000)
+    engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
     await engine.add_memories("me", [hakone(0), guitar(1)])
     await engine.index("me")
     recall = await engine.recall("me", QUESTION, NOW)
@@ -213,7 +213,7 @@ async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> 
     from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 
     slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=200))
-    engine = await make_engine(embedder=slow, query_embed_wait_ms=20, time_budget_ms=5_000)
+    engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
     await engine.add_memories("me", [hakone(0)])
     await engine.index("me")
     first = await engine.recall("me", QUESTION, NOW)

@@ -79,10 +79,11 @@ class IndexSettings(_Strict):
     concurrent_builds: int = Field(
         2, ge=1, le=32, description="Indexes built at once, in the background, a page at a"
         " time.")
-    first_turn_wait_ms: float = Field(
-        80.0, ge=0, description="How long a recall waits for a person's index that is"
-        " being built (their first turn since start or since it was dropped) before it"
-        " answers from a dense search of the store instead.")
+    first_turn_wait_share: float = Field(
+        0.3, ge=0, le=1, description="Share of memory.time_budget_ms a recall waits for a"
+        " person's index that is being built (their first turn since start or since it was"
+        " dropped; 90 ms of the default 300) before it answers from a dense search of the"
+        " store instead.")
 
 
 class MemoryConfig(_Strict):
@@ -93,11 +94,11 @@ class MemoryConfig(_Strict):
     max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
     time_budget_ms: float = Field(
         300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
-    query_embed_wait_ms: float = Field(
-        100.0, ge=0, description="How long a recall waits for its query embedding when the"
-        " embedder is busy (many people asking at once); past it, the lexical, temporal and"
-        " entity channels recall without the dense one, and the vector still lands in the"
-        " query cache.")
+    query_embed_wait_share: float = Field(
+        0.35, gt=0, le=1, description="Share of time_budget_ms a recall waits for its query"
+        " embedding when the embedder is busy (many people asking at once; 105 ms of the"
+        " default 300); past it, the lexical, temporal and entity channels recall without"
+        " the dense one, and the vector still lands in the query cache.")
     journal: str = Field("journal.sqlite3",
                          description="Journal file, relative to server.data_dir.")
     baseline: BaselineSettings = Field(default_factory=BaselineSettings,

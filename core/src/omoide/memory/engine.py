@@ -148,8 +148,9 @@ class MemoryEngine:
             timings["embed"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         settings = self.config.robust
+        budget_s = self.config.time_budget_ms / 1000
         index = await self._indexes.wait(
-            user, self.config.index.first_turn_wait_ms / 1000 if wants_vector else 0.0)
+            user, budget_s * self.config.index.first_turn_wait_share if wants_vector else 0.0)
         if index is None:
             # Not built yet (or over the memory budget): the dense search of the store
             # finds the candidates this turn, the index channels judge only those.
@@ -164,12 +165,12 @@ class MemoryEngine:
 
     async def _query_vector(self, text: str, details: dict[str, Any]) -> FloatArray | None:
         """The query's vector, or None when the embedder is too busy to give it within
-        ``query_embed_wait_ms``: the lexical, temporal and entity channels recall without
-        it, and the embedding goes on into the query cache."""
+        ``query_embed_wait_share`` of the time budget: the lexical, temporal and entity
+        channels recall without it, and the embedding goes on into the query cache."""
         task = asyncio.ensure_future(self.embedder.embed_query(text))
         try:
-            return await asyncio.wait_for(asyncio.shield(task),
-                                          self.config.query_embed_wait_ms / 1000)
+            wait_s = self.config.time_budget_ms / 1000 * self.config.query_embed_wait_share
+            return await asyncio.wait_for(asyncio.shield(task), wait_s)
         except TimeoutError:
             task.add_done_callback(_ignore_outcome)
             details["embedding"] = "late: recalled without the dense channel"
