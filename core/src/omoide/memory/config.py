@@ -71,7 +71,7 @@ class IndexSettings(_Strict):
 
     budget_mb: float = Field(
         512.0, gt=0, description="Memory all per-person indexes may take together (an"
-        " estimate, about 6 KB per memory plus its vector). Beyond it the least recently"
+        " estimate, about 9 KB per memory plus its vector). Beyond it the least recently"
         " used are dropped; a person whose index alone is larger gets dense recall from"
         " the store only.")
     page_size: int = Field(512, ge=1, le=10_000,
