@@ -37,6 +37,12 @@ class PagedStore(InMemoryStore):
         self.gate: asyncio.Event | None = None
         self.paged = asyncio.Event()
         self.shared_store = False
+        self.search_limits: list[int] = []
+
+    async def _search(self, user: str, vector: Any, limit: int,
+                      where: dict[str, Any] | None) -> Any:
+        self.search_limits.append(limit)
+        return await super()._search(user, vector, limit, where)
 
     async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
         self.pages.append((user, cursor, limit))
@@ -81,8 +87,9 @@ async def test_an_index_is_read_in_pages_of_the_configured_size(make_engine) -> 
 async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_store(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
-    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
     # fewer memories than the dense search returns: the hashing double ranks poorly
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0,
+                                                   "dense_candidates_before_ready": 24})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     store.gate = asyncio.Event()  # the build stops after its first page
     recall = await engine.recall("me", QUESTION, NOW)
@@ -93,6 +100,19 @@ async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_stor
     again = await engine.recall("me", QUESTION, NOW)
     assert "index" not in again.details
     assert [r.memory.id for r in again.memories] == ["h000"]
+
+
+async def test_a_recall_before_the_index_is_ready_analyses_only_a_few_dense_hits(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0,
+                                                   "dense_candidates_before_ready": 5})
+    await engine.add_memories("me", [guitar(i) for i in range(12)])
+    store.gate = asyncio.Event()
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert store.search_limits == [5]
+    store.gate.set()
 
 
 async def test_a_first_recall_uses_an_index_that_is_built_within_the_wait(
@@ -141,7 +161,8 @@ async def test_the_least_recently_used_index_is_dropped_beyond_the_budget(
 
 async def test_an_index_larger_than_the_whole_budget_is_not_kept(make_engine) -> None:  # type: ignore[no-untyped-def]
     budget_mb = 5 * (ENTRY_BYTES + 64 * 4) / 2**20  # five memories' worth
-    engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4})
+    engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4,
+                                      "dense_candidates_before_ready": 24})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     recall = await engine.recall("me", QUESTION, NOW)
     assert recall.details["index"] == "not ready: dense recall from the store"

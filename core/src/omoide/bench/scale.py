@@ -8,18 +8,21 @@ store and a real server process.
 For each store (side by side when several are named):
 
 1. **fill** ``--people`` × ``--memories`` through the store plugin: synthetic Japanese
-   facts (dated plans, weekly habits, likes, friends) with **synthetic vectors** from
-   the hashing test double — their values do not change what the store or the index
-   costs, and embedding a million facts with a real model would take hours. The store
-   carries the configured embedder's fingerprint, so the server opens it. With
-   ``--dir`` the filled data is kept and reused by the next run.
+   facts (dated plans, weekly habits, likes, friends). Their vectors are the configured
+   embedder's, but **per sentence pattern**: each fact is embedded with its date and
+   counter left out, once per distinct pattern (about 23,000 whatever the number of
+   people; kept in ``patterns-<model>.npz``), because embedding a million facts one by
+   one would take hours. Dense search therefore behaves as with real vectors, except
+   that it cannot tell two dates apart. With ``--dir`` the filled data is kept and
+   reused by the next run.
 2. **in process**: the time to open the store, each sampled person's index build, and
    recall p50/p95 with and without the query embedding (queries are real questions
    embedded by the configured embedder, its query cache off).
 3. **a server process** (``omoide serve`` on the config with this store): seconds until
    ``/healthz`` is ready, RSS and open files, then rounds of memory questions from C
    concurrent HTTP clients — right after ready (people nobody asked yet) and settled
-   (the same people again, other questions) — with turn p50/p95, retrieve p95, the
+   (the same people again, other questions, once the server's CPU has gone quiet,
+   i.e. their indexes are built) — with turn p50/p95, retrieve p95, the
    share of turns that got memory and that ran out of time; finally how long after
    the load until extraction has caught up (nothing pending; ``--extraction-idle-s``
    sets the idle trigger, which is part of that time).
@@ -36,6 +39,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -47,6 +51,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
+
+import numpy as np
 
 from omoide.bench.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
 
@@ -153,24 +159,65 @@ def pct(values: list[float]) -> dict[str, float]:
 
 
 # -- phase 1: fill ----------------------------------------------------------------------
-async def fill(store: Any, dims: int, people: int, memories: int,
+_DATE = re.compile(r"\d+年\d+月\d+日に")
+_COUNTER = re.compile(r"（\d+）$")
+
+
+def pattern(text: str) -> str:
+    """A synthetic fact without its date and counter (what its vector is made from)."""
+    return _COUNTER.sub("", _DATE.sub("", text))
+
+
+class PatternVectors:
+    """Document vectors of sentence patterns, embedded once each and kept in a file."""
+
+    def __init__(self, embedder: Any, path: Path) -> None:
+        self.embedder = embedder
+        self.path = path
+        self._known: dict[str, Any] = {}
+        self._new = 0
+        if path.exists():
+            with np.load(path, allow_pickle=False) as saved:
+                self._known = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+
+    async def vectors(self, texts: list[str]) -> Any:
+        keys = [pattern(t) for t in texts]
+        missing = sorted({k for k in keys if k not in self._known})
+        for i in range(0, len(missing), 64):
+            batch = missing[i:i + 64]
+            for key, vector in zip(batch, await self.embedder.embed(batch, "document"),
+                                   strict=True):
+                self._known[key] = vector
+            self._new += len(batch)
+            if self._new >= 2000:
+                self.save()
+        return np.stack([self._known[k] for k in keys])
+
+    def save(self) -> None:
+        if self._new:
+            keys = list(self._known)
+            tmp = self.path.with_suffix(".tmp.npz")
+            np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._known[k] for k in keys]))
+            os.replace(tmp, self.path)
+            self._new = 0
+
+
+async def fill(store: Any, patterns: PatternVectors, people: int, memories: int,
                progress: Callable[[str], None]) -> float:
     from omoide.memory.records import to_payload
-    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
     from omoide.types import VectorRecord
 
-    filler = HashEmbedder(HashEmbedderConfig(dims=dims, batch_size=1024))
-    await filler.start()
     started = time.perf_counter()
     step = max(1, people // 20)
     for i in range(people):
         ms = person_memories(i, memories)
         for j in range(0, len(ms), 1000):
             chunk = ms[j:j + 1000]
-            vectors = await filler.embed([m.text for m in chunk], "document")
+            vectors = await patterns.vectors([m.text for m in chunk])
             await store.upsert(person(i), [VectorRecord(m.id, v, to_payload(m))
                                            for m, v in zip(chunk, vectors, strict=True)])
         if (i + 1) % step == 0 or i + 1 == people:
+            patterns.save()
             progress(f"filled {i + 1}/{people} people in {time.perf_counter() - started:.0f} s")
     return time.perf_counter() - started
 
@@ -194,8 +241,10 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
         await runtime.store.open(fingerprint)
         out["open_ms"] = round((time.perf_counter() - started) * 1000, 1)
         if not marker.exists():
-            progress(f"filling {args.people} x {args.memories} (synthetic vectors)")
-            out["fill_s"] = round(await fill(runtime.store, embedder.dims, args.people,
+            progress(f"filling {args.people} x {args.memories}")
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", fingerprint.model)
+            patterns = PatternVectors(embedder, work.parent / f"patterns-{name}.npz")
+            out["fill_s"] = round(await fill(runtime.store, patterns, args.people,
                                              args.memories, progress), 1)
             marker.write_text(json.dumps({"people": args.people, "memories": args.memories,
                                           "model": fingerprint.model}), encoding="utf-8")
@@ -277,6 +326,24 @@ class Round:
     out_of_time: float = 0.0
     failed: int = 0
     seconds: float = 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def until_quiet(pid: int, share: float = 0.15, window_s: float = 1.0,
+                      limit_s: float = 300.0) -> float:
+    """Wait until the process uses less than ``share`` of a core over ``window_s``."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(window_s)
+        if cpu_seconds(pid) - before < share * window_s:
+            break
+    return time.monotonic() - started
 
 
 class Sampler:
@@ -397,7 +464,7 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
                         rounds.append(await run_round(client, url, "after ready", plan, c))
                         progress(f"round {asdict(rounds[-1])}")
                     people = cold or list(range(min(want, args.people)))
-                    await asyncio.sleep(2.0)  # let the background index builds finish
+                    await until_quiet(proc.pid)  # the background index builds are done
                     plan = round_plan(people, turns, args.memories, 1, args.round_people)
                     rounds.append(await run_round(client, url, "settled", plan, c))
                     progress(f"round {asdict(rounds[-1])}")

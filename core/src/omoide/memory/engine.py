@@ -36,6 +36,7 @@ from omoide.memory.dedup import Verdict, compare
 from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
 from omoide.memory.index import UserIndex
 from omoide.memory.index_cache import IndexCache, dense_only_index
+from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
@@ -59,7 +60,10 @@ class MemoryEngine:
         self.timezone = timezone
         self._tz = ZoneInfo(timezone)
         self.journal = Journal(self.data_dir / config.journal)
-        self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s)
+        saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
+                 if config.index.keep_on_disk else None)
+        self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s,
+                                   saved)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
@@ -155,7 +159,9 @@ class MemoryEngine:
             # Not built yet (or over the memory budget): the dense search of the store
             # finds the candidates this turn, the index channels judge only those.
             index = dense_only_index(user, self.timezone)
-            settings = settings.model_copy(update={"dense_from_index": False})
+            settings = settings.model_copy(update={
+                "dense_from_index": False,
+                "dense_candidates": self.config.index.dense_candidates_before_ready})
             details["index"] = "not ready: dense recall from the store"
         result = await robust_read(self.store, index, user, prepared, vector, now,
                                    settings, self.config.max_results)

@@ -17,6 +17,14 @@ Memory is bounded by ``budget_mb``: an estimate per memory (:data:`ENTRY_BYTES` 
 its vector) decides when the least recently used indexes are dropped; an index that
 alone would exceed the budget is not kept (that person gets dense recall only, and
 the log says which setting to raise).
+
+With an :class:`~omoide.memory.index_store.IndexStore`, indexes also outlive the
+process: a build first tries the saved copy (used when the store still holds as many
+of the person's memories as it does), a fresh build is saved at once, and indexes
+changed by writes are saved every ``save_every_s``, when dropped and at stop. A
+forgotten memory deletes the saved copy at once (it is saved again later without it).
+Writes never wait for a save: a copy pickled while the index changed is not written
+(a generation count per person tells), and is tried again later.
 """
 
 from __future__ import annotations
@@ -26,13 +34,15 @@ import functools
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
 from omoide.memory.index import UserIndex
+from omoide.memory.index_store import IndexStore
 from omoide.memory.records import from_payload
 from omoide.types import FloatArray, Memory, Priority, VectorRecord
 
@@ -63,13 +73,18 @@ class CacheStats:
     estimated_mb: float
     building: int
     too_big: int
+    built: int
+    """Indexes built from the store so far."""
+    loaded: int
+    """Indexes loaded from their saved copy so far."""
 
 
 class IndexCache:
     """The per-person indexes of one memory engine (see the module docstring)."""
 
     def __init__(self, store: VectorStore, timezone: str, settings: IndexSettings,
-                 refresh_s: float) -> None:
+                 refresh_s: float, saved: IndexStore | None = None,
+                 save_every_s: float = 30.0) -> None:
         self.store = store
         self.timezone = timezone
         self.settings = settings
@@ -83,7 +98,15 @@ class IndexCache:
         self._too_big: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.concurrent_builds)
         self._runner = PriorityRunner("memory-index")
+        self._saved = saved
+        self.save_every_s = save_every_s
+        self._dirty: set[str] = set()
+        self._generation: dict[str, int] = {}
+        """Changes per person's ready index (read by the saving thread)."""
+        self._saver: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.builds_done = 0
+        self.loads_done = 0
 
     @property
     def budget_bytes(self) -> int:
@@ -139,9 +162,12 @@ class IndexCache:
         items = list(items)
         idx = self._ready.get(user)
         if idx is not None:
-            for memory, vector in items:
-                idx.add(memory, vector)
-            self._account(user, idx)
+            def add(idx: UserIndex = idx) -> None:
+                for memory, vector in items:
+                    idx.add(memory, vector)
+                self._account(user, idx)
+
+            self._mutate(user, add)
         build = self._builds.get(user)
         if build is not None:
             for memory, vector in items:
@@ -151,8 +177,15 @@ class IndexCache:
         """A memory this process just deleted."""
         idx = self._ready.get(user)
         if idx is not None:
-            idx.remove(memory_id)
-            self._account(user, idx)
+            def remove(idx: UserIndex = idx) -> None:
+                idx.remove(memory_id)
+                self._account(user, idx)
+
+            self._mutate(user, remove)
+        if self._saved is not None:
+            # the saved copy must not outlive a forgotten memory, even by a crash
+            self._in_background(self._runner.run(
+                functools.partial(self._saved.delete, user), Priority.INTERACTIVE))
         build = self._builds.get(user)
         if build is not None:
             build.pending[memory_id] = None
@@ -166,19 +199,35 @@ class IndexCache:
         self._bytes.clear()
         self._checked_at.clear()
         self._too_big.clear()
+        self._dirty.clear()
         self._total_bytes = 0
+        if self._saved is not None:
+            self._in_background(self._runner.run(self._saved.clear, Priority.INTERACTIVE))
+
+    async def settle(self) -> None:
+        """Wait for the builds, saves and deletes under way (tests, benchmarks)."""
+        while self._builds or self._background:
+            await asyncio.gather(*[b.task for b in self._builds.values()], *self._background,
+                                 return_exceptions=True)
 
     async def stop(self) -> None:
+        """Cancel builds, save what changed, release the file and the worker."""
         tasks = [b.task for b in self._builds.values()]
+        if self._saver is not None:
+            tasks.append(self._saver)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._save_dirty()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        if self._saved is not None:
+            await self._runner.run(self._saved.close, Priority.BATCH)
         self._runner.close()
 
     def stats(self) -> CacheStats:
         return CacheStats(len(self._ready), sum(len(i) for i in self._ready.values()),
                           round(self._total_bytes / 2**20, 1), len(self._builds),
-                          len(self._too_big))
+                          len(self._too_big), self.builds_done, self.loads_done)
 
     # -- building --------------------------------------------------------------------
     def _start(self, user: str, priority: Priority, refresh: bool = False) -> _Build | None:
@@ -209,6 +258,10 @@ class IndexCache:
             if refresh and current is not None and \
                     await self.store.count(user) == len(current):
                 return current  # nothing was added or deleted elsewhere
+            if not refresh:
+                loaded = await self._load(user, build)
+                if loaded is not None:
+                    return loaded
             started = time.perf_counter()
             idx = UserIndex(user, self.timezone)
             cursor: str | None = None
@@ -231,16 +284,88 @@ class IndexCache:
                 if page.cursor is None:
                     break
                 cursor = page.cursor
-            for memory_id, write in build.pending.items():
-                if write is None:
-                    idx.remove(memory_id)
-                else:
-                    idx.add(*write)
+            _apply(idx, build.pending)
             self._install(user, idx)
             self.builds_done += 1
+            if self._saved is not None:
+                self._in_background(self._save(user, idx))
             log.debug("index of %s: %d memories in %.0f ms", user, len(idx),
                       (time.perf_counter() - started) * 1000)
             return idx
+
+    async def _load(self, user: str, build: _Build) -> UserIndex | None:
+        """``user``'s saved index, installed, if it is current for the store."""
+        if self._saved is None:
+            return None
+        loaded = await self._runner.run(functools.partial(self._saved.load, user),
+                                        build.priority)
+        if loaded is None:
+            return None
+        idx, memories = loaded
+        if await self.store.count(user) != memories:
+            return None  # written elsewhere (or lost a save): rebuild from the store
+        _apply(idx, build.pending)
+        if build.pending:
+            self._mark_dirty(user)
+        self._install(user, idx)
+        self.loads_done += 1
+        return idx
+
+    # -- saving ----------------------------------------------------------------------
+    def _mutate(self, user: str, change: Callable[[], None]) -> None:
+        """Change a ready index (counted, so a copy pickled meanwhile is not written)."""
+        self._generation[user] = self._generation.get(user, 0) + 1
+        change()
+        self._mark_dirty(user)
+
+    def _mark_dirty(self, user: str) -> None:
+        if self._saved is None:
+            return
+        self._dirty.add(user)
+        if self._saver is None or self._saver.done():
+            self._saver = asyncio.get_running_loop().create_task(self._save_periodically())
+
+    async def _save_periodically(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(self.save_every_s)
+            await self._save_dirty()
+
+    async def _save_dirty(self) -> None:
+        for user in list(self._dirty):
+            idx = self._ready.get(user)
+            if idx is None:
+                self._dirty.discard(user)
+            else:
+                await self._save(user, idx)
+
+    async def _save(self, user: str, idx: UserIndex) -> None:
+        if self._saved is None:
+            return
+        self._dirty.discard(user)
+        generation = self._generation.get(user, 0)
+
+        def unchanged() -> bool:
+            return self._generation.get(user, 0) == generation
+
+        try:
+            written = await self._runner.run(
+                functools.partial(self._saved.save, user, idx, unchanged), Priority.BATCH)
+        except Exception as exc:  # noqa: BLE001 - a cache: rebuilt if never saved
+            log.warning("saving the index of %s failed: %s", user, exc)
+            written = False
+        if not written and user in self._ready:
+            self._mark_dirty(user)  # changed while pickled: try again later
+
+    def _in_background(self, work: Awaitable[Any]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception as exc:  # noqa: BLE001 - logged; the cache carries on
+                log.warning("index cache background work failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _estimate(self, memories: int) -> int:
         return memories * (ENTRY_BYTES + (self._vector_bytes or 1536))
@@ -263,9 +388,21 @@ class IndexCache:
         self._bytes[user] = size
 
     def _drop(self, user: str) -> None:
+        idx = self._ready.get(user)
+        if idx is not None and user in self._dirty:
+            self._in_background(self._save(user, idx))  # its changes outlive the drop
         self._ready.pop(user, None)
         self._checked_at.pop(user, None)
         self._total_bytes -= self._bytes.pop(user, 0)
+
+
+def _apply(idx: UserIndex, pending: dict[str, _Write]) -> None:
+    """Writes seen while ``idx`` was being built or loaded."""
+    for memory_id, write in pending.items():
+        if write is None:
+            idx.remove(memory_id)
+        else:
+            idx.add(*write)
 
 
 def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[str]) -> None:
