@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import random
@@ -45,7 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -85,6 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--extraction-wait-s", type=float, default=300.0,
                    help="how long to wait for extraction to catch up after the load")
     p.add_argument("--no-server", action="store_true", help="skip the server phase")
+    p.add_argument("--no-empty-baseline", action="store_true",
+                   help="skip timing a server start over an empty store first")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
 
@@ -236,6 +239,9 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
     embedder = runtime.embedder
     fingerprint = await embedder.fingerprint()
     try:
+        for module in ("qdrant_client", "chromadb"):  # time the store, not its imports
+            with suppress(ImportError):
+                importlib.import_module(module)
         started = time.perf_counter()
         await runtime.start("store")
         await runtime.store.open(fingerprint)
@@ -417,43 +423,97 @@ def round_plan(people: list[int], turns: int, memories: int, offset: int,
     return plan
 
 
+class ServerProcess:
+    """``omoide serve`` on a config, started and stopped by the bench."""
+
+    def __init__(self, raw: dict[str, Any], work: Path, name: str) -> None:
+        import yaml
+
+        self.config = work / f"{name}-{int(time.time())}.yaml"
+        self.config.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+        self.log_path = self.config.with_suffix(".log")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    async def start(self, client: Any, out: dict[str, Any]) -> int:
+        """Start it; record ``listening_s`` and ``ready_s``; return its pid."""
+        import httpx
+
+        omoide = Path(sys.executable).with_name("omoide")
+        with self.log_path.open("wb") as log:
+            started = time.monotonic()
+            self.proc = subprocess.Popen(
+                [str(omoide), "serve", "--config", str(self.config), "--port", str(self.port)],
+                stdout=log, stderr=subprocess.STDOUT)
+        status = "down"
+        while status != "ready":
+            if self.proc.poll() is not None or time.monotonic() - started > 600:
+                raise RuntimeError(f"the server did not become ready ({status}); see"
+                                   f" {self.log_path}")
+            try:
+                status = (await client.get(f"{self.url}/healthz")).json()["status"]
+                out.setdefault("listening_s", round(time.monotonic() - started, 2))
+            except (httpx.TransportError, ValueError):
+                pass
+            await asyncio.sleep(0.05)
+        out["ready_s"] = round(time.monotonic() - started, 2)
+        return self.proc.pid
+
+    def stop(self) -> str:
+        """Stop it; return its log."""
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        return self.log_path.read_text(errors="replace")
+
+
+async def empty_baseline(raw: dict[str, Any], work: Path) -> dict[str, Any]:
+    """Seconds to ready and RSS of the same server over an empty store."""
+    import httpx
+
+    empty = json.loads(json.dumps(raw))
+    store = empty["store"]
+    if "path" in store:
+        store["path"] = str(work / f"empty-store-{int(time.time())}")
+    else:
+        store["collection"] = f"empty{int(time.time())}"
+    out: dict[str, Any] = {}
+    server = ServerProcess(empty, work, "empty")
+    try:
+        async with httpx.AsyncClient(timeout=60) as client:
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
+    finally:
+        server.stop()
+    return out
+
+
 async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
                        progress: Callable[[str], None]) -> dict[str, Any]:
     import httpx
-    import yaml
 
-    config = work / f"server-{int(time.time())}.yaml"
-    config.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = config.with_suffix(".log")
-    omoide = Path(sys.executable).with_name("omoide")
     out: dict[str, Any] = {}
-    with log_path.open("wb") as log:
-        started = time.monotonic()
-        proc = subprocess.Popen([str(omoide), "serve", "--config", str(config), "--port",
-                                 str(port)], stdout=log, stderr=subprocess.STDOUT)
+    if not args.no_empty_baseline:
+        out["empty_store"] = await empty_baseline(raw, work)
+        progress(f"server over an empty store: {out['empty_store']}")
+    server = ServerProcess(raw, work, "server")
+    url = server.url
     try:
         async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(
                 max_connections=512, max_keepalive_connections=512)) as client:
-            status = "down"
-            while status != "ready":
-                if proc.poll() is not None or time.monotonic() - started > 600:
-                    raise RuntimeError(f"the server did not become ready ({status}); see"
-                                       f" {log_path}")
-                try:
-                    status = (await client.get(f"{url}/healthz")).json()["status"]
-                    out.setdefault("listening_s", round(time.monotonic() - started, 2))
-                except (httpx.TransportError, ValueError):
-                    pass
-                await asyncio.sleep(0.05)
-            out["ready_s"] = round(time.monotonic() - started, 2)
-            out["at_ready"] = proc_stats(proc.pid)
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
             progress(f"server ready in {out['ready_s']} s: {out['at_ready']}")
             fresh = list(range(args.people))
             random.Random(11).shuffle(fresh)
             rounds: list[Round] = []
-            with Sampler(proc.pid) as sampler:
+            with Sampler(pid) as sampler:
                 for c in [int(x) for x in args.clients.split(",")]:
                     turns = args.turns or 4 * c
                     want = args.round_people or turns
@@ -464,7 +524,7 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
                         rounds.append(await run_round(client, url, "after ready", plan, c))
                         progress(f"round {asdict(rounds[-1])}")
                     people = cold or list(range(min(want, args.people)))
-                    await until_quiet(proc.pid)  # the background index builds are done
+                    out.setdefault("settle_s", []).append(round(await until_quiet(pid), 1))
                     plan = round_plan(people, turns, args.memories, 1, args.round_people)
                     rounds.append(await run_round(client, url, "settled", plan, c))
                     progress(f"round {asdict(rounds[-1])}")
@@ -483,15 +543,9 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
             out["extraction_pending_left"] = left if caught_up is None else 0
             health = (await client.get(f"{url}/healthz")).json()
             out["query_lane"] = health["components"].get("embed", {}).get("queries")
-            out["final"] = proc_stats(proc.pid)
+            out["final"] = proc_stats(pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    text = log_path.read_text(errors="replace")
+        text = server.stop()
     out["store_calls_over_timeout"] = text.count("took longer than")
     out["recalls_out_of_time_logged"] = text.count("no memory this turn")
     return out
@@ -585,6 +639,9 @@ def render(result: dict[str, Any]) -> str:
     row("recall with embedding p50 / p95 (ms)",
         lambda r: p(r["in_process"]["recall_with_embedding_ms"]))
     row("in-process recalls with memory", lambda r: r["in_process"]["recall_with_memory"])
+    row("server over an empty store: ready (s) / RSS (MB)",
+        lambda r: f"{r['server']['empty_store']['ready_s']} /"
+        f" {r['server']['empty_store']['at_ready']['rss_mb']}")
     row("server listening / ready (s)",
         lambda r: f"{r['server']['listening_s']} / {r['server']['ready_s']}")
     row("RSS at ready / peak / end (MB)", lambda r: " / ".join(str(x) for x in (
