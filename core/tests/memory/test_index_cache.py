@@ -88,8 +88,7 @@ async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_stor
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
     # fewer memories than the dense search returns: the hashing double ranks poorly
-    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0,
-                                                   "dense_candidates_before_ready": 24})
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     store.gate = asyncio.Event()  # the build stops after its first page
     recall = await engine.recall("me", QUESTION, NOW)
@@ -100,19 +99,6 @@ async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_stor
     again = await engine.recall("me", QUESTION, NOW)
     assert "index" not in again.details
     assert [r.memory.id for r in again.memories] == ["h000"]
-
-
-async def test_a_recall_before_the_index_is_ready_analyses_only_a_few_dense_hits(
-        make_engine) -> None:  # type: ignore[no-untyped-def]
-    store = PagedStore(MemoryStoreConfig())
-    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0,
-                                                   "dense_candidates_before_ready": 5})
-    await engine.add_memories("me", [guitar(i) for i in range(12)])
-    store.gate = asyncio.Event()
-    recall = await engine.recall("me", QUESTION, NOW)
-    assert recall.details["index"] == "not ready: dense recall from the store"
-    assert store.search_limits == [5]
-    store.gate.set()
 
 
 async def test_a_first_recall_uses_an_index_that_is_built_within_the_wait(
@@ -161,8 +147,7 @@ async def test_the_least_recently_used_index_is_dropped_beyond_the_budget(
 
 async def test_an_index_larger_than_the_whole_budget_is_not_kept(make_engine) -> None:  # type: ignore[no-untyped-def]
     budget_mb = 5 * (ENTRY_BYTES + 64 * 4) / 2**20  # five memories' worth
-    engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4,
-                                      "dense_candidates_before_ready": 24})
+    engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     recall = await engine.recall("me", QUESTION, NOW)
     assert recall.details["index"] == "not ready: dense recall from the store"
@@ -248,3 +233,28 @@ async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> 
         raise AssertionError("the late embedding never reached a later turn")
     stats = slow.query_stats()
     assert stats is not None and stats.embedded == 1  # embedded once, for every turn
+
+
+async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_comes_first(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
+    store = PagedStore(MemoryStoreConfig())
+    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=1_500))
+    engine = await make_engine(store=store, embedder=slow, time_budget_ms=2_000,
+                               query_embed_wait_share=0.01,
+                               index={"page_size": 4, "first_turn_wait_share": 0.01})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(6)])
+    store.gate = asyncio.Event()
+
+    async def open_gate_soon() -> None:
+        await asyncio.sleep(0.1)
+        assert store.gate is not None
+        store.gate.set()
+
+    opener = asyncio.create_task(open_gate_soon())
+    recall = await engine.recall("me", QUESTION, NOW)
+    await opener
+    assert "index" not in recall.details  # the index came first ...
+    assert recall.details["embedding"] == "late: recalled without the dense channel"
+    assert [r.memory.id for r in recall.memories] == ["h000"]  # ... and found it

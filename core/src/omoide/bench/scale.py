@@ -86,6 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--extraction-wait-s", type=float, default=300.0,
                    help="how long to wait for extraction to catch up after the load")
     p.add_argument("--no-server", action="store_true", help="skip the server phase")
+    p.add_argument("--restart", action="store_true",
+                   help="then restart the server on the same data (saved indexes) and run"
+                   " a round on the people of the first one right after ready")
     p.add_argument("--no-empty-baseline", action="store_true",
                    help="skip timing a server start over an empty store first")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -513,6 +516,7 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
             fresh = list(range(args.people))
             random.Random(11).shuffle(fresh)
             rounds: list[Round] = []
+            asked: list[int] = []
             with Sampler(pid) as sampler:
                 for c in [int(x) for x in args.clients.split(",")]:
                     turns = args.turns or 4 * c
@@ -524,6 +528,7 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
                         rounds.append(await run_round(client, url, "after ready", plan, c))
                         progress(f"round {asdict(rounds[-1])}")
                     people = cold or list(range(min(want, args.people)))
+                    asked = asked or people
                     out.setdefault("settle_s", []).append(round(await until_quiet(pid), 1))
                     plan = round_plan(people, turns, args.memories, 1, args.round_people)
                     rounds.append(await run_round(client, url, "settled", plan, c))
@@ -548,6 +553,38 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
         text = server.stop()
     out["store_calls_over_timeout"] = text.count("took longer than")
     out["recalls_out_of_time_logged"] = text.count("no memory this turn")
+    if args.restart and asked:
+        out["restart"] = await restart_phase(raw, work, args, asked, progress)
+    return out
+
+
+async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
+                        people: list[int], progress: Callable[[str], None]) -> dict[str, Any]:
+    """The same server started again on the same data: the people of the first round
+    ask again right after ready (their indexes were saved), then once it is quiet."""
+    import httpx
+
+    out: dict[str, Any] = {}
+    server = ServerProcess(raw, work, "restart")
+    clients = int(args.clients.split(",")[0])
+    turns = args.turns or 4 * clients
+    try:
+        async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(
+                max_connections=512, max_keepalive_connections=512)) as client:
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
+            rounds = [await run_round(client, server.url, "after restart", round_plan(
+                people, turns, args.memories, 2, args.round_people), clients)]
+            out["settle_s"] = round(await until_quiet(pid), 1)
+            rounds.append(await run_round(client, server.url, "settled after restart",
+                                          round_plan(people, turns, args.memories, 3,
+                                                     args.round_people), clients))
+            out["rounds"] = [asdict(r) for r in rounds]
+            out["final"] = proc_stats(pid)
+            progress(f"restart: {out}")
+    finally:
+        text = server.stop()
+    out["store_calls_over_timeout"] = text.count("took longer than")
     return out
 
 
@@ -653,6 +690,14 @@ def render(result: dict[str, Any]) -> str:
     for i in range(n_rounds):
         rows.extend(_round_rows(reports, i))
     row("turn p95 right after ready ÷ settled", lambda r: _ratio(r["server"]["rounds"]))
+    row("restart: ready (s) / RSS (MB)", lambda r: f"{r['server']['restart']['ready_s']} /"
+        f" {r['server']['restart']['at_ready']['rss_mb']}")
+    for i in range(2):
+        rows.extend(_round_rows([{"server": r["server"].get("restart") or {}}
+                                 for r in reports], i))
+    row("turn p95 right after restart ÷ settled",
+        lambda r: _ratio(r["server"]["restart"]["rounds"], "after restart",
+                         "settled after restart"))
     row("extraction caught up after the load (s)",
         lambda r: r["server"]["extraction_caught_up_s"]
         or f"not within the wait ({r['server']['extraction_pending_left']} pending)")
@@ -689,9 +734,10 @@ def _round_rows(reports: list[dict[str, Any]], i: int) -> list[tuple[str, list[s
     ]
 
 
-def _ratio(rounds: list[dict[str, Any]]) -> str | None:
-    cold = next((r for r in rounds if r["name"] == "after ready"), None)
-    settled = next((r for r in rounds if r["name"] == "settled"
+def _ratio(rounds: list[dict[str, Any]], first: str = "after ready",
+           then: str = "settled") -> str | None:
+    cold = next((r for r in rounds if r["name"] == first), None)
+    settled = next((r for r in rounds if r["name"] == then
                     and cold is not None and r["clients"] == cold["clients"]), None)
     if cold is None or settled is None or not settled["turn_ms"]["p95"]:
         return None

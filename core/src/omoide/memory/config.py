@@ -86,10 +86,6 @@ class IndexSettings(_Strict):
     keep_max_memories: int = Field(
         20_000, ge=0, description="Indexes of more memories are rebuilt at each start, not"
         " kept (loading one saves little and writing it takes seconds).")
-    dense_candidates_before_ready: int = Field(
-        8, ge=1, le=200, description="Dense hits fetched from the store, and analysed on the"
-        " spot, for a recall whose index is not ready (fewer than robust.dense_candidates:"
-        " that analysis runs on the turn's time).")
     first_turn_wait_share: float = Field(
         0.3, ge=0, le=1, description="Share of memory.time_budget_ms a recall waits for a"
         " person's index that is being built (their first turn since start or since it was"

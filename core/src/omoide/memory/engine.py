@@ -39,10 +39,11 @@ from omoide.memory.index_cache import IndexCache, dense_only_index
 from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
+from omoide.memory.read_inputs import gather_inputs
 from omoide.memory.records import from_json, from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read
 from omoide.memory.text import canonical
-from omoide.types import Exchange, FloatArray, Memory, Priority, RetrievedMemory, VectorRecord
+from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 
 log = logging.getLogger("omoide.memory")
 
@@ -140,47 +141,31 @@ class MemoryEngine:
             out = await baseline_read(self.store, user, vector, now, self.config.baseline)
             timings["search"] = (time.perf_counter() - t) * 1000
             return out
+        started = time.perf_counter()
         self._indexes.request(user)  # built while the query is embedded, if not ready
-        t = time.perf_counter()
         prepared = prepare(query, now)
-        timings["analyse"] = (time.perf_counter() - t) * 1000
-        vector = None
-        wants_vector = prepared.intent.recall or not self.config.robust.require_recall_intent
-        if wants_vector:
-            t = time.perf_counter()
-            vector = await self._query_vector(prepared.text, details)
-            timings["embed"] = (time.perf_counter() - t) * 1000
+        timings["analyse"] = (time.perf_counter() - started) * 1000
+        wanted = prepared.intent.recall or not self.config.robust.require_recall_intent
+        inputs = await gather_inputs(self._indexes, self.embedder, self.config, user,
+                                     prepared.text, wanted, started)
+        timings["embed"] = inputs.embed_ms
+        details.update(inputs.notes)
         t = time.perf_counter()
-        settings = self.config.robust
-        budget_s = self.config.time_budget_ms / 1000
-        index = await self._indexes.wait(
-            user, budget_s * self.config.index.first_turn_wait_share if wants_vector else 0.0)
-        if index is None:
+        settings, index = self.config.robust, inputs.index
+        if index is None and wanted:
             # Not built yet (or over the memory budget): the dense search of the store
             # finds the candidates this turn, the index channels judge only those.
             index = dense_only_index(user, self.timezone)
-            settings = settings.model_copy(update={
-                "dense_from_index": False,
-                "dense_candidates": self.config.index.dense_candidates_before_ready})
+            settings = settings.model_copy(update={"dense_from_index": False})
             details["index"] = "not ready: dense recall from the store"
-        result = await robust_read(self.store, index, user, prepared, vector, now,
+        result = await robust_read(self.store,
+                                   index if index is not None else dense_only_index(
+                                       user, self.timezone),
+                                   user, prepared, inputs.vector, now,
                                    settings, self.config.max_results)
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories
-
-    async def _query_vector(self, text: str, details: dict[str, Any]) -> FloatArray | None:
-        """The query's vector, or None when the embedder is too busy to give it within
-        ``query_embed_wait_share`` of the time budget: the lexical, temporal and entity
-        channels recall without it, and the embedding goes on into the query cache."""
-        task = asyncio.ensure_future(self.embedder.embed_query(text))
-        try:
-            wait_s = self.config.time_budget_ms / 1000 * self.config.query_embed_wait_share
-            return await asyncio.wait_for(asyncio.shield(task), wait_s)
-        except TimeoutError:
-            task.add_done_callback(_ignore_outcome)
-            details["embedding"] = "late: recalled without the dense channel"
-            return None
 
     async def index(self, user: str) -> UserIndex:
         """The user's lexical/temporal index, waiting for it to be built (an empty one
@@ -485,8 +470,3 @@ class MemoryEngine:
             counts[u] = len(ms)
         return counts
 
-
-def _ignore_outcome(task: asyncio.Future[Any]) -> None:
-    """Retrieve a background task's outcome nobody waits for any more."""
-    if not task.cancelled():
-        task.exception()
