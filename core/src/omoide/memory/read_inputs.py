@@ -41,6 +41,7 @@ class ReadInputs:
     index: UserIndex | None
     vector: FloatArray | None
     embed_ms: float = 0.0
+    """Time spent waiting for the query vector (whether it came or not)."""
     notes: dict[str, Any] = field(default_factory=dict)
 
 
@@ -57,6 +58,7 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     t = time.perf_counter()
     embedding = asyncio.ensure_future(embedder.embed_query(query_text))
     vector = await _within(embedding, budget_s * config.query_embed_wait_share)
+    embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
     index = await indexes.wait(user, budget_s * config.index.first_turn_wait_share)
     if index is None and vector is None:
         left = started + budget_s * READ_SHARE - time.perf_counter()
@@ -69,7 +71,8 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
             index = waiting.result()
         else:
             waiting.cancel()
-    out = ReadInputs(index, vector, (time.perf_counter() - t) * 1000)
+        embed_ms = (time.perf_counter() - t) * 1000
+    out = ReadInputs(index, vector, embed_ms)
     if vector is None:
         embedding.add_done_callback(_ignore_outcome)
         out.notes["embedding"] = LATE_EMBEDDING
