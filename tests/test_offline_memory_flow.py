@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from omoide.config import validate_config, wanted_components
 from omoide.plugins import build_registry
 from omoide.server.app import create_app
+from omoide.testing.auth import admin_client
 
 USER = "alice"
 SAID_AT = "2026-09-27T20:{:02d}:00+09:00"   # Sunday evening in Tokyo
@@ -41,7 +42,7 @@ def client(tmp_path_factory: pytest.TempPathFactory, configs: Path) -> Iterator[
     raw["devices"] = []
     settings = validate_config(raw, source="offline.yaml")
     registry = build_registry(wanted_components(settings.envelope))
-    with TestClient(create_app(settings, registry)) as c:
+    with admin_client(create_app(settings, registry)) as c:
         deadline = time.monotonic() + 120
         while c.get("/healthz").json()["status"] == "starting":
             assert time.monotonic() < deadline, "offline stack did not start"

@@ -1,6 +1,9 @@
 """A store server shared by several processes: omoide's server and `omoide memory ...`
 use one real Chroma server (`chroma run`, started here) at the same time.
 
+The command has a config of its own (its own data dir, the same store): with the
+server's config it would go through the running server's API instead of the store.
+
 Real parts: the Chroma server, e5 embeddings, the robust engine, the offline chat
 stand-in (which extracts facts); ASR, VAD and TTS are the test doubles (text turns only).
 """
@@ -22,20 +25,21 @@ from fastapi.testclient import TestClient
 from omoide.config import validate_config, wanted_components
 from omoide.plugins import build_registry
 from omoide.server.app import create_app
+from omoide.testing.auth import admin_client
 from omoide_store_chroma.local_server import LocalChromaServer, chroma_command
 
 NOW = "2026-09-27T21:00:00+09:00"
 
 
 @pytest.fixture(scope="module")
-def config_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def configs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(the server's config, the command's config): one Chroma server, two data dirs."""
     if chroma_command() is None:
         pytest.skip("the `chroma` command (from the chromadb package) is not installed")
     root = tmp_path_factory.mktemp("shared-chroma")
     with LocalChromaServer(root / "chroma") as chroma:
         config = {
             "assistant": {"name": "かな", "timezone": "Asia/Tokyo"},
-            "server": {"data_dir": str(root / "data")},
             # the server re-reads an index the CLI changed once it is this old
             "memory": {"engine": "robust", "robust": {"index_refresh_s": 0.2}},
             "asr": {"use": "fake"}, "tts": {"use": "fake"},
@@ -43,17 +47,27 @@ def config_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "store": {"use": "chroma", "host": chroma.host, "port": chroma.port},
             "chat": {"use": "standin"},
         }
-        path = root / "shared.yaml"
-        path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-        yield path
+        paths = []
+        for name in ("server", "command"):
+            config["server"] = {"data_dir": str(root / name)}
+            path = root / f"{name}.yaml"
+            path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+            paths.append(path)
+        yield paths[0], paths[1]
 
 
 @pytest.fixture(scope="module")
-def server(config_file: Path) -> Iterator[TestClient]:
-    raw: dict[str, Any] = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    settings = validate_config(raw, source=str(config_file))
+def config_file(configs: tuple[Path, Path]) -> Path:
+    """The command's config."""
+    return configs[1]
+
+
+@pytest.fixture(scope="module")
+def server(configs: tuple[Path, Path]) -> Iterator[TestClient]:
+    raw: dict[str, Any] = yaml.safe_load(configs[0].read_text(encoding="utf-8"))
+    settings = validate_config(raw, source=str(configs[0]))
     registry = build_registry(wanted_components(settings.envelope))
-    with TestClient(create_app(settings, registry)) as client:
+    with admin_client(create_app(settings, registry)) as client:
         deadline = time.monotonic() + 120
         while client.get("/healthz").json()["status"] == "starting":
             assert time.monotonic() < deadline, "the server did not start"

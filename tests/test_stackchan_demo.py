@@ -12,6 +12,7 @@ pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("pyopenjtalk")
 
 from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, prepare_config
+from omoide.commands.demo_skills import SKILL_LINES
 
 DOUBLES = """
 assistant: {name: かな, timezone: Asia/Tokyo}
@@ -43,7 +44,7 @@ def test_prepared_config_moves_data_and_completes_the_phrase_list(tmp_path: Path
     data = prepare_config(source, tmp_path / "demo")
     assert data["server"]["data_dir"] == str(tmp_path / "demo")
     assert data["store"]["path"].startswith(str(tmp_path / "demo"))
-    assert set(data["asr"]["phrases"]) == {*SETUP_LINES, *RECALL_QUESTIONS}
+    assert set(data["asr"]["phrases"]) == {*SETUP_LINES, *RECALL_QUESTIONS, *SKILL_LINES}
 
 
 @pytest.mark.slow

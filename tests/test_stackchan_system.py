@@ -84,26 +84,36 @@ async def test_a_paired_robot_talks_through_the_whole_pipeline(
     assert await journaled(omoide, "hanako") == 1
 
 
-async def test_an_unpaired_robot_shows_a_code_and_pairing_by_code_admits_it(
+async def test_an_unpaired_robot_activates_when_its_code_is_paired_from_the_cli(
         omoide: LoopbackOmoide, omoide_cli: Any, tmp_path: Path) -> None:
     config = tmp_path / "omoide.yaml"
     config.write_text(yaml.safe_dump(config_data(tmp_path / "data"), allow_unicode=True))
-    robot = SimulatedStackChan(omoide.url, speed=4.0)
+    robot = SimulatedStackChan(omoide.url, speed=4.0, serial_number="SN-E2E-0001",
+                               chip_key=b"chip-key")
     with pytest.raises(ProvisioningRefused) as info:
         await robot.provision()
-    code = info.value.activation["code"]
+    code, challenge = info.value.activation["code"], info.value.activation["challenge"]
+    assert challenge
+    assert await robot.activate() == 202                # polls like the firmware
     listed = omoide_cli("devices", "list", "--config", str(config))
-    assert f"waiting, code {code}" in listed.stdout
+    assert f"waiting, code {code}" in listed.stdout and "SN-E2E-0001" in listed.stdout
+    polling = asyncio.create_task(robot.wait_until_activated(interval_s=0.05, timeout_s=60))
     paired = omoide_cli("devices", "pair", "--config", str(config), "--code", code,
-                        "--user", "taro")
+                        "--user", "taro", "--name", "子ども部屋")
     assert paired.returncode == 0, paired.stderr
+    assert await polling == 200
     await robot.provision()
     await robot.connect()
     try:
         assert (await robot.type_text("こんにちは")).complete
     finally:
         await robot.close()
-    assert omoide.omoide.traces.recent("taro")
+    pairing = omoide.stackchan().pairings.get(robot.device_id)
+    assert (pairing.user, pairing.name, pairing.client_id) == ("taro", "子ども部屋",
+                                                               robot.client_id)
+    assert pairing.serial_number == "SN-E2E-0001" and pairing.activation_hmac
+    [trace] = omoide.omoide.traces.recent("taro")
+    assert trace["device"] == robot.device_id           # the console shows which robot
 
 
 async def test_revoking_from_the_cli_closes_the_robot_and_refuses_it(
@@ -126,6 +136,7 @@ async def test_barge_in_stops_the_reply_and_keeps_the_exchange(tmp_path: Path) -
     server = await serve(config_data(tmp_path / "data", reply=long_reply))
     try:
         robot = await paired_robot(server, "hanako")
+        await robot.start_listening()   # typed text comes while listening
         await robot.send_json({"type": "listen", "state": "detect", "text": "長い話をして"})
         while (await robot.next_message(timeout=10))[0] != "audio":
             pass
@@ -154,6 +165,7 @@ async def test_robots_are_separate_users_and_a_fuzzing_one_disturbs_nobody(
 
     async def misbehave() -> None:
         await bad.type_text("ひとこと")                      # one exchange, journaled
+        await bad.start_listening()   # typed text comes while listening
         await bad.send_json({"type": "listen", "state": "detect", "text": "また話して"})
         for _ in range(200):
             junk: bytes | str = (bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))

@@ -49,7 +49,7 @@ class TestFakeTTS(TTSContract):
 class TestTestingPluginPackage(PluginPackageContract):
     plugin_name = "testing"
     expected_components: ClassVar[set[tuple[str, str]]] = {
-        (kind, "fake") for kind in ("vad", "asr", "embedder", "store", "chat", "tts")}
+        (kind, "fake") for kind in ("vad", "asr", "embedder", "store", "chat", "tts", "tool")}
 
 
 def test_a_store_that_leaks_across_users_fails_the_contract() -> None:

@@ -18,7 +18,9 @@ from omoide.types import Emotion
     ("😂 面白い", Emotion.LAUGHING, "面白い"),
     ("🤔うーん", Emotion.THINKING, "うーん"),
     ("タグなしの返事", Emotion.NEUTRAL, "タグなしの返事"),
-    ("[not-an-emotion] 本文", Emotion.NEUTRAL, "[not-an-emotion] 本文"),
+    ("[not-an-emotion] 本文", Emotion.NEUTRAL, "本文"),
+    ("<blush>えへへ", Emotion.NEUTRAL, "えへへ"),
+    ("【お知らせ】明日は雨", Emotion.NEUTRAL, "【お知らせ】明日は雨"),
 ])
 def test_parses_the_head_tag(reply: str, emotion: Emotion, spoken: str) -> None:
     tagged = parse_emotion(reply)
@@ -50,3 +52,45 @@ def test_a_reply_that_is_only_a_tag_speaks_nothing() -> None:
     parser = StreamingEmotionParser()
     parser.feed("[sad]")
     assert parser.finish().text == ""
+
+
+@pytest.mark.parametrize(("tag", "emotion"), [
+    ("joy", Emotion.HAPPY), ("fun", Emotion.LAUGHING), ("smile", Emotion.HAPPY),
+    ("angry", Emotion.ANGRY), ("sorrow", Emotion.SAD)])
+def test_the_references_own_tags_are_recognised_and_not_spoken(tag: str,
+                                                                 emotion: Emotion) -> None:
+    tagged = parse_emotion(f"[{tag}]みそラーメンだよ。")
+    assert (tagged.emotion, tagged.text) == (emotion, "みそラーメンだよ。")
+
+
+def test_tags_inside_the_reply_are_removed() -> None:
+    tagged = parse_emotion("[happy] いいね。[wink]また行こう<smile>ね【喜び】。")
+    assert tagged.text == "いいね。また行こうね。"
+
+
+def test_a_tag_inside_a_stream_split_across_pieces_is_never_released() -> None:
+    parser = StreamingEmotionParser()
+    spoken = ""
+    for piece in ["[smile]", "うん。", "[wi", "nk]", "またね"]:
+        tagged = parser.feed(piece)
+        if tagged is not None:
+            spoken += tagged.text
+    spoken += parser.finish().text
+    assert spoken == "うん。またね"
+
+
+def test_an_unknown_head_tag_split_across_pieces_is_dropped() -> None:
+    parser = StreamingEmotionParser()
+    assert parser.feed("[bl") is None
+    decided = parser.feed("ush] やあ")
+    assert decided is not None
+    assert (decided.emotion, decided.text) == (Emotion.NEUTRAL, "やあ")
+
+
+def test_a_bracket_that_never_closes_is_spoken_once_it_is_too_long_for_a_tag() -> None:
+    parser = StreamingEmotionParser()
+    parser.feed("はい。")
+    held = parser.feed("[これは")
+    assert held is not None and held.text == ""
+    released = parser.feed("とても長い括弧書きで、タグではありません")
+    assert released is not None and released.text.startswith("[これは")

@@ -16,6 +16,7 @@ from omoide.audio import read_wav, write_wav
 from omoide.config import load_yaml, validate_config
 from omoide.plugins import PluginRegistry
 from omoide.server.app import create_app
+from omoide.testing.auth import admin_client
 from omoide.testing.doubles import MemoryServiceDouble
 from omoide.types import AudioClip
 
@@ -54,7 +55,7 @@ def memory() -> MemoryServiceDouble:
 def client(tmp_path: Path, registry: PluginRegistry,
            memory: MemoryServiceDouble) -> Iterator[TestClient]:
     app = create_app(_settings(tmp_path, registry), registry, memory=memory)
-    with TestClient(app) as c:
+    with admin_client(app) as c:
         _wait_ready(c)
         yield c
 
@@ -117,7 +118,8 @@ def test_invalid_json_and_corrupt_wav_are_4xx_and_the_server_keeps_serving(
     bad_json = client.post("/v1/turns", content=b"{not json",
                            headers={"content-type": "application/json"})
     assert bad_json.status_code == 422
-    corrupt = client.post("/v1/turns/audio", params={"user": "u1"}, content=b"RIFF....garbage")
+    corrupt = client.post("/v1/turns/audio", params={"user": "u1"}, content=b"RIFF....garbage",
+                          headers={"content-type": "audio/wav"})
     assert corrupt.status_code == 400 and "wav" in corrupt.json()["error"]
     assert client.post("/v1/turns", json={"user": "u1", "text": "まだいる？"}).status_code == 200
 
@@ -136,7 +138,7 @@ def test_a_component_that_fails_to_start_is_reported_and_fatal(
     server = app.state.omoide
     server.runtime._by_path["tts"] = BrokenTTS(FakeTTS.Config())
     server.runtime.tts = server.runtime._by_path["tts"]
-    with TestClient(app) as client:
+    with admin_client(app) as client:
         body = _wait_ready(client)
         assert body["status"] == "failed"
         assert "no voice files" in body["components"]["tts"]["reason"]
@@ -149,3 +151,4 @@ def test_the_web_page_is_served(client: TestClient) -> None:
     assert response.status_code == 200
     assert "text/html" in response.headers["content-type"]
     assert "/v1/traces" in response.text and "/healthz" in response.text
+    assert "/v1/session" in response.text   # it signs in with a token

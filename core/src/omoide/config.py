@@ -61,6 +61,8 @@ Secret = Annotated[SecretStr | None, BeforeValidator(_require_env)]
 STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "store": "store",
                           "chat": "chat", "tts": "tts"}
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
+# YAML list section -> component kind of each entry
+LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
 
 
 class _Strict(BaseModel):
@@ -93,8 +95,92 @@ class AssistantSettings(_Strict):
         return v
 
 
+class AuthSettings(_Strict):
+    """Who may use the management API and the web page (``server.auth``).
+
+    Every route needs a token except ``/healthz``, the web page's shell and the
+    paths devices authenticate themselves (each device's ``public_paths``). The admin
+    token lives in ``<data_dir>/auth/admin.token`` (``omoide token show``); per-person
+    tokens come from ``omoide token create --user U``.
+    """
+
+    loopback_exempt: bool = Field(
+        False, description="Treat requests from this machine (127.0.0.1, ::1) as the admin "
+                           "without a token. Off by default: any local program or a web "
+                           "page's DNS-rebinding trick would otherwise get everything. "
+                           "Never turn it on behind a reverse proxy on the same machine.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Extra names accepted in the Host header, besides localhost names, IP "
+                    "literals, server.host, server.public_url's host and this machine's "
+                    "hostname. `.example.org` accepts every subdomain. Any other Host is "
+                    "refused (421): it protects against DNS rebinding.")
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Extra browser origins (scheme://host[:port]) allowed to call the "
+                    "management API, besides the server's own. Requests from any other "
+                    "Origin are refused (403); the management API never answers CORS.")
+    session_hours: float = Field(
+        12.0, gt=0, le=24 * 30,
+        description="Lifetime of a browser sign-in (the HttpOnly cookie POST /v1/session "
+                    "gives for a token). Rotating or revoking the token ends it at once.")
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, v: list[str]) -> list[str]:
+        out = []
+        for name in v:
+            host = name.strip().lower()
+            if not host or any(c in host for c in "/:@ ") or host == ".":
+                raise ValueError(f"{name!r} is not a host name (write `example.org`, or "
+                                 "`.example.org` for every subdomain; no scheme or port)")
+            out.append(host)
+        return out
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, v: list[str]) -> list[str]:
+        from urllib.parse import urlsplit
+
+        out = []
+        for origin in v:
+            parts = urlsplit(origin.strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname or \
+                    parts.path not in ("", "/") or parts.query or parts.fragment:
+                raise ValueError(f"{origin!r} is not an origin (scheme://host[:port])")
+            out.append(f"{parts.scheme}://{parts.netloc.lower()}")
+        return out
+
+
+class LimitSettings(_Strict):
+    """Bounds on what one request may cost (``server.limits``)."""
+
+    max_body_bytes: int = Field(
+        64 * 1024, ge=1024,
+        description="Largest request body of every route without a larger limit below "
+                    "(device routes included); larger is refused with 413 while it streams.")
+    max_audio_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024,
+        description="Largest body of POST /v1/turns/audio (a WAV file).")
+    max_import_bytes: int = Field(
+        8 * 1024 * 1024, ge=1024,
+        description="Largest body of a memory import (POST /v1/users/{user}/memories/import).")
+    max_import_items: int = Field(
+        10_000, ge=1, description="Most memories one import may carry.")
+    new_users_per_source: int = Field(
+        30, ge=0,
+        description="Most user ids not seen before that one client address (an IPv6 /64) "
+                    "may start turns for within `new_users_window_minutes`; more get 429 "
+                    "with Retry-After. 0 turns the limit off.")
+    new_users_window_minutes: float = Field(
+        60.0, gt=0, description="The window of `new_users_per_source`.")
+
+
 class ServerSettings(_Strict):
-    host: str = Field("0.0.0.0", description="Address to listen on.")
+    host: str = Field(
+        "127.0.0.1",
+        description="Address to listen on. The built-in default serves this machine only; "
+                    "use 0.0.0.0 for robots on your network (configs/default.yaml does).")
     port: int = Field(8003, ge=1, le=65535, description="Port to listen on.")
     public_url: str | None = Field(
         None, description="Base URL devices use to reach the server (default: from the request).")
@@ -103,6 +189,27 @@ class ServerSettings(_Strict):
                                    description="Per-turn traces as JSON lines (relative to "
                                                "data_dir); null turns the file off.")
     traces_kept: int = Field(200, ge=0, description="Recent turn traces kept for the HTTP API.")
+    auth: AuthSettings = Field(default_factory=AuthSettings,
+                               description="Tokens, allowed hosts and origins.")
+    limits: LimitSettings = Field(default_factory=LimitSettings,
+                                  description="Request size and rate limits.")
+
+
+class ToolCallSettings(_Strict):
+    """How the chat model's tool calls run (each tool's own ``timeout_s`` bounds a call)."""
+
+    max_rounds: int = Field(3, ge=0, le=10,
+                            description="Tool rounds per turn before the model must answer.")
+    max_result_chars: int = Field(
+        4000, ge=200, le=100_000,
+        description="Longest tool result handed to the model; a longer one becomes an "
+                    "error saying so (with its beginning).")
+    device_timeout_s: float = Field(10.0, gt=0, le=120,
+                                    description="Time budget of a call of a device's own "
+                                                "(MCP) tool.")
+    confirm_window_s: float = Field(
+        120.0, gt=0, description="How long a question asking the person to confirm a tool "
+                                 "call stays open (it is also closed by their next turn).")
 
 
 class StageSpec(BaseModel):
@@ -140,6 +247,11 @@ class Envelope(_Strict):
     chat: StageSpec
     tts: StageSpec
     devices: list[StageSpec] = Field(default_factory=list, description="Device transports.")
+    tools: list[StageSpec] = Field(default_factory=list,
+                                   description="Tools (skills) the chat model may call; "
+                                               "each is enabled by listing it.")
+    tool_calls: ToolCallSettings = Field(default_factory=ToolCallSettings,
+                                         description="How tool calls run in a turn.")
 
 
 @dataclass(frozen=True)
@@ -180,6 +292,10 @@ class Settings:
     def device_data_dir(self, plugin_id: str) -> Path:
         """Where a device plugin keeps its state (pairings, token secret)."""
         return self.data_dir / "devices" / plugin_id
+
+    def tool_data_dir(self, plugin_id: str) -> Path:
+        """Where a tool plugin keeps its state (timers, queued messages)."""
+        return self.data_dir / "tools" / plugin_id
 
 
 # -- phase 1 -----------------------------------------------------------------------
@@ -300,10 +416,11 @@ def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
             add("embed.fallback", "embedder", node.get("fallback"), EmbedFallbackSpec)
             node = {k: v for k, v in node.items() if k != "fallback"}
         add(section, kind, node)
-    devices = data.get("devices")
-    if isinstance(devices, list):
-        for i, node in enumerate(devices):
-            add(f"devices[{i}]", "device", node)
+    for section, kind in LIST_STAGES.items():
+        nodes = data.get(section)
+        if isinstance(nodes, list):
+            for i, node in enumerate(nodes):
+                add(f"{section}[{i}]", kind, node)
     return out
 
 
@@ -321,6 +438,7 @@ def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
     if envelope.embed.fallback is not None:
         out.append(("embed.fallback", "embedder", envelope.embed.fallback))
     out.extend((f"devices[{i}]", "device", spec) for i, spec in enumerate(envelope.devices))
+    out.extend((f"tools[{i}]", "tool", spec) for i, spec in enumerate(envelope.tools))
     return out
 
 

@@ -7,12 +7,12 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from omoide.config import AssistantSettings, ServerSettings
+from omoide.config import AssistantSettings, ServerSettings, ToolCallSettings
 from omoide.memory.config import MemoryConfig
 from omoide.plugins import PluginRegistry
 
 SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
-                   "chat": "chat", "tts": "tts", "device": "devices[]"}
+                   "chat": "chat", "tts": "tts", "device": "devices[]", "tool": "tools[]"}
 
 
 def _default(field: Any) -> str:
@@ -53,7 +53,7 @@ def model_table(model: type[BaseModel], prefix: str = "") -> list[str]:
 def markdown_reference(registry: PluginRegistry) -> str:
     out: list[str] = []
     for title, model in (("assistant", AssistantSettings), ("server", ServerSettings),
-                         ("memory", MemoryConfig)):
+                         ("memory", MemoryConfig), ("tool_calls", ToolCallSettings)):
         out += [f"#### `{title}:`", "", *model_table(model), ""]
     for kind, by_name in registry.components.items():
         for name, cls in sorted(by_name.items()):

@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from omoide.components import ASR, TTS, VAD, ChatModel, Device, Embedder, VectorStore
+    from omoide.components import (
+        ASR,
+        TTS,
+        VAD,
+        ChatModel,
+        Device,
+        Embedder,
+        Tool,
+        VectorStore,
+    )
     from omoide.pipeline.prompt import PromptContext, PromptSection
     from omoide.pipeline.turn import CompletedTurn
 
@@ -64,6 +73,15 @@ def register_tts(register: Callable[[type[TTS]], None]) -> None:
 @hookspec
 def register_devices(register: Callable[[type[Device]], None]) -> None:
     """Register device (transport) classes."""
+
+
+@hookspec
+def register_tools(register: Callable[[type[Tool]], None]) -> None:
+    """Register tool (skill) classes: what the chat model may call during a turn.
+
+    A config enables one by listing it under ``tools:`` (``- {use: NAME, ...}``);
+    see :mod:`omoide.components.tool`.
+    """
 
 
 @hookspec

@@ -37,7 +37,7 @@ PROVIDES_GROUP = "omoide.components"
 REGISTRATION_HOOKS: dict[str, str] = {
     "register_vad": "vad", "register_asr": "asr", "register_embedders": "embedder",
     "register_stores": "store", "register_chat_models": "chat", "register_tts": "tts",
-    "register_devices": "device",
+    "register_devices": "device", "register_tools": "tool",
 }
 
 

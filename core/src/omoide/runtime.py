@@ -11,7 +11,17 @@ import logging
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from omoide.components import ASR, TTS, VAD, ChatModel, Component, Device, Embedder, VectorStore
+from omoide.components import (
+    ASR,
+    TTS,
+    VAD,
+    ChatModel,
+    Component,
+    Device,
+    Embedder,
+    Tool,
+    VectorStore,
+)
 from omoide.config import Settings
 
 if TYPE_CHECKING:
@@ -45,6 +55,8 @@ class Runtime:
         self.tts: TTS = self._get("tts", TTS)  # type: ignore[assignment]
         self.devices: list[Device] = [c for p, c in self._by_path.items()  # type: ignore[misc]
                                       if p.startswith("devices[")]
+        self.tools: list[Tool] = [c for p, c in self._by_path.items()  # type: ignore[misc]
+                                  if p.startswith("tools[")]
         primary: Embedder = self._get("embed", Embedder)  # type: ignore[assignment]
         fallback = settings.envelope.embed.fallback
         if fallback is not None:

@@ -97,7 +97,7 @@ async def test_export_then_import_into_another_user_copies_under_new_ids(make_en
     engine = await make_engine()
     await engine.add_memories("a", [Memory("x", "a", "あなたは猫のむぎを飼っている。", NOW)])
     exported = await engine.export("a")
-    imported = await engine.import_memories("b", exported)
+    imported = (await engine.import_memories("b", exported)).stored
     assert [m.text for m in imported] == ["あなたは猫のむぎを飼っている。"]
     assert imported[0].id != "x" and imported[0].user == "b"
     assert [m.id for m in await engine.list_memories("a")] == ["x"]

@@ -1,4 +1,4 @@
-"""The memory control routes, over HTTP (in-process ASGI transport)."""
+"""The memory control routes, over HTTP (in-process ASGI transport), as the admin."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import httpx
 from fastapi import FastAPI
 
 from omoide.server.memory_routes import memory_router
+from omoide.testing.auth import BASE_URL, admin_headers, protect
 from omoide.types import Exchange, Memory
 
 from .conftest import fake_chat
@@ -20,7 +21,9 @@ NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 async def client_for(engine) -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
     app = FastAPI()
     app.include_router(memory_router(engine))
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+    protect(app, engine.data_dir)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL,
+                             headers=admin_headers(app))
 
 
 async def test_list_show_search_and_forget(make_engine) -> None:  # type: ignore[no-untyped-def]
@@ -45,9 +48,11 @@ async def test_export_and_import_round_trip(make_engine) -> None:  # type: ignor
     async with await client_for(engine) as c:
         exported = (await c.get("/v1/users/u1/memories/export")).text
         assert json.loads(exported.splitlines()[0])["id"] == "g"
-        r = await c.post("/v1/users/u2/memories/import", content=exported)
+        ndjson = {"content-type": "application/x-ndjson"}
+        r = await c.post("/v1/users/u2/memories/import", content=exported, headers=ndjson)
         assert r.status_code == 200 and r.json()["imported"] == 1
-        assert (await c.post("/v1/users/u2/memories/import", content="not json")).status_code == 400
+        bad = await c.post("/v1/users/u2/memories/import", content="not json", headers=ndjson)
+        assert bad.status_code == 422 and bad.json()["problems"][0]["line"] == 1
     assert [m.text for m in await engine.list_memories("u2")] == ["あなたはギターの練習をしている。"]
 
 

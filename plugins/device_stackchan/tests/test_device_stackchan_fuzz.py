@@ -174,6 +174,7 @@ async def test_disconnect_mid_turn_cancels_the_turn_and_ends_the_session(
     server.host.script.sentences = ["長い話。"] * 5
     server.host.script.seconds_per_sentence = 1.0
     r = await robot(server)
+    await r.start_listening()   # typed text comes while listening
     await r.send_json({"type": "listen", "state": "detect", "text": "話して"})
     while (await r.next_message())[0] != "audio":
         pass

@@ -109,6 +109,7 @@ async def test_abort_cancels_the_turn_and_stops_speech_at_once(server: LiveServe
     server.host.script.seconds_per_sentence = 1.0
     robot = await connected(server)
     try:
+        await robot.start_listening()   # typed text comes while listening
         await robot.send_json({"type": "listen", "state": "detect", "text": "話して"})
         while (await robot.next_message())[0] != "audio":
             pass
@@ -268,13 +269,19 @@ async def test_an_utterance_with_nothing_to_say_keeps_auto_mode_listening(
     assert len(server.host.requests) == 2
 
 
-async def test_the_simulator_stops_waiting_when_the_server_heard_nothing(
-        server: LiveServer) -> None:
+async def test_nothing_heard_sends_no_empty_stt(server: LiveServer) -> None:
     server.host.script.transcript = ""
     server.host.script.sentences = []
     robot = await connected(server)
     try:
-        reply = await robot.say(speech_like(0.5), mode="manual", timeout=10)
+        await robot.start_listening("manual")
+        await robot.stream_clip(speech_like(0.5))
+        await robot.send_json({"type": "listen", "state": "stop"})
+        while server.host.completed < 1:          # the turn ran and heard nothing
+            await asyncio.sleep(0.01)
+        await robot.send_json({"type": "ping"})
+        kind, _ = await robot.next_message()
     finally:
         await robot.close()
-    assert reply.transcript == "" and not reply.complete
+    assert kind == "pong"                          # no {"type": "stt", "text": ""} first
+    assert robot.stray == []

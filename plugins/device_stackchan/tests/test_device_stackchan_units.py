@@ -13,6 +13,7 @@ import pytest
 
 from omoide.types import AudioClip, Emotion
 from omoide_device_stackchan import framing
+from omoide_device_stackchan.bargein import EchoGate
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import STACKCHAN_FACES, stackchan_face
 from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
@@ -254,11 +255,72 @@ def test_utterance_buffer_keeps_only_what_is_asked_for() -> None:
     assert buffer.kept_seconds == 500 / 16000
 
 
-def test_pending_activations_are_bounded(tmp_path: Path) -> None:
-    from omoide_device_stackchan.pairing import MAX_PENDING
+def test_one_source_holds_at_most_its_share_of_pending_codes(tmp_path: Path) -> None:
+    store = PairingStore(tmp_path, max_per_source=4)
+    robot = store.request_activation("aa:bb:cc:00:00:01", "c-robot", source="10.0.0.5").code
+    for i in range(64):
+        store.request_activation(f"02:00:00:00:00:{i:02x}", f"c-{i}", source="10.0.0.66")
+    pending = store.pending()
+    assert robot in {p.code for p in pending}
+    assert sum(p.source == "10.0.0.66" for p in pending) == 4
+
+
+def test_when_full_the_busiest_source_loses_its_oldest_code(tmp_path: Path) -> None:
+    store = PairingStore(tmp_path, max_pending=6, max_per_source=4)
+    robot = store.request_activation("aa:bb:cc:00:00:01", "c-robot", source="10.0.0.5").code
+    for n, src in enumerate(["10.0.0.7", "10.0.0.8"]):
+        for i in range(4):
+            store.request_activation(f"02:00:00:00:{n:02x}:{i:02x}", "c", source=src)
+    pending = store.pending()
+    assert len(pending) == 6
+    assert robot in {p.code for p in pending}
+
+
+def test_a_code_expires_after_its_robot_stops_asking(tmp_path: Path) -> None:
+    store = PairingStore(tmp_path, activation_ttl_s=60)
+    first = store.request_activation("d1", "c1", now=1000.0)
+    again = store.request_activation("d1", "c1", now=1050.0)     # still asking
+    assert again.code == first.code and again.expires_at == 1110.0
+    assert store.pending(now=1109.0) and not store.pending(now=1111.0)
+
+
+def test_the_same_device_id_with_another_client_gets_another_code(tmp_path: Path) -> None:
     store = PairingStore(tmp_path)
-    first = store.request_activation("d-first", None).code
-    for i in range(MAX_PENDING + 5):
-        store.request_activation(f"d-{i}", None)
-    assert len(store.pending()) == MAX_PENDING
-    assert first not in {p.code for p in store.pending()}
+    mine = store.request_activation("d1", "c-real")
+    theirs = store.request_activation("d1", "c-other")
+    assert mine.code != theirs.code and mine.challenge != theirs.challenge
+
+
+# -- echo gate (voice barge-in without AEC) ---------------------------------------------
+def _frames(level: float, count: int) -> list[np.ndarray]:
+    return [_burst(0.06, level * math.sqrt(2)) for _ in range(count)]
+
+
+def _run_gate(gate: EchoGate, reply_level: float, mic: list[np.ndarray]) -> list[bool]:
+    fired, now = [], 100.0
+    for frame in mic:
+        gate.played(reply_level, now + 0.06)          # the robot plays a frame...
+        fired.append(gate.push(frame, now))          # ...and the mic hears the room
+        now += 0.06
+    return fired
+
+
+def test_the_echo_gate_never_fires_on_the_replys_own_echo() -> None:
+    gate = EchoGate(margin_db=10, min_ms=300)
+    assert not any(_run_gate(gate, 0.2, _frames(0.2 * 0.6, 60)))
+
+
+def test_the_echo_gate_fires_once_the_user_is_clearly_louder_for_long_enough() -> None:
+    gate = EchoGate(margin_db=10, min_ms=300)
+    fired = _run_gate(gate, 0.2, _frames(0.02, 20) + _frames(0.3, 10))
+    assert not any(fired[:20]) and fired[-1]
+    assert fired.index(True) - 20 == 4            # 5 frames of 60 ms = 300 ms
+    assert len(gate.recent()) >= 5 * 960            # the start of what the user said
+
+
+def test_the_echo_gate_waits_for_calibration_and_ignores_a_short_clap() -> None:
+    early = EchoGate(margin_db=10, min_ms=300, calibration_ms=480)
+    assert not any(_run_gate(early, 0.2, _frames(0.3, 7)))     # 420 ms: not calibrated
+    clap = EchoGate(margin_db=10, min_ms=300)
+    assert not any(_run_gate(clap, 0.2, _frames(0.02, 20) + _frames(0.5, 2)
+                             + _frames(0.02, 10)))

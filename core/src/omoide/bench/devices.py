@@ -234,8 +234,9 @@ def config_for(args: argparse.Namespace, data_dir: Path, devices: int) -> dict[s
                  "timeout_s": 120},
         "tts": {"use": "fake", "latency_ms": args.tts_ms, "ms_per_char": args.ms_per_char,
                 "sample_rate": DOWNLINK_RATE},
+        # every simulated robot calls OTA from the same loopback address
         "devices": [{"use": "stackchan", "pairing_required": False,
-                     "send_timeout_s": 10}],
+                     "send_timeout_s": 10, "ota_rate_limit": "100000/minute"}],
     }
 
 

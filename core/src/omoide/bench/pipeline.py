@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--token-ms", type=float, default=30)
     p.add_argument("--tts-ms", type=float, default=200)
     p.add_argument("--chunk-chars", type=int, default=2, help="characters per streamed token")
+    p.add_argument("--tool-ms", type=float, default=0,
+                   help="latency of the tool in the tool-round pass")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run)
 
@@ -126,8 +129,13 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
         crit.append((c_first, c_done))
     serial = args.asr_ms + args.first_token_ms + (
         len(range(0, len(REPLY), args.chunk_chars)) - 1) * args.token_ms + len(ends) * args.tts_ms
+    tool_round = await _tool_round(args, assistant, asr, tts, clip)
+    plain_first = percentiles(firsts)
+    tool_round["first_audio_added_ms"] = {
+        k: round(tool_round["end_of_speech_to_first_audio_ms"][k] - plain_first[k], 2)
+        for k in ("p50", "p95")}
     return {
-        "turns": args.turns, "sentences": len(ends),
+        "turns": args.turns, "sentences": len(ends), "tool_round": tool_round,
         "latencies_ms": {"asr": args.asr_ms, "first_token": args.first_token_ms,
                          "per_token": args.token_ms, "tts_per_sentence": args.tts_ms},
         "critical_path_ms": {"first_audio": percentiles([c[0] for c in crit])["p50"],
@@ -138,6 +146,62 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
         "overhead_first_audio_ms": percentiles(over_first),
         "overhead_done_ms": percentiles(over_done),
     }
+
+
+async def _tool_round(args: argparse.Namespace, plain: Any, asr: Any, tts: Any,
+                      clip: Any) -> dict[str, Any]:
+    """The same turns again, each with one tool round before the reply.
+
+    ``framework_ms`` is what the core adds per tool round: from the end of the chat
+    stream that asked for the tool to the start of the next chat request, minus the
+    tool's own time (argument parsing, dispatch, time budget, result rendering, trace,
+    message building). ``first_audio_added_ms`` is the end-to-end cost a person hears:
+    first audio with the tool round minus first audio without it (it includes the chat
+    model's second first-token wait, ``--first-token-ms``, and the tool's time).
+    """
+    from omoide.config import ToolCallSettings
+    from omoide.pipeline.assistant import Assistant
+    from omoide.pipeline.tools import ToolRunner
+    from omoide.pipeline.turn import TurnRequest
+    from omoide.testing.doubles import FakeChat, MemoryServiceDouble, ToolDouble, ToolHostDouble
+
+    chat = FakeChat(FakeChat.Config(reply=REPLY, first_token_ms=args.first_token_ms,
+                                    per_token_ms=args.token_ms, chunk_chars=args.chunk_chars,
+                                    call_tools=[{"name": "echo", "arguments": {"n": 1}}]))
+    tool = ToolDouble(ToolDouble.Config(latency_ms=args.tool_ms))
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        tool.attach(ToolHostDouble(Path(tmp)))
+        await tool.start()
+        assistant = Assistant(settings=plain.settings, asr=asr, chat=chat, tts=tts,
+                              memory=MemoryServiceDouble(), hooks=plain.hooks,
+                              tools=ToolRunner([tool], ToolCallSettings(), "Asia/Tokyo"))
+        framework, firsts = [], []
+
+        class Sink:
+            first_audio: float | None = None
+
+            async def on_transcript(self, text: str) -> None: ...
+
+            async def on_emotion(self, emotion: Any) -> None: ...
+
+            async def on_sentence(self, text: str, audio: Any) -> None:
+                if self.first_audio is None and audio is not None:
+                    self.first_audio = time.perf_counter()
+
+        for i in range(args.turns):
+            sink = Sink()
+            t0 = time.perf_counter()
+            result = await assistant.run_turn(TurnRequest(user=f"u{i % 3}", audio=clip,
+                                                          end_of_speech_at=t0), sink)
+            assert [c["outcome"] for c in result.trace["tools"]] == ["ok"]
+            gap = (chat.started_at[-1] - chat.tool_calls_done_at[-1]) * 1000
+            framework.append(gap - tool.durations_ms[-1])
+            assert sink.first_audio is not None
+            firsts.append((sink.first_audio - t0) * 1000)
+        await tool.stop()
+    return {"tool_ms": args.tool_ms, "framework_ms": percentiles(framework),
+            "end_of_speech_to_first_audio_ms": percentiles(firsts)}
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -154,4 +218,13 @@ def _run(args: argparse.Namespace) -> int:
                 "overhead_first_audio_ms", "overhead_done_ms"):
         s = result[key]
         print(f"  {key:34s} p50 {s['p50']:8.2f}  p95 {s['p95']:8.2f}  max {s['max']:8.2f}")
+    tool = result["tool_round"]
+    added = tool["first_audio_added_ms"]
+    print(f"  with one tool round (tool {tool['tool_ms']:g} ms; the chat model answers twice):")
+    s = tool["framework_ms"]
+    print(f"  {'tool_round_framework_ms':34s} p50 {s['p50']:8.2f}  p95 {s['p95']:8.2f}"
+          f"  max {s['max']:8.2f}")
+    print(f"  {'tool_round_first_audio_added_ms':34s} p50 {added['p50']:8.2f}  "
+          f"p95 {added['p95']:8.2f}  (includes the model's second first token, "
+          f"{result['latencies_ms']['first_token']:g} ms)")
     return 0

@@ -148,7 +148,10 @@ def settings_for(raw: dict[str, Any], store: dict[str, Any], data_dir: Path,
     """The config of one phase: the given one with this store, data dir and overrides."""
     out: dict[str, Any] = json.loads(json.dumps(raw))
     out["store"] = store
-    out.setdefault("server", {})["data_dir"] = str(data_dir)
+    server = out.setdefault("server", {})
+    server["data_dir"] = str(data_dir)
+    # every simulated person calls from this machine: lift the new-user limit per source
+    server.setdefault("limits", {})["new_users_per_source"] = 0
     memory = out.setdefault("memory", {})
     if budget_mb is not None:
         memory.setdefault("index", {})["budget_mb"] = budget_mb
@@ -426,6 +429,13 @@ def round_plan(people: list[int], turns: int, memories: int, offset: int,
     return plan
 
 
+def yaml_data(path: Path) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
+
+
 class ServerProcess:
     """``omoide serve`` on a config, started and stopped by the bench."""
 
@@ -461,6 +471,10 @@ class ServerProcess:
                 pass
             await asyncio.sleep(0.05)
         out["ready_s"] = round(time.monotonic() - started, 2)
+        from omoide.server.tokens import TokenStore
+
+        data_dir = Path(yaml_data(self.config)["server"]["data_dir"])
+        client.headers["Authorization"] = f"Bearer {TokenStore(data_dir).admin_token()}"
         return self.proc.pid
 
     def stop(self) -> str:

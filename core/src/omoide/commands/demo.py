@@ -70,7 +70,8 @@ def prepare_config(path: Path, data_dir: Path) -> dict[str, Any]:
     asr = data.get("asr")
     if isinstance(asr, dict) and asr.get("use") == "phrasebook":
         phrases = list(asr.get("phrases") or [])
-        asr["phrases"] = phrases + [p for p in (*SETUP_LINES, *RECALL_QUESTIONS)
+        from omoide.commands.demo_skills import SKILL_LINES  # the skills part (part 3)
+        asr["phrases"] = phrases + [p for p in (*SETUP_LINES, *RECALL_QUESTIONS, *SKILL_LINES)
                                     if p not in phrases]
     return data
 
@@ -183,7 +184,9 @@ async def _run(args: argparse.Namespace) -> int:
     observer = turn_observer()
     server.omoide.registry.pm.register(observer, name="demo.observer")
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        from omoide.server.tokens import TokenStore
+        admin = {"Authorization": f"Bearer {TokenStore(settings.data_dir).admin_token()}"}
+        async with httpx.AsyncClient(base_url=server.url, timeout=120, headers=admin) as http:
             health = (await http.get("/healthz")).json()
             _show_components(health, real_choices(config_path))
             robot = SimulatedStackChan(server.url, speed=4.0 if args.fast else 1.0)
@@ -210,6 +213,14 @@ async def _run(args: argparse.Namespace) -> int:
             _print("", "== part 2: questions (recall, and two that need no memory) ==")
             for i, line in enumerate(RECALL_QUESTIONS, len(SETUP_LINES) + 1):
                 await _turn(i, line, robot, observer, face_emoji, out, show_memories=True)
+
+            # -- part 3: skills (tools); all of it lives in commands/demo_skills.py ------
+            from omoide.commands.demo_skills import run_skills_part
+            await run_skills_part(
+                server, robot, observer,
+                lambda i, line, **kw: _turn(i, line, robot, observer, face_emoji, out, **kw),
+                len(SETUP_LINES) + len(RECALL_QUESTIONS) + 1, DEMO_USER)
+            # -- end of part 3 ----------------------------------------------------------
             await robot.close()
             _show_stand_ins(health, real_choices(config_path))
     finally:

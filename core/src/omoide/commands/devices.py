@@ -1,10 +1,12 @@
-"""``omoide devices pair|list|revoke --config FILE``: which robot belongs to whom.
+"""``omoide devices pair|list|rename|revoke --config FILE``: which robot belongs to whom.
 
-Pairing binds a StackChan's device id (its MAC address) to the user whose memories it
-uses. An unpaired robot that calls the OTA endpoint shows a six-digit activation code;
-``omoide devices pair --code 123456 --user hanako`` pairs it. Pairings live in the
-device plugin's data folder (``<server.data_dir>/devices/<plugin>/``) and a running
-server picks changes up at the robot's next connection.
+Pairing binds a StackChan (its device id and the client id its firmware keeps) to the
+user whose memories it uses. An unpaired robot that calls the OTA endpoint shows a
+six-digit activation code; ``omoide devices pair --code 123456 --user hanako`` pairs
+it. A re-flashed robot (a new client id) shows a code again: pairing that code
+re-pairs it. Pairings live in the device plugin's data folder
+(``<server.data_dir>/devices/<plugin>/``) and a running server picks changes up at the
+robot's next request. The console does the same through ``/v1/devices``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    parser = sub.add_parser("devices", help="pair, list and revoke StackChan robots")
+    parser = sub.add_parser("devices", help="pair, list, rename and revoke StackChan robots")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     pair = actions.add_parser("pair", help="bind a robot to a user")
@@ -27,12 +29,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     which.add_argument("device_id", nargs="?", help="the robot's device id (MAC address)")
     which.add_argument("--code", help="the activation code the robot shows")
     pair.add_argument("--user", required=True, help="user id whose memories the robot uses")
+    pair.add_argument("--name", help="a display name for the robot")
     pair.set_defaults(handler=_pair)
 
     listing = actions.add_parser("list", help="paired robots and robots waiting to be paired")
     _common(listing)
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=_list)
+
+    rename = actions.add_parser("rename", help="give a paired robot a display name")
+    _common(rename)
+    rename.add_argument("device_id", help="the robot's device id (MAC address)")
+    rename.add_argument("name", help="the new name ('' removes it)")
+    rename.set_defaults(handler=_rename)
 
     revoke = actions.add_parser("revoke", help="refuse a robot from now on")
     _common(revoke)
@@ -87,14 +96,24 @@ def _pair(args: argparse.Namespace) -> int:
     from omoide_device_stackchan.pairing import PairingError
 
     store = _store(args)
+    before = {p.device_id: p for p in store.pairings()}
     try:
         if args.code:
-            pairing = store.pair_by_code(args.code, args.user)
+            pairing = store.pair_by_code(args.code, args.user, args.name)
         else:
-            pairing = store.pair(args.device_id, args.user)
+            pairing = store.pair(args.device_id, args.user, name=args.name)
     except PairingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    old = before.get(pairing.device_id)
+    if old is not None and old.active:
+        print(f"re-paired {pairing.device_id} (was user {old.user}"
+              f"{', another client id' if old.client_id != pairing.client_id else ''}); "
+              "tokens issued before now no longer work")
+        if old.serial_number and pairing.serial_number \
+                and old.serial_number != pairing.serial_number:
+            print("warning: its serial number differs from the one recorded before",
+                  file=sys.stderr)
     print(f"paired {pairing.device_id} with user {pairing.user}; the robot connects at its "
           "next start (or within a minute while it shows the code)")
     return 0
@@ -111,15 +130,31 @@ def _list(args: argparse.Namespace) -> int:
     if not pairings and not pending:
         print("no robots paired or waiting")
         return 0
-    rows = [("DEVICE", "USER", "STATE", "PAIRED", "LAST SEEN")]
+    rows = [("DEVICE", "NAME", "USER", "STATE", "PAIRED", "LAST SEEN", "FIRMWARE", "SERIAL")]
     for p in pairings:
-        rows.append((p.device_id, p.user, "active" if p.active else "revoked",
-                     _when(p.paired_at), _when(p.last_seen)))
+        rows.append((p.device_id, p.name or "-", p.user, "active" if p.active else "revoked",
+                     _when(p.paired_at), _when(p.last_seen),
+                     f"{p.board or '?'} {p.firmware_version or '?'}", p.serial_number or "-"))
     for w in pending:
-        rows.append((w.device_id, "-", f"waiting, code {w.code}", _when(w.requested_at), "-"))
+        state = f"waiting, code {w.code}" + (f" (re-pair of {w.repair_of})"
+                                             if w.repair_of else "")
+        rows.append((w.device_id, "-", "-", state, _when(w.requested_at), "-",
+                     f"{w.board or '?'} {w.firmware_version or '?'}", w.serial_number or "-"))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(widths[c]) for c, cell in enumerate(r)).rstrip())
+    return 0
+
+
+def _rename(args: argparse.Namespace) -> int:
+    from omoide_device_stackchan.pairing import PairingError
+
+    try:
+        pairing = _store(args).rename(args.device_id, args.name)
+    except PairingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{pairing.device_id} is now called {pairing.name or '(no name)'}")
     return 0
 
 

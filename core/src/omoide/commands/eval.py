@@ -52,6 +52,20 @@ def _eval_command(args: argparse.Namespace) -> int:
         return 130
 
 
+def _check_data_file(path: Path) -> list[str]:
+    """Every problem of one data file, with line numbers (empty when it is fine)."""
+    from omoide.memory.eval_data import check_locomo_file, check_probe_file
+
+    if not path.is_file():
+        return [f"no such data file: {path}"]
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError as exc:
+        return [f"{path}: cannot read: {exc.strerror}"]
+    return check_locomo_file(path) if head.startswith(b"[") else check_probe_file(path)
+
+
 def _temporary_store(settings: Any, tmp: Path) -> Any:
     choice = settings.components["store"]
     fields = type(choice.config).model_fields
@@ -80,10 +94,10 @@ async def _run(args: argparse.Namespace) -> int:
         print(f"unknown engine(s) {unknown}; choose from baseline, robust", file=sys.stderr)
         return EXIT_FAILED
     paths = [Path(d) for d in args.data]
-    for p in paths:
-        if not p.exists():
-            print(f"no such data file: {p}", file=sys.stderr)
-            return EXIT_FAILED
+    problems = [problem for p in paths for problem in _check_data_file(p)]
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return EXIT_FAILED
     runtime = Runtime(settings)
     try:
         await runtime.start("embed")

@@ -5,13 +5,20 @@
     omoide memory show    --config FILE --user U ID
     omoide memory forget  --config FILE --user U ID [ID ...]
     omoide memory export  --config FILE --user U [--out FILE]      (JSON lines)
-    omoide memory import  --config FILE --user U FILE
+    omoide memory import  --config FILE --user U FILE [--skip-invalid]
     omoide memory pending --config FILE [--user U]
     omoide memory extract --config FILE --user U
     omoide memory reembed --config FILE [--user U ...]
 
-They open the same store and journal the server uses (Qdrant local mode allows one
-process per path: stop the server first, or use the HTTP routes while it runs).
+While ``omoide serve`` runs on the config's data dir, the commands talk to it over
+HTTP (found through ``<data_dir>/server.json``, with the admin token of the data dir);
+otherwise they open the store and journal themselves. Each subcommand is written
+once, against :class:`omoide.memory_client.MemoryClient`; ``reembed`` needs the
+store itself and asks to stop the server first.
+
+To add a subcommand: add a method to ``MemoryClient`` and both backends, then a
+handler here (``async def _name(client, args) -> int``) registered with
+``command(...)``.
 """
 
 from __future__ import annotations
@@ -22,26 +29,52 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omoide.commands._common import EXIT_FAILED
+
+if TYPE_CHECKING:
+    from omoide.memory_client import MemoryClient
+
+Handler = Callable[["MemoryClient", argparse.Namespace], Awaitable[int]]
+
+
+def user_id_argument(value: str) -> str:
+    """argparse ``type=`` for ``--user``: the user id rule, with its message."""
+    from omoide.user_ids import InvalidUserId, validate_user_id
+
+    try:
+        return validate_user_id(value)
+    except InvalidUserId as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _limit(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 1 <= n <= 100:
+        raise argparse.ArgumentTypeError("must be between 1 and 100")
+    return n
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("memory", help="see, search, forget, export and import memories")
     msub = p.add_subparsers(dest="memory_command", required=True, metavar="COMMAND")
 
-    def command(name: str, help_text: str, handler: Callable[..., Awaitable[int]],
+    def command(name: str, help_text: str, handler: Handler,
                 user: bool | None = True, needs: tuple[str, ...] = ("embed", "store"),
                 ) -> argparse.ArgumentParser:
         c = msub.add_parser(name, help=help_text)
         c.add_argument("--config", required=True, help="config file (YAML)")
         if user is True:
-            c.add_argument("--user", required=True, help="user id")
+            c.add_argument("--user", required=True, type=user_id_argument, help="user id")
         elif user is None:
-            c.add_argument("--user", action="append", help="user id (repeatable; default all)")
+            c.add_argument("--user", action="append", type=user_id_argument,
+                           help="user id (repeatable; default all)")
         else:
-            c.add_argument("--user", help="user id (default: all users)")
+            c.add_argument("--user", type=user_id_argument, help="user id (default: all users)")
         c.set_defaults(handler=lambda args: _run(args, handler, needs))
         parser: argparse.ArgumentParser = c
         return parser
@@ -50,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--json", action="store_true", help="print JSON lines")
     c = command("search", "memories ranked for a text (no injection gate)", _search)
     c.add_argument("text", metavar="TEXT")
-    c.add_argument("--limit", type=int, default=10, help="how many (default 10)")
+    c.add_argument("--limit", type=_limit, default=10, help="how many, 1-100 (default 10)")
     c.add_argument("--json", action="store_true", help="print JSON")
     c = command("show", "one memory in full (JSON)", _show)
     c.add_argument("id", metavar="ID")
@@ -58,151 +91,157 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("ids", nargs="+", metavar="ID")
     c = command("export", "a user's memories as JSON lines", _export)
     c.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout)")
-    c = command("import", "add memories from an export (JSON lines or a JSON list)", _import)
+    c = command("import", "add memories from an export (JSON lines or a JSON list); "
+                          "memories already there are skipped", _import)
     c.add_argument("file", metavar="FILE")
+    c.add_argument("--skip-invalid", action="store_true",
+                   help="import the valid lines even if some are invalid (default: "
+                        "import nothing and list every problem)")
     command("pending", "exchanges waiting for extraction, per user", _pending, user=False,
             needs=())
     command("extract", "extract a user's pending exchanges now", _extract,
             needs=("embed", "store", "chat"))
-    command("reembed", "re-embed every memory with the configured embedder", _reembed,
-            user=None)
+    command("reembed", "re-embed every memory with the configured embedder (stop the "
+                       "server first)", _reembed, user=None)
 
 
-def _run(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],
-         needs: tuple[str, ...]) -> int:
-    return asyncio.run(_with_engine(args, handler, needs))
+def _run(args: argparse.Namespace, handler: Handler, needs: tuple[str, ...]) -> int:
+    return asyncio.run(_with_client(args, handler, needs))
 
 
-async def _with_engine(args: argparse.Namespace, handler: Callable[..., Awaitable[int]],
+async def _with_client(args: argparse.Namespace, handler: Handler,
                        needs: tuple[str, ...]) -> int:
     from omoide.commands._common import load_or_exit, report_failures
-    from omoide.memory.engine import MemoryEngine
-    from omoide.runtime import Runtime
+    from omoide.memory_client import open_memory_client
 
     settings = load_or_exit(args.config)
-    runtime = Runtime(settings)
-    engine = runtime.memory
-    assert isinstance(engine, MemoryEngine)
 
-    async def started_work() -> int:
-        if needs:
-            await runtime.start(*needs)
-        if handler is _reembed:
-            engine.journal.open()
-        elif needs:
-            await engine.start()
-        else:
-            engine.journal.open()
-        return await handler(engine, args)
+    async def work() -> int:
+        command = f"omoide memory {args.memory_command}"
+        async with open_memory_client(settings, command, needs) as client:
+            return await handler(client, args)
 
-    try:
-        return await report_failures(started_work())
-    finally:
-        await engine.stop()
-        await runtime.stop()
+    return await report_failures(work())
 
 
-def _line(m: Any) -> str:
-    dates = ",".join(d.isoformat() for d in m.event_dates)
-    flag = " (superseded)" if m.superseded_by else ""
-    return f"{m.id}  {m.created_at:%Y-%m-%d %H:%M}  [{m.kind}{' ' + dates if dates else ''}]" \
-           f"  {m.text}{flag}"
+def _line(m: dict[str, Any]) -> str:
+    dates = ",".join(m.get("event_dates") or ())
+    flag = " (superseded)" if m.get("superseded_by") else ""
+    said = str(m.get("created_at", ""))[:16].replace("T", " ")
+    kind = f"{m.get('kind')}{' ' + dates if dates else ''}"
+    return f"{m['id']}  {said}  [{kind}]  {_printable(str(m['text']))}{flag}"
 
 
-async def _list(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.records import to_json
-    for m in await engine.list_memories(args.user):
-        print(json.dumps(to_json(m), ensure_ascii=False) if args.json else _line(m))
+def _printable(text: str) -> str:
+    """Text for a terminal: control characters (ANSI escapes) made visible."""
+    from omoide.server.log_safety import neutralise_controls
+
+    return neutralise_controls(text)
+
+
+async def _list(client: MemoryClient, args: argparse.Namespace) -> int:
+    for m in await client.list_memories(args.user):
+        print(json.dumps(m, ensure_ascii=False) if args.json else _line(m))
     return 0
 
 
-async def _search(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.records import to_json
-    results = await engine.search(args.user, args.text, limit=args.limit)
+async def _search(client: MemoryClient, args: argparse.Namespace) -> int:
+    results = await client.search(args.user, args.text, args.limit)
     if args.json:
-        print(json.dumps([{"score": round(r.score, 4), **to_json(r.memory)} for r in results],
-                         ensure_ascii=False, indent=2))
+        print(json.dumps(results, ensure_ascii=False, indent=2))
     else:
         for r in results:
-            print(f"{r.score:.3f}  {_line(r.memory)}")
+            print(f"{r['score']:.3f}  {_line(r)}")
     return 0
 
 
-async def _show(engine: Any, args: argparse.Namespace) -> int:
-    from omoide.memory.records import to_json
-    m = await engine.get(args.user, args.id)
+async def _show(client: MemoryClient, args: argparse.Namespace) -> int:
+    m = await client.show(args.user, args.id)
     if m is None:
-        print(f"no memory {args.id} for user {args.user}", file=sys.stderr)
+        print(f"no memory {args.id!r} for user {args.user}", file=sys.stderr)
         return EXIT_FAILED
-    print(json.dumps(to_json(m), ensure_ascii=False, indent=2))
+    print(json.dumps(m, ensure_ascii=False, indent=2))
     return 0
 
 
-async def _forget(engine: Any, args: argparse.Namespace) -> int:
+async def _forget(client: MemoryClient, args: argparse.Namespace) -> int:
     missing = 0
     for memory_id in args.ids:
-        if await engine.forget(args.user, memory_id):
+        if await client.forget(args.user, memory_id):
             print(f"forgot {memory_id}")
         else:
-            print(f"no memory {memory_id} for user {args.user}", file=sys.stderr)
+            print(f"no memory {memory_id!r} for user {args.user}", file=sys.stderr)
             missing += 1
     return EXIT_FAILED if missing else 0
 
 
-async def _export(engine: Any, args: argparse.Namespace) -> int:
-    items = await engine.export(args.user)
+async def _export(client: MemoryClient, args: argparse.Namespace) -> int:
+    items = await client.export(args.user)
     text = "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"omoide: cannot write {args.out}: {exc.strerror}", file=sys.stderr)
+            return EXIT_FAILED
         print(f"exported {len(items)} memories to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
 
 
-def read_export(text: str) -> list[dict[str, Any]]:
-    """An export as JSON lines or one JSON list."""
-    text = text.strip()
-    if text.startswith("["):
-        data = json.loads(text)
-        return [d for d in data if isinstance(d, dict)]
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-async def _import(engine: Any, args: argparse.Namespace) -> int:
-    items = read_export(Path(args.file).read_text(encoding="utf-8"))
-    stored = await engine.import_memories(args.user, items)
-    print(f"imported {len(stored)} memories into {args.user}")
+async def _import(client: MemoryClient, args: argparse.Namespace) -> int:
+    try:
+        data = Path(args.file).read_bytes()
+    except OSError as exc:
+        print(f"omoide: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return EXIT_FAILED
+    ok, body = await client.import_file(args.user, data, skip_invalid=args.skip_invalid)
+    for problem in body.get("problems", []):
+        where = f"line {problem['line']}" if "line" in problem else f"item {problem['item']}"
+        print(f"{args.file}: {where}: {problem['message']}", file=sys.stderr)
+    hidden = body.get("invalid", 0) - len(body.get("problems", []))
+    if hidden > 0:
+        print(f"{args.file}: ... and {hidden} more invalid lines", file=sys.stderr)
+    if not ok:
+        print(f"omoide: {body.get('error', 'import failed')}", file=sys.stderr)
+        if body.get("imported"):
+            print(f"{body['imported']} memories were imported before it stopped",
+                  file=sys.stderr)
+        return EXIT_FAILED
+    print(f"imported {body['imported']} memories into {args.user}; skipped "
+          f"{body['skipped']} already there; {body.get('invalid', 0)} invalid")
     return 0
 
 
-async def _pending(engine: Any, args: argparse.Namespace) -> int:
-    rows = await engine.pending(args.user)
+async def _pending(client: MemoryClient, args: argparse.Namespace) -> int:
+    rows = await client.pending(args.user)
     if not rows:
         print("nothing pending")
     for r in rows:
-        err = f"  last error: {r.last_error}" if r.last_error else ""
-        print(f"{r.user}: {r.exchanges} exchanges ({r.oldest:%Y-%m-%d %H:%M} .."
-              f" {r.newest:%Y-%m-%d %H:%M}), {r.attempts} failed attempts{err}")
+        err = f"  last error: {_printable(r['last_error'])}" if r.get("last_error") else ""
+        print(f"{r['user']}: {r['exchanges']} exchanges ({r['oldest'][:16].replace('T', ' ')}"
+              f" .. {r['newest'][:16].replace('T', ' ')}), {r['attempts']} failed attempts"
+              f"{err}")
     return 0
 
 
-async def _extract(engine: Any, args: argparse.Namespace) -> int:
-    report = await engine.extract_now(args.user)
-    if report.pending:
-        print(f"extraction failed, {report.exchanges} exchanges stay pending: {report.error}",
-              file=sys.stderr)
+async def _extract(client: MemoryClient, args: argparse.Namespace) -> int:
+    report = await client.extract(args.user)
+    if report["pending"]:
+        print(f"extraction failed, {report['exchanges']} exchanges stay pending: "
+              f"{report['error']}", file=sys.stderr)
         return EXIT_FAILED
-    print(f"{report.exchanges} exchanges -> {len(report.stored)} memories stored,"
-          f" {report.skipped_duplicates} duplicates skipped,"
-          f" {len(report.superseded)} superseded")
-    for m in report.stored:
+    print(f"{report['exchanges']} exchanges -> {len(report['stored'])} memories stored,"
+          f" {report['skipped_duplicates']} duplicates skipped,"
+          f" {len(report['superseded'])} superseded")
+    for m in report["stored"]:
         print(f"  {_line(m)}")
     return 0
 
 
-async def _reembed(engine: Any, args: argparse.Namespace) -> int:
-    counts = await engine.reembed(args.user or None)
+async def _reembed(client: MemoryClient, args: argparse.Namespace) -> int:
+    counts = await client.reembed(args.user or None)
     for user, n in counts.items():
         print(f"{user}: {n} memories re-embedded")
     return 0

@@ -1,11 +1,20 @@
-"""``omoide serve --config FILE [--host H] [--port P]``."""
+"""``omoide serve --config FILE [--host H] [--port P]``.
+
+The server claims its data dir (one process at a time: a second server, or an
+``omoide memory`` command working on the store, is told who holds it), publishes
+its URL in ``<data_dir>/server.json`` once it listens (so ``omoide memory`` finds it)
+and removes it when it stops. Logging goes through
+:class:`omoide.server.log_safety.SafeFormatter`: no token and no control character
+reaches a log line, including uvicorn's access log.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
-from omoide.commands._common import load_or_exit
+from omoide.commands._common import EXIT_FAILED, load_or_exit
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,26 +29,49 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from omoide.config import wanted_components
+    from omoide.data_dir_owner import DataDirBusy, DataDirClaim
+    from omoide.errors import OmoideError
     from omoide.plugins import build_registry
     from omoide.server.app import create_app
+    from omoide.server.log_safety import uvicorn_log_config
+    from omoide.server.runner import PublishingServer
+    from omoide.server.tokens import TokenStore
 
     settings = load_or_exit(args.config)
-    registry = build_registry(wanted_components(settings.envelope))
-    fatal: list[str] = []
-    server_box: list[uvicorn.Server] = []
+    try:
+        claim = DataDirClaim.acquire(settings.data_dir, "omoide serve")
+    except DataDirBusy as exc:
+        print(f"omoide: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        if TokenStore(settings.data_dir).ensure_admin_token():
+            print(f"omoide: created the admin token in {settings.data_dir}/auth/admin.token "
+                  f"(print it with: omoide token show --config {args.config})",
+                  file=sys.stderr)
+        registry = build_registry(wanted_components(settings.envelope))
+        fatal: list[str] = []
+        server_box: list[uvicorn.Server] = []
 
-    def on_fatal(message: str) -> None:
-        fatal.append(message)
-        if server_box:
-            server_box[0].should_exit = True
+        def on_fatal(message: str) -> None:
+            fatal.append(message)
+            if server_box:
+                server_box[0].should_exit = True
 
-    app = create_app(settings, registry, on_fatal=on_fatal)
-    config = uvicorn.Config(app, host=args.host or settings.server.host,
-                            port=args.port or settings.server.port, log_level="info",
-                            ws_max_size=1 << 20)
-    server = uvicorn.Server(config)
-    server_box.append(server)
-    server.run()
+        try:
+            app = create_app(settings, registry, on_fatal=on_fatal)
+        except OmoideError as exc:
+            print(f"omoide could not start: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        root_level = logging.getLevelName(logging.getLogger().level)
+        config = uvicorn.Config(app, host=args.host or settings.server.host,
+                                port=args.port or settings.server.port, log_level="info",
+                                log_config=uvicorn_log_config("INFO", root_level=root_level),
+                                ws_max_size=1 << 20)
+        server = PublishingServer(config, claim)
+        server_box.append(server)
+        server.run()
+    finally:
+        claim.release()
     if fatal:
         print("\nomoide could not start:\n" + "\n".join(fatal), file=sys.stderr)
         return 1

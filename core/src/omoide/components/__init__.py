@@ -22,12 +22,22 @@ from omoide.components.store import (
     VectorStore,
     VectorStoreConfig,
 )
+from omoide.components.tool import (
+    AnnounceOutcome,
+    ConfirmationRequest,
+    Tool,
+    ToolConfig,
+    ToolContext,
+    ToolError,
+    ToolFunction,
+    ToolHost,
+)
 from omoide.components.tts import TTS, TTSConfig
 from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
 
 KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
-    "chat": ChatModel, "tts": TTS, "device": Device,
+    "chat": ChatModel, "tts": TTS, "device": Device, "tool": Tool,
 }
 
 __all__ = [
@@ -36,6 +46,7 @@ __all__ = [
                                     "TTS",
                                     "VAD",
                                     "ASRConfig",
+                                    "AnnounceOutcome",
                                     "Capabilities",
                                     "ChatConfig",
                                     "ChatModel",
@@ -43,6 +54,7 @@ __all__ = [
                                     "ComponentConfig",
                                     "ComponentState",
                                     "ComponentStatus",
+                                    "ConfirmationRequest",
                                     "Device",
                                     "DeviceConfig",
                                     "DeviceHost",
@@ -52,6 +64,12 @@ __all__ = [
                                     "ScrollPage",
                                     "StoreCapabilities",
                                     "TTSConfig",
+                                    "Tool",
+                                    "ToolConfig",
+                                    "ToolContext",
+                                    "ToolError",
+                                    "ToolFunction",
+                                    "ToolHost",
                                     "VADConfig",
                                     "VectorStore",
                                     "VectorStoreConfig",

@@ -15,8 +15,10 @@ from omoide.components.base import Component, ComponentConfig
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from omoide.announcements import Announcement
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
+    from omoide.types import AudioClip
 
 
 class DeviceHost(Protocol):
@@ -41,6 +43,16 @@ class DeviceHost(Protocol):
         """Tell the assistant a user's session closed (schedules memory extraction)."""
         ...
 
+    async def synthesize(self, text: str) -> AudioClip | None:
+        """A fixed line (a greeting, a goodbye) in the configured TTS voice, or None when
+        no TTS is ready or it failed. Not a turn: nothing is journaled or traced."""
+
+    async def take_announcements(self, user: str) -> list[Announcement]:
+        """Messages queued for ``user`` while no device of theirs could speak (a timer
+        that went off), rendered with audio; taking them removes them from the queue.
+        A device calls this when one of ``user``'s robots is back and can speak."""
+        ...
+
 
 class DeviceConfig(ComponentConfig):
     pass
@@ -58,3 +70,16 @@ class Device(Component[DeviceConfig]):
     @abstractmethod
     def router(self, host: DeviceHost) -> APIRouter:
         """Routes this device adds to the server; called once when the app is built."""
+
+    # -- unsolicited messages (optional) -------------------------------------------------
+    def reaches(self, user: str) -> bool:
+        """True when a device of ``user`` is connected and can be spoken to right now.
+
+        Devices that cannot speak unprompted keep this default (False): the message is
+        queued for :meth:`DeviceHost.take_announcements`."""
+        return False
+
+    async def announce(self, user: str, announcement: Announcement) -> bool:
+        """Speak ``announcement`` (sentences with audio) on ``user``'s device without a
+        turn; True when it was delivered. Never raises for a device that went away."""
+        return False

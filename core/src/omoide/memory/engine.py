@@ -27,25 +27,36 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from omoide.components import ChatModel, Embedder, VectorStore
-from omoide.errors import ComponentError
+from omoide.errors import ComponentError, InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.baseline import baseline_read
 from omoide.memory.config import MemoryConfig
 from omoide.memory.dates import absolute_dates
 from omoide.memory.dedup import Verdict, compare
 from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
+from omoide.memory.import_format import (
+    ImportFailed,
+    ImportItem,
+    ImportReport,
+    check_item,
+    imported_memory_id,
+)
 from omoide.memory.index import UserIndex
 from omoide.memory.index_cache import IndexCache, dense_only_index
 from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
 from omoide.memory.read_inputs import gather_inputs
-from omoide.memory.records import from_json, from_payload, to_json, to_payload
+from omoide.memory.records import from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read
-from omoide.memory.text import canonical
+from omoide.memory.text import canonical, dedup_key
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
+from omoide.user_ids import validate_user_id
 
 log = logging.getLogger("omoide.memory")
+
+IMPORT_BATCH = 64
+"""Memories an import embeds and stores at a time before letting other work run."""
 
 
 class MemoryEngine:
@@ -66,6 +77,7 @@ class MemoryEngine:
         self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s,
                                    saved)
         self._extract_locks: dict[str, asyncio.Lock] = {}
+        self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
@@ -428,16 +440,72 @@ class MemoryEngine:
     async def export(self, user: str) -> list[dict[str, Any]]:
         return [to_json(m) for m in await self.list_memories(user)]
 
-    async def import_memories(self, user: str, items: Sequence[dict[str, Any]],
-                              ) -> list[Memory]:
-        """Import exported memories into ``user`` under fresh ids (an export of another
-        user can never overwrite anyone's memories); superseded links are remapped."""
-        parsed = [from_json(d, user) for d in items]
-        new_ids = {m.id: str(uuid.uuid4()) for m in parsed}
-        fresh = [replace(m, id=new_ids[m.id],
-                         superseded_by=new_ids.get(m.superseded_by or "")
-                         if m.superseded_by else None) for m in parsed]
-        return await self.add_memories(user, fresh)
+    async def import_memories(self, user: str, items: Sequence[ImportItem | dict[str, Any]],
+                              *, batch_size: int = IMPORT_BATCH) -> ImportReport:
+        """Import memories (an export, checked by :class:`ImportItem`) into ``user``.
+
+        Idempotent: an item whose id or canonical text is already one of ``user``'s
+        memories (or earlier in the same import) is skipped, so importing a file twice
+        stores it once. Items are stored under ids derived from ``user`` and the file's
+        id (an export of another user can never overwrite anyone's memories);
+        superseded links are remapped. Stored in batches of ``batch_size``, embedded at
+        batch priority, yielding to interactive work between batches. Raises
+        :class:`InvalidInput` for an invalid item (nothing stored) and
+        :class:`ImportFailed` (with what was stored) when storing fails part-way.
+        """
+        validate_user_id(user)
+        # Two imports for one person at once would both miss each other's texts.
+        async with self._import_locks.setdefault(user, asyncio.Lock()):
+            return await self._import_checked(user, items, batch_size)
+
+    async def _import_checked(self, user: str, items: Sequence[ImportItem | dict[str, Any]],
+                              batch_size: int) -> ImportReport:
+        checked: list[ImportItem] = []
+        for i, item in enumerate(items, 1):
+            result = item if isinstance(item, ImportItem) else check_item(item)
+            if isinstance(result, str):
+                raise InvalidInput(f"item {i}: {result}")
+            checked.append(result)
+        existing = await self.list_memories(user)
+        known_ids = {m.id for m in existing}
+        by_key = {dedup_key(m.text): m.id for m in existing}
+        resolved: dict[str, str] = {}
+        fresh: list[Memory] = []
+        now = datetime.now(self._tz)
+        for item in checked:
+            key = dedup_key(item.text)
+            new_id = imported_memory_id(user, item.id or key)
+            same = next((i for i in (item.id, new_id) if i in known_ids), None) \
+                or by_key.get(key)
+            if same is not None:
+                if item.id:
+                    resolved[item.id] = same
+                continue
+            created = item.created_at or now
+            if created.tzinfo is None:
+                created = created.replace(tzinfo=self._tz)
+            fresh.append(Memory(
+                id=new_id, user=user, text=item.text, created_at=created,
+                event_dates=tuple(item.event_dates), kind=item.kind,
+                entities=tuple(item.entities),
+                source_exchange_ids=tuple(item.source_exchange_ids),
+                superseded_by=item.superseded_by))
+            known_ids.add(new_id)
+            by_key[key] = new_id
+            if item.id:
+                resolved[item.id] = new_id
+        fresh = [replace(m, superseded_by=resolved.get(m.superseded_by))
+                 if m.superseded_by else m for m in fresh]
+        skipped = len(checked) - len(fresh)
+        stored: list[Memory] = []
+        for start in range(0, len(fresh), batch_size):
+            batch = fresh[start:start + batch_size]
+            try:
+                stored += await self.add_memories(user, batch)
+            except Exception as exc:
+                raise ImportFailed(ImportReport(stored, skipped), len(fresh), exc) from exc
+            await asyncio.sleep(0)  # let waiting turns run between batches
+        return ImportReport(stored, skipped)
 
     async def pending(self, user: str | None = None) -> list[PendingSummary]:
         return await self.journal.pending_summary(user)

@@ -11,7 +11,6 @@ sentence is shown without audio. Every exchange is journaled before observers
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -21,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 import pluggy
 
 from omoide.components import ASR, TTS, ChatModel
-from omoide.config import AssistantSettings
+from omoide.config import AssistantSettings, ToolCallSettings
 from omoide.errors import OmoideError
 from omoide.hooks import Hooks
 from omoide.hookspecs import hookimpl
@@ -35,6 +34,7 @@ from omoide.pipeline.prompt import (
     build_messages,
 )
 from omoide.pipeline.splitter import SentenceSplitter
+from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
 from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
@@ -42,7 +42,6 @@ from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
 log = logging.getLogger("omoide.pipeline")
 
 APOLOGY = "ごめんね、今ちょっと考えがまとまらないみたい。もう一度話しかけてくれる？"
-MAX_TOOL_ROUNDS = 3
 
 
 @dataclass
@@ -65,7 +64,7 @@ class Assistant:
 
     def __init__(self, *, settings: AssistantSettings, asr: ASR | None, chat: ChatModel,
                  tts: TTS | None, memory: MemoryService | None, hooks: pluggy.PluginManager,
-                 traces: TraceLog | None = None) -> None:
+                 traces: TraceLog | None = None, tools: ToolRunner | None = None) -> None:
         self.settings = settings
         self.asr = asr
         self.chat = chat
@@ -74,13 +73,14 @@ class Assistant:
         self.hooks = hooks
         self._hooks = Hooks(hooks)
         self.traces = traces or TraceLog(None)
+        self.tools = tools or ToolRunner([], ToolCallSettings(), settings.timezone)
         self.history = ConversationHistory(
             settings.history_exchanges, timedelta(minutes=settings.history_window_minutes))
 
     async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
         """Run one turn. Cancelling it (barge-in) journals what was said and re-raises."""
         turn_id = uuid.uuid4().hex[:12]
-        trace = TurnTrace(turn_id, request.user)
+        trace = TurnTrace(turn_id, request.user, device=request.device)
         if request.end_of_speech_at is not None:
             trace.t0 = request.end_of_speech_at
         trace.mark("end_of_speech")
@@ -231,10 +231,15 @@ class Assistant:
             reply.text += tagged.text
             return splitter.feed(tagged.text)
 
+        tools = self.tools.for_turn(request, request.now or datetime.now(UTC))
+        rounds = self.tools.settings.max_rounds
         try:
-            for _ in range(MAX_TOOL_ROUNDS + 1):
+            messages = await tools.settle_confirmation(messages, trace)
+            for round_ in range(rounds + 1):
                 calls: list[ToolCall] = []
-                async for delta in self.chat.stream(messages, tools=request.tools):
+                # the last round offers no tools: the model has to answer
+                offered = tools.specs if round_ < rounds else ()
+                async for delta in self.chat.stream(messages, tools=offered):
                     if delta.tool_call is not None:
                         calls.append(delta.tool_call)
                         continue
@@ -242,12 +247,13 @@ class Assistant:
                         trace.mark("chat_first_token", self.chat.name)
                         for s in await emit(delta.text):
                             yield s
-                if not calls or request.tool_handler is None:
+                if not calls or not tools:
                     break
                 messages = [*messages, ChatMessage("assistant", "", tool_calls=tuple(calls))]
-                for call in calls:
-                    result = await self._call_tool(request, call)
-                    messages.append(ChatMessage("tool", result, tool_call_id=call.id))
+                results = await asyncio.gather(*(self._call_tool(tools, call, trace)
+                                                 for call in calls))
+                messages += [ChatMessage("tool", result, tool_call_id=call.id)
+                             for call, result in zip(calls, results, strict=True)]
             trace.end("chat")
         except Exception as exc:  # noqa: BLE001 - a failing chat model degrades the turn
             trace.end("chat", error=f"{type(exc).__name__}: {exc}")
@@ -272,12 +278,9 @@ class Assistant:
         for s in splitter.flush():
             yield s
 
-    async def _call_tool(self, request: TurnRequest, call: ToolCall) -> str:
-        assert request.tool_handler is not None
-        try:
-            return await asyncio.wait_for(request.tool_handler(call), timeout=10)
-        except Exception as exc:  # noqa: BLE001 - a tool failure is the model's to handle
-            return json.dumps({"error": f"{type(exc).__name__}: {exc}"}, ensure_ascii=False)
+    async def _call_tool(self, tools: TurnTools, call: ToolCall, trace: TurnTrace) -> str:
+        """One tool call; failures come back as an error text for the model (never raise)."""
+        return await tools.call(call, trace)
 
     # -- bookkeeping -----------------------------------------------------------------
     async def _finish(self, request: TurnRequest, transcript: str, reply: _Reply,

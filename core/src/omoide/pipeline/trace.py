@@ -36,6 +36,12 @@ class TurnTrace:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     t0: float = field(default_factory=time.perf_counter)
     spans: dict[str, Span] = field(default_factory=dict)
+    device: str | None = None
+    """Which device the turn came from (a robot's device id, "http"), if known."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """Each tool call: name, source (tool component or ``device``), start and duration
+    in ms, outcome (ok, error, timeout, refused, needs_confirmation, confirmed,
+    cancelled, unconfirmed) and the error, if any."""
 
     def now_ms(self) -> float:
         return (time.perf_counter() - self.t0) * 1000.0
@@ -59,17 +65,25 @@ class TurnTrace:
             t = self.now_ms()
             self.spans[stage] = Span(t, t, component, None, note)
 
+    def tool_call(self, name: str, source: str, start_ms: float, outcome: str,
+                  error: str | None = None) -> None:
+        """Record one tool call that started at ``start_ms`` and ends now."""
+        self.tools.append({"name": name, "source": source, "start_ms": round(start_ms, 2),
+                           "duration_ms": round(self.now_ms() - start_ms, 2),
+                           "outcome": outcome, "error": error})
+
     def ms(self, stage: str) -> float | None:
         span = self.spans.get(stage)
         return None if span is None else span.end_ms
 
     def to_json(self) -> dict[str, Any]:
-        return {"turn_id": self.turn_id, "user": self.user,
+        return {"turn_id": self.turn_id, "user": self.user, "device": self.device,
                 "started_at": self.started_at.isoformat(),
                 "stages": {name: {"start_ms": round(s.start_ms, 2),
                                   "end_ms": None if s.end_ms is None else round(s.end_ms, 2),
                                   "component": s.component, "error": s.error, "note": s.note}
-                           for name, s in self.spans.items()}}
+                           for name, s in self.spans.items()},
+                "tools": list(self.tools)}
 
 
 class TraceLog:

@@ -4,6 +4,9 @@ Components start in the background once the server is up, so ``GET /healthz``
 can show each one as starting, ready or failed (with the reason). Turns are
 refused with 503 until the components they need are ready. A component that fails
 to start calls ``on_fatal`` (``omoide serve`` stops the server with the message).
+
+Every request first passes :class:`omoide.server.guard.RequestGuard` (Host, Origin,
+body size, token, content type); :mod:`omoide.server.auth` says who may call what.
 """
 
 from __future__ import annotations
@@ -13,39 +16,53 @@ import base64
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector
-from omoide.config import Settings
+from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory.api import MemoryService
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
+from omoide.pipeline.tools import ToolRunner
 from omoide.pipeline.trace import TraceLog
 from omoide.pipeline.turn import NullSink, TurnRequest, TurnResult, TurnSink
 from omoide.plugins import PluginRegistry
 from omoide.runtime import Runtime
+from omoide.server.auth import (
+    Principal,
+    SessionStore,
+    current_principal,
+    device_path_problem,
+    require_user,
+)
+from omoide.server.guard import GuardConfig, RequestGuard
+from omoide.server.inputs import TurnText, UserId
+from omoide.server.limits import NewUserLimiter
+from omoide.server.origins import HostPolicy
+from omoide.server.tokens import TokenStore
+from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
 
 log = logging.getLogger("omoide.server")
 
-MAX_AUDIO_BYTES = 32 * 1024 * 1024
-
 
 class TextTurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    user: str = Field(min_length=1, max_length=200, description="User id.")
-    text: str = Field(min_length=1, max_length=4000, description="What the user said.")
-    now: datetime | None = Field(None, description="Override the clock (tests, replay).")
+    user: UserId = Field(description="User id (see omoide.user_ids).")
+    text: TurnText = Field(description="What the user said.")
+    now: SaneDatetime | None = Field(None, description="Override the clock (tests, replay); "
+                                                       "1970-2199.")
     speak: bool = Field(False, description="Also synthesise the reply (audio in the response).")
 
 
@@ -96,8 +113,12 @@ class OmoideServer:
         self.memory_reason: str | None = None
         self.assistant: Assistant | None = None
         self._scheduler: ExtractionScheduler | None = None
+        self.announcer, self.tools = _tools_for(self)
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
+        limits = settings.server.limits
+        self.new_users = NewUserLimiter(limits.new_users_per_source,
+                                        limits.new_users_window_minutes * 60)
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
@@ -123,15 +144,28 @@ class OmoideServer:
             self.memory_reason = f"{type(exc).__name__}: {exc}"
             self._fatal(f"memory failed to start: {self.memory_reason}")
             return
+        await self._know_existing_users(memory)
         pm = self.registry.pm
         if not pm.is_registered(sections):
             pm.register(sections, name="core.sections")
         self._scheduler = ExtractionScheduler(memory)
         pm.register(self._scheduler, name=f"core.extraction.{id(self)}")
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
-                                   tts=rt.tts, memory=memory, hooks=pm, traces=self.traces)
+                                   tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
+                                   tools=self.tools)
         self.ready.set()
         log.info("omoide is ready")
+
+    async def _know_existing_users(self, memory: MemoryService) -> None:
+        """People the journal knows are never "new" for the new-user limit."""
+        journal = getattr(memory, "journal", None)
+        users = getattr(journal, "users", None)
+        if users is None:
+            return
+        try:
+            self.new_users.know(await users())
+        except Exception as exc:  # noqa: BLE001 - the limit then counts them once more
+            log.warning("could not read the known users from the journal: %s", exc)
 
     @property
     def memory(self) -> MemoryService:
@@ -209,6 +243,35 @@ class ServerDeviceHost:
         if self._server.ready.is_set():
             await self._server.memory.session_ended(user)
 
+    async def synthesize(self, text: str) -> AudioClip | None:
+        tts = self._server.runtime.tts
+        if not self._server.ready.is_set() or tts is None:
+            return None
+        try:
+            return await tts.synthesize(text)
+        except Exception as exc:  # noqa: BLE001 - the caller shows the line without sound
+            log.warning("tts failed for a device line %r: %s", text, exc)
+            return None
+
+    async def take_announcements(self, user: str) -> list[Announcement]:
+        return await self._server.announcer.take_pending(user)
+
+
+def _tools_for(server: OmoideServer) -> tuple[Announcer, ToolRunner]:
+    """The announcer (unsolicited messages) and the tool runner, tools attached."""
+    from omoide.announcements import AnnouncementQueue
+    from omoide.server.tool_host import ServerToolHost
+
+    settings, rt = server.settings, server.runtime
+    announcer = Announcer(rt.devices, rt.tts, AnnouncementQueue(
+        settings.data_dir / "announcements.json"),
+        first_sentence_comma_split=settings.assistant.first_sentence_comma_split)
+    for tool in rt.tools:
+        owner = server.registry.owner_of("tool", tool.name) or tool.name
+        tool.attach(ServerToolHost(server, announcer, settings.tool_data_dir(owner)))
+    return announcer, ToolRunner(rt.tools, settings.envelope.tool_calls,
+                                 settings.assistant.timezone)
+
 
 def create_app(settings: Settings, registry: PluginRegistry, *,
                runtime: Runtime | None = None,
@@ -216,7 +279,8 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
                memory: MemoryService | None = None) -> FastAPI:
     """Build the app for ``settings``. Components start when the app starts.
 
-    ``memory`` replaces the configured memory engine (tests, embedding omoide).
+    ``memory`` replaces the configured memory engine (tests, embedding omoide). The
+    admin token is created in ``<data_dir>/auth/`` if there is none yet.
     """
     server = OmoideServer(settings, registry, runtime, on_fatal, memory)
 
@@ -235,13 +299,43 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     memory_router = _memory_router(server)
     if memory_router is not None:
         app.include_router(memory_router)
+    device_prefixes: list[str] = []
     for path, device in zip(
             [p for p in settings.components if p.startswith("devices[")],
             server.runtime.devices, strict=True):
         owner = registry.owner_of("device", device.name) or device.name
+        for prefix in type(device).public_paths:
+            problem = device_path_problem(prefix)
+            if problem is not None:
+                raise OmoideError(f"{path} ({device.name}) declares the public path "
+                                  f"{prefix!r}: {problem}")
+            device_prefixes.append(prefix)
         app.include_router(device.router(server.host_for(owner)))
         log.debug("mounted device %s from %s", device.name, path)
+    install_guard(app, settings.server, TokenStore(settings.data_dir),
+                  device_prefixes=tuple(device_prefixes))
     return app
+
+
+def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenStore, *,
+                  device_prefixes: tuple[str, ...] = ()) -> None:
+    """Put ``app`` behind the guard (tokens, Host/Origin, limits) and add the sign-in
+    routes. Creates the admin token if there is none. ``app.state.tokens`` is then the
+    :class:`TokenStore` (``omoide.testing.auth`` reads it)."""
+    from omoide.server.session_routes import session_router
+
+    tokens.ensure_admin_token()
+    sessions = SessionStore(tokens, server_settings.auth.session_hours * 3600)
+    app.state.tokens = tokens
+    app.include_router(session_router(tokens, sessions))
+    app.add_middleware(RequestGuard, config=GuardConfig(
+        tokens=tokens, sessions=sessions,
+        hosts=HostPolicy.build(listen_host=server_settings.host,
+                               public_url=server_settings.public_url,
+                               allowed_hosts=server_settings.auth.allowed_hosts,
+                               allowed_origins=server_settings.auth.allowed_origins),
+        auth=server_settings.auth, limits=server_settings.limits,
+        device_prefixes=device_prefixes))
 
 
 def _version() -> str:
@@ -257,15 +351,21 @@ def _memory_router(server: OmoideServer) -> APIRouter | None:
     if not isinstance(engine, MemoryEngine):
         log.info("memory routes are off: the memory service is not omoide's engine")
         return None
-    return memory_router(engine)
+    return memory_router(engine, limits=server.settings.server.limits,
+                         ready=server.ready.is_set)
 
 
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+        problems = [{"path": ".".join(str(p) for p in e["loc"]),
+                     "message": str(e["msg"]).removeprefix("Value error, ")}
                     for e in exc.errors()]
         return JSONResponse({"error": "invalid request", "problems": problems}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": exc.detail}, exc.status_code, headers=exc.headers)
 
     @app.exception_handler(InvalidInput)
     async def _bad_input(request: Request, exc: InvalidInput) -> JSONResponse:
@@ -285,35 +385,64 @@ def _core_routes(server: OmoideServer) -> APIRouter:
 
     @router.get("/", include_in_schema=False)
     async def page() -> HTMLResponse:
-        """The web page: components, a user's memories (search, forget), recent traces."""
+        """The web page's shell: sign-in, components, a user's memories, recent traces.
+
+        Public (it holds no data); everything it shows comes from routes that need a
+        token or the session cookie.
+        """
         html = resources.files("omoide.server").joinpath("static/index.html")
         return HTMLResponse(html.read_text(encoding="utf-8"))
+
+    @router.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        return Response(status_code=204)
 
     @router.get("/healthz")
     async def healthz() -> JSONResponse:
         body = server.health()
         return JSONResponse(body, 200 if body["status"] != "failed" else 503)
 
+    def admit_user(request: Request, user: str) -> None:
+        require_user(request, user)
+        client = request.client.host if request.client else None
+        retry_after = server.new_users.admit(user, client)
+        if retry_after is not None:
+            raise HTTPException(
+                429, "too many new user ids from this address; try again later "
+                     "(server.limits.new_users_per_source)",
+                headers={"Retry-After": str(int(retry_after))})
+
     @router.post("/v1/turns")
-    async def text_turn(body: TextTurnIn) -> dict[str, Any]:
+    async def text_turn(body: TextTurnIn, request: Request) -> dict[str, Any]:
+        admit_user(request, body.user)
         result = await server.run_turn(
             TurnRequest(user=body.user, text=body.text, now=body.now, speak=body.speak,
                         device="http"), NullSink())
         return result_json(result, with_audio=body.speak)
 
     @router.post("/v1/turns/audio")
-    async def audio_turn(request: Request, user: str, speak: bool = True) -> dict[str, Any]:
-        """WAV in (request body, ``audio/wav``), reply text and audio (base64 WAV) out."""
-        data = await request.body()
-        if len(data) > MAX_AUDIO_BYTES:
-            raise InvalidInput(f"audio body larger than {MAX_AUDIO_BYTES} bytes")
-        clip = read_wav(data)
+    async def audio_turn(request: Request, user: UserId, speak: bool = True,
+                         ) -> dict[str, Any]:
+        """WAV in (request body, ``audio/wav``), reply text and audio (base64 WAV) out.
+
+        The body is limited by ``server.limits.max_audio_bytes`` while it streams.
+        """
+        admit_user(request, user)
+        clip = read_wav(await request.body())
         result = await server.run_turn(
             TurnRequest(user=user, audio=clip, speak=speak, device="http"), NullSink())
         return result_json(result, with_audio=speak)
 
     @router.get("/v1/traces")
-    async def traces(user: str | None = None, limit: int = 50) -> dict[str, Any]:
-        return {"traces": server.traces.recent(user, max(1, min(limit, 1000)))}
+    async def traces(request: Request, user: UserId | None = None,
+                     limit: int = Query(50, ge=1, le=1000)) -> dict[str, Any]:
+        """Recent turn traces; a person's token sees only that person's."""
+        principal: Principal = current_principal(request)
+        if not principal.is_admin:
+            if user is not None and user != principal.user:
+                raise HTTPException(403, f"this token may see only user "
+                                         f"{principal.user!r}")
+            user = principal.user
+        return {"traces": server.traces.recent(user, limit)}
 
     return router

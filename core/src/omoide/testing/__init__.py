@@ -3,6 +3,10 @@
 The contract classes import pytest, so they load only when asked for
 (``from omoide.testing import VectorStoreContract``); the test-double plugin
 (:mod:`omoide.testing.plugin`) can be loaded by a server without pytest.
+
+Tests that call the server's management routes authenticate with
+:mod:`omoide.testing.auth` (``admin_client(app)``, ``admin_headers(app)``,
+``person_headers(app, user)``, ``BASE_URL``).
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 _CONTRACTS = {"ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
-              "EmbedderContract", "TTSContract", "VADContract", "VectorStoreContract",
+              "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
+              "VectorStoreContract",
               "assert_config_strict_and_described"}
 
 __all__ = sorted([*_CONTRACTS, "PluginPackageContract"])

@@ -29,7 +29,19 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from omoide.components import ASR, TTS, VAD, ChatModel, Component, Device, Embedder, VectorStore
+from omoide.components import (
+    ASR,
+    TTS,
+    VAD,
+    ChatModel,
+    Component,
+    Device,
+    Embedder,
+    Tool,
+    ToolContext,
+    ToolError,
+    VectorStore,
+)
 from omoide.errors import EmbedderMismatch, InvalidInput
 from omoide.types import AudioClip, ChatMessage, EmbedderFingerprint, VectorRecord
 
@@ -441,6 +453,82 @@ class TTSContract(ComponentContract):
             await component.synthesize("   ")
 
 
+class ToolContract(ComponentContract):
+    """Tools: well-formed functions, the core's call checks, JSON results.
+
+    Besides ``config``, a subclass may override ``host`` (a :class:`ToolHost`, by
+    default a :class:`omoide.testing.doubles.ToolHostDouble` in ``tmp_path``) and
+    ``sample_calls`` (``{function: arguments}`` that must succeed and return JSON).
+    """
+
+    component_cls: ClassVar[type[Tool]]
+
+    @pytest.fixture
+    def host(self, tmp_path: Any) -> Any:
+        from omoide.testing.doubles import ToolHostDouble
+        return ToolHostDouble(tmp_path / "tool-data")
+
+    @pytest.fixture
+    def sample_calls(self) -> dict[str, dict[str, Any]]:
+        return {}
+
+    @pytest.fixture
+    async def component(self, config: dict[str, Any], host: Any) -> AsyncIterator[Any]:
+        comp = self.component_cls(self.component_cls.Config.model_validate(config))
+        comp.attach(host)
+        await comp.start()
+        try:
+            yield comp
+        finally:
+            await comp.stop()
+
+    @staticmethod
+    def context(user: str = "alice", *, confirmed: bool = False) -> ToolContext:
+        return ToolContext(user, datetime.now(UTC), "Asia/Tokyo", confirmed=confirmed)
+
+    async def test_functions_are_well_formed(self, component: Tool) -> None:
+        import re
+        names = [fn.name for fn in component.functions()]
+        assert len(names) == len(set(names)), f"function names repeat: {names}"
+        for fn in component.functions():
+            assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", fn.name), fn.name
+            assert fn.description.strip(), f"{fn.name} has no description"
+            assert fn.parameters.get("type") == "object", \
+                f"{fn.name}: parameters must be a JSON schema of an object"
+
+    async def test_an_unknown_function_is_a_tool_error(self, component: Tool) -> None:
+        with pytest.raises(ToolError):
+            await component.invoke("no_such_function", {}, self.context())
+
+    async def test_arguments_must_be_an_object(self, component: Tool) -> None:
+        for fn in component.functions():
+            if not fn.needs_confirmation:
+                with pytest.raises(ToolError):
+                    await component.invoke(fn.name, ["not", "an", "object"],  # type: ignore[arg-type]
+                                           self.context())
+                return
+        pytest.skip("every function needs confirmation")
+
+    async def test_a_function_that_needs_confirmation_does_not_run_unconfirmed(
+            self, component: Tool) -> None:
+        asking = [fn for fn in component.functions() if fn.needs_confirmation]
+        if not asking:
+            pytest.skip(f"{self.component_cls.name} has no function that needs confirmation")
+        for fn in asking:
+            with pytest.raises(ToolError, match="confirmation"):
+                await component.invoke(fn.name, {}, self.context())
+
+    async def test_sample_calls_return_json(self, component: Tool,
+                                            sample_calls: dict[str, dict[str, Any]]) -> None:
+        if not sample_calls:
+            pytest.skip("no sample_calls given")
+        import json
+        for function, arguments in sample_calls.items():
+            value = await component.invoke(function, arguments, self.context())
+            if not isinstance(value, str):
+                json.dumps(value, allow_nan=False)
+
+
 class DeviceContract(ComponentContract):
     component_cls: ClassVar[type[Device]]
 
@@ -455,5 +543,6 @@ def now_utc() -> datetime:
 
 
 __all__ = ["ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
-           "EmbedderContract", "TTSContract", "VADContract", "VectorStoreContract",
+           "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
+           "VectorStoreContract",
            "assert_config_strict_and_described"]

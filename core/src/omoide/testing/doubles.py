@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import hashlib
+import json
 import math
 import re
 import time
@@ -25,11 +26,17 @@ from omoide.components import (
     ASR,
     TTS,
     VAD,
+    AnnounceOutcome,
     ASRConfig,
     ChatConfig,
     ChatModel,
     Embedder,
     EmbedderConfig,
+    Tool,
+    ToolConfig,
+    ToolContext,
+    ToolError,
+    ToolFunction,
     TTSConfig,
     VADConfig,
     VectorStore,
@@ -43,8 +50,10 @@ from omoide.types import (
     ChatMessage,
     EmbedderFingerprint,
     EmbedPurpose,
+    Emotion,
     FloatArray,
     Priority,
+    ToolCall,
     ToolSpec,
     Transcript,
     VectorHit,
@@ -102,6 +111,10 @@ class FakeChatConfig(ChatConfig):
     fail_with: str | None = Field(None, description="Raise this message instead of replying.")
     echo_memories: bool = Field(
         False, description="Append the <retrieved_memory> block to the reply (tests).")
+    call_tools: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Tool calls ({name, arguments}) made before replying when the turn offers "
+                    "tools and the last message is the user's; after the results, `reply`.")
 
 
 class FakeChat(ChatModel):
@@ -115,15 +128,32 @@ class FakeChat(ChatModel):
     def __init__(self, config: FakeChatConfig) -> None:
         super().__init__(config)
         self.requests: list[list[ChatMessage]] = []
+        self.offered: list[list[ToolSpec]] = []
+        """The tools offered with each request."""
+        self.tool_calls_done_at: list[float] = []
+        """``perf_counter`` when each tool-calling round finished streaming its calls."""
+        self.started_at: list[float] = []
+        """``perf_counter`` when each request started."""
         self.token_times_ms: list[float] = []
         """When each piece of the last reply was yielded, ms after the call started."""
 
     async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
                       json_output: bool) -> AsyncIterator[ChatDelta]:
+        self.started_at.append(time.perf_counter())
         self.requests.append(list(messages))
+        self.offered.append(list(tools))
         cfg = self.config
         if cfg.fail_with:
             raise ComponentError(cfg.fail_with, retryable=False)
+        if cfg.call_tools and tools and messages and messages[-1].role == "user":
+            await asyncio.sleep(cfg.first_token_ms / 1000)
+            for i, call in enumerate(cfg.call_tools):
+                arguments = call.get("arguments", {})
+                yield ChatDelta(tool_call=ToolCall(
+                    f"call_{i}", str(call["name"]),
+                    arguments if isinstance(arguments, str) else json.dumps(arguments)))
+            self.tool_calls_done_at.append(time.perf_counter())
+            return
         reply = cfg.reply
         if cfg.echo_memories:
             block = re.search(r"<retrieved_memory>.*?</retrieved_memory>",
@@ -294,6 +324,9 @@ class DeviceHostDouble:
         self.data_dir = Path(data_dir)
         self.requests: list[Any] = []
         self.ended: list[str] = []
+        self.spoken: list[str] = []
+        self.announcements: dict[str, list[Any]] = {}
+        """Queued announcements per user that ``take_announcements`` hands out."""
         self._vad = vad
 
     async def run_turn(self, request: Any, sink: Any) -> Any:
@@ -306,7 +339,13 @@ class DeviceHostDouble:
     async def session_ended(self, user: str) -> None:
         self.ended.append(user)
 
+    async def synthesize(self, text: str) -> AudioClip | None:
+        """Records the line; returns no audio (subclasses may synthesise a stand-in)."""
+        self.spoken.append(text)
+        return None
 
+    async def take_announcements(self, user: str) -> list[Any]:
+        return self.announcements.pop(user, [])
 
 
 class MemoryServiceDouble:
@@ -358,3 +397,111 @@ class MemoryServiceDouble:
 
     async def list_memories(self, user: str) -> list[Any]:
         return [m.memory for m in self.memories if m.memory.user == user]
+
+
+class ToolDoubleConfig(ToolConfig):
+    huge_chars: int = Field(100_000, ge=1, description="Length of `huge`'s result.")
+    stubborn_s: float = Field(2.0, ge=0, description="How long `stubborn` ignores its "
+                                                      "cancellation before giving up.")
+    latency_ms: float = Field(0.0, ge=0, description="Simulated time `echo` takes.")
+
+
+class ToolDouble(Tool):
+    """A tool with one function per behaviour a tool loop must survive. A test double.
+
+    ``echo`` returns its arguments; ``fail`` raises; ``refuse`` raises :class:`ToolError`;
+    ``hang`` sleeps for an hour; ``stubborn`` ignores cancellation for ``stubborn_s``;
+    ``not_json`` returns an object; ``huge`` returns ``huge_chars`` characters;
+    ``switch`` needs confirmation and records every run in ``switched``.
+    """
+
+    name = "fake"
+    Config = ToolDoubleConfig
+    config: ToolDoubleConfig
+    stand_in = DOUBLE
+
+    def __init__(self, config: ToolDoubleConfig) -> None:
+        super().__init__(config)
+        self.calls: list[tuple[str, dict[str, Any], ToolContext]] = []
+        self.switched: list[dict[str, Any]] = []
+        self.durations_ms: list[float] = []
+        """How long each `echo` really took (benchmarks subtract it)."""
+
+    def functions(self) -> Sequence[ToolFunction]:
+        obj = {"type": "object", "properties": {}}
+        return [ToolFunction("echo", "Returns its arguments.", obj),
+                ToolFunction("fail", "Always raises.", obj),
+                ToolFunction("refuse", "Always refuses.", obj),
+                ToolFunction("hang", "Never answers.", obj),
+                ToolFunction("stubborn", "Ignores cancellation for a while.", obj),
+                ToolFunction("not_json", "Returns something that is not JSON.", obj),
+                ToolFunction("huge", "Returns a very long text.", obj),
+                ToolFunction("switch", "Switches the lamp (asks first).",
+                             {"type": "object", "properties": {"to": {"type": "string"}}},
+                             needs_confirmation=True)]
+
+    async def _invoke(self, function: str, arguments: dict[str, Any],
+                      context: ToolContext) -> Any:
+        self.calls.append((function, arguments, context))
+        if function == "echo":
+            started = time.perf_counter()
+            await asyncio.sleep(self.config.latency_ms / 1000)
+            self.durations_ms.append((time.perf_counter() - started) * 1000)
+            return {"echo": arguments, "user": context.user}
+        if function == "fail":
+            raise RuntimeError("the tool double fails on purpose")
+        if function == "refuse":
+            raise ToolError("それはできないよ。")
+        if function == "hang":
+            await asyncio.sleep(3600)
+        if function == "stubborn":
+            deadline = time.monotonic() + self.config.stubborn_s
+            while time.monotonic() < deadline:
+                try:
+                    await asyncio.sleep(deadline - time.monotonic())
+                except asyncio.CancelledError:
+                    continue
+            return "finally"
+        if function == "not_json":
+            return object()
+        if function == "huge":
+            return "x" * self.config.huge_chars
+        self.switched.append(arguments)
+        return {"switched": arguments.get("to"), "message": "切り替えたよ。"}
+
+
+class ToolHostDouble:
+    """A :class:`omoide.components.ToolHost` that records announcements.
+
+    ``reachable`` users get ``delivered``, others ``queued``; ``memory`` is whatever
+    memory service the test hands in.
+    """
+
+    def __init__(self, data_dir: Path, *, memory: Any = None, timezone: str = "Asia/Tokyo",
+                 reachable: Sequence[str] = ()) -> None:
+        self._data_dir = Path(data_dir)
+        self._timezone = timezone
+        self._memory = memory
+        self.reachable = set(reachable)
+        self.announced: list[tuple[str, str, Emotion]] = []
+        self.announcement = asyncio.Event()
+        """Set on every announcement (tests wait for timers with it)."""
+
+    @property
+    def data_dir(self) -> Path:
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        return self._data_dir
+
+    @property
+    def timezone(self) -> str:
+        return self._timezone
+
+    @property
+    def memory(self) -> Any:
+        return self._memory
+
+    async def announce(self, user: str, text: str,
+                       emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
+        self.announced.append((user, text, emotion))
+        self.announcement.set()
+        return AnnounceOutcome("delivered" if user in self.reachable else "queued")

@@ -46,3 +46,9 @@ def register_chat_models(register: Callable[[Any], None]) -> None:
 def register_tts(register: Callable[[Any], None]) -> None:
     from omoide.testing.doubles import FakeTTS
     register(FakeTTS)
+
+
+@hookimpl
+def register_tools(register: Callable[[Any], None]) -> None:
+    from omoide.testing.doubles import ToolDouble
+    register(ToolDouble)

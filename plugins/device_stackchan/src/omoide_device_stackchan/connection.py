@@ -6,7 +6,16 @@ device. Three things run concurrently per connection:
 - the receive loop (this task): JSON commands, uplink Opus -> end-of-speech detection;
 - at most one turn task: ``host.run_turn`` streaming into :class:`DeviceTurnSink`,
   which sends ``stt`` / ``llm`` / ``tts`` and paces Opus frames in real time;
-- a watchdog closing the connection after ``close_after_silence_s`` without speech.
+- a watchdog closing the connection after ``close_after_silence_s`` without speech
+  (after a spoken goodbye, so the robot ends as after any reply).
+
+Listening follows the client's ``listen start`` / ``stop``; in auto and realtime mode it
+resumes by itself after each reply (clients like the reference's web page never send
+``listen start`` again). The end of an utterance is found by the VAD, by ``listen stop``
+or by an empty binary frame (the web page's "recording stopped"). A ``listen detect``
+is a wake word when it names one or arrives while nobody listens (robots report their
+wake word right after connecting, then send ``listen start``): it gets a short spoken
+greeting, not an answer; otherwise it is a typed utterance.
 
 Every send goes through one lock with ``send_timeout_s``: a device that stops reading
 is disconnected instead of holding anything up.
@@ -18,9 +27,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import random
 import time
+import unicodedata
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +42,7 @@ from omoide.errors import InvalidInput
 from omoide.pipeline.turn import TurnRequest
 from omoide.types import AudioClip, Emotion, ToolCall
 from omoide_device_stackchan import framing
+from omoide_device_stackchan.bargein import EchoGate, rms
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import face_emoji, stackchan_face
 from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
@@ -86,7 +98,10 @@ class ConnectionStats:
     bad_frames: int = 0
     errors: int = 0
     turns: int = 0
+    greetings: int = 0
     barge_ins: int = 0
+    voice_barge_ins: int = 0
+    end_frames: int = 0
     late_frames: int = 0
     closed_reason: str | None = None
     send_lag_ms: list[float] = field(default_factory=list)
@@ -141,7 +156,8 @@ class DeviceTurnSink:
         self.sentences = 0
 
     async def on_transcript(self, text: str) -> None:
-        await self._conn.send_json({"type": "stt", "text": text})
+        if text:   # nothing heard: the robot shows no empty bubble
+            await self._conn.send_json({"type": "stt", "text": text})
 
     async def on_emotion(self, emotion: Emotion) -> None:
         if self.emotion_sent:
@@ -157,6 +173,7 @@ class DeviceTurnSink:
         if not self.tts_started:
             self.tts_started = True
             await conn.send_json({"type": "tts", "state": "start"})
+            conn.mark_speaking()
         self.sentences += 1
         await conn.send_json({"type": "tts", "state": "sentence_start", "text": text})
         if audio is not None and len(audio.samples):
@@ -187,11 +204,20 @@ class DeviceConnection:
         self._pacer = AudioPacer(config.downlink_frame_ms / 1000, config.pre_buffer_frames)
         # listening state
         self.listen_mode: str | None = None
+        """What we capture now (None while a reply runs in auto mode)."""
+        self.session_mode: str | None = None
+        """The mode of the client's last ``listen start`` until its ``listen stop``."""
         self._detector: Any = None
         self._buffer = UtteranceBuffer(UPLINK_RATE)
         self._speech_from: int | None = None
+        self._wake_words = {wake_word_key(w) for w in config.wake_words}
+        self._echo_gate = EchoGate(
+            margin_db=config.barge_in_margin_db, min_ms=config.barge_in_min_ms,
+            floor=config.energy_threshold) if config.voice_barge_in else None
         # turn state
         self._turn: asyncio.Task[None] | None = None
+        self._speaking = False
+        """The running turn has sent ``tts start`` (the robot talks)."""
         self._last_voice = time.monotonic()
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -265,12 +291,20 @@ class DeviceConnection:
                                           timestamp_ms=start_ms + sent * encoder.frame_ms)
                     await self.send_binary(data)
                     self._pacer.sent()
+                    if self._echo_gate is not None:
+                        n = encoder.frame_samples
+                        self._echo_gate.played(rms(samples[sent * n:(sent + 1) * n]),
+                                               self._pacer.play_end)
                     self.stats.frames_out += 1
                     sent += 1
                 packets = await pending if pending is not None else []
         finally:
             if pending is not None:
                 pending.cancel()
+
+    def mark_speaking(self) -> None:
+        """The current turn's ``tts start`` went out: the robot talks from now on."""
+        self._speaking = True
 
     # -- lifecycle -----------------------------------------------------------------
     async def run(self) -> None:
@@ -407,6 +441,8 @@ class DeviceConnection:
                 raise CloseConnection(CLOSE_PROTOCOL_ERROR, str(exc)) from None
             if frame.type == framing.TYPE_JSON:
                 await self._on_text(frame.payload.decode("utf-8", "replace"))
+            elif not frame.payload:
+                await self._on_end_frame()
             else:
                 await self._on_audio(frame.payload)
             return
@@ -442,26 +478,36 @@ class DeviceConnection:
             if mode not in ("auto", "manual", "realtime"):
                 await self.send_error(f"unknown listen mode {mode!r}")
                 return
-            if self._turn_running() and mode != "realtime":
-                # The user wants to talk while the robot speaks: that is a barge-in.
-                await self._on_abort("listen start while speaking")
+            # Not a barge-in: clients send `abort` for that. The firmware sends `listen
+            # start` right after reporting its wake word, while our greeting plays.
+            self.session_mode = mode
+            if mode == self.listen_mode and self._speech_from is not None:
+                return   # a repeated start must not drop speech in progress
             self._start_listening(mode)
         elif state == "stop":
-            if self.listen_mode is None:
-                return
-            audio = self._buffer.take(self._speech_from if self._speech_from is not None
-                                      else 0)
-            self.listen_mode = None
-            if len(audio) >= UPLINK_RATE // 10:
-                await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter())
+            self.session_mode = None
+            await self._finish_listening()
         elif state == "detect":
             text = str(payload.get("text") or "").strip()
-            if not text or text in self.config.wake_words:
-                self._last_voice = time.monotonic()
+            self._last_voice = time.monotonic()
+            if not text:
                 return
-            await self._start_turn(text=text)
+            if wake_word_key(text) in self._wake_words or self.session_mode is None:
+                await self._greet(text)
+            else:
+                await self._start_turn(text=text)
         else:
             await self.send_error(f"unknown listen state {state!r}")
+
+    async def _finish_listening(self) -> None:
+        """``listen stop`` (or the end frame in manual mode): what was heard is a turn."""
+        if self.listen_mode is None:
+            return
+        audio = self._buffer.take(self._speech_from if self._speech_from is not None else 0)
+        self.listen_mode = None
+        self._speech_from = None
+        if len(audio) >= UPLINK_RATE // 10:
+            await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter())
 
     def _start_listening(self, mode: str) -> None:
         self.listen_mode = mode
@@ -471,6 +517,17 @@ class DeviceConnection:
         if mode != "manual":
             self._detector = self.host.new_end_of_speech_detector() or EnergyEndOfSpeech(
                 self.config.energy_threshold, self.config.energy_silence_ms)
+
+    async def _on_end_frame(self) -> None:
+        """An empty binary frame: the client stopped recording (the web page's signal).
+        Ends the utterance in progress; neither an error nor a turn by itself."""
+        self.stats.end_frames += 1
+        if self.listen_mode is None:
+            return
+        if self._detector is None:
+            await self._finish_listening()
+        elif self._speech_from is not None:
+            await self._end_utterance(self._buffer.end)
 
     async def _on_audio(self, packet: bytes) -> None:
         self.stats.frames_in += 1
@@ -483,19 +540,38 @@ class DeviceConnection:
             self.stats.bad_frames += 1
             await self.send_error(str(exc))
             return
-        if self.listen_mode is None:
-            return  # the device may stream while we think; xiaozhi servers drop it too
-        if self._turn_running() and not self.features.get("aec"):
-            return  # without echo cancellation the mic hears the robot itself: ignore it
         if self._decoder.sample_rate != UPLINK_RATE:
             samples = resample(AudioClip(samples, self._decoder.sample_rate),
                                UPLINK_RATE).samples
+        if self._turn_running() and not (self.features.get("aec")
+                                         and self.listen_mode == "realtime"):
+            # Without echo cancellation the mic hears the robot itself: only the echo
+            # gate (voice_barge_in) may judge it; otherwise it is ignored.
+            if self._echo_gate is not None and self._speaking \
+                    and self.session_mode != "manual" \
+                    and self._echo_gate.push(samples, time.perf_counter()):
+                await self._barge_in_by_voice()
+            return
+        if self.listen_mode is None:
+            return  # the device may stream while we think; xiaozhi servers drop it too
         self._buffer.append(samples)
         if self._detector is None:   # manual: keep everything until listen stop
             if self._buffer.kept_seconds > self.config.max_utterance_s:
                 await self._end_utterance(self._buffer.end)
             return
         await self._detect(samples)
+
+    async def _barge_in_by_voice(self) -> None:
+        """The echo gate heard the user over the reply: stop it and listen to them,
+        starting with the audio that made the gate fire."""
+        assert self._echo_gate is not None
+        heard = self._echo_gate.recent()
+        self.stats.voice_barge_ins += 1
+        await self._on_abort("voice over the reply (echo gate)")
+        self._start_listening(self.session_mode or "auto")
+        self._buffer.append(heard)
+        if self._detector is not None:
+            await self._detect(heard)
 
     async def _detect(self, samples: np.ndarray) -> None:
         pre_roll = UPLINK_RATE * self.config.pre_roll_ms // 1000
@@ -549,16 +625,54 @@ class DeviceConnection:
             audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
             tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at)
         self.stats.turns += 1
-        self._turn = self._spawn(self._run_turn(request, listen_again))
+
+        async def turn(sink: DeviceTurnSink) -> None:
+            await self.host.run_turn(request, sink)
+
+        self._turn = self._spawn(self._deliver(turn, listen_again))
+
+    async def _greet(self, wake_word: str) -> None:
+        """The robot heard its wake word: a short spoken greeting (nothing journaled)."""
+        if self._turn_running():
+            await self._on_abort("wake word")
+        self.stats.greetings += 1
+        log.info("device %s: wake word %r; greeting", self.identity.device_id,
+                 wake_word[:40])
+        line = random.choice(self.config.greetings) if self.config.greetings else None
+
+        async def greeting(sink: DeviceTurnSink) -> None:
+            await sink.on_transcript(wake_word)
+            if line:
+                await self.speak_line(sink, line, Emotion.HAPPY)
+
+        self._turn = self._spawn(self._deliver(greeting, None))
+
+    async def speak_line(self, sink: DeviceTurnSink, text: str, emotion: Emotion) -> None:
+        """Say a fixed line through the sink: face, subtitle, the server's TTS voice.
+        Without TTS (or if it fails) the line is shown without sound."""
+        await sink.on_emotion(emotion)
+        try:
+            audio = await self.host.synthesize(text)
+        except Exception as exc:  # noqa: BLE001 - a line without sound is still shown
+            log.warning("device %s: cannot synthesise %r: %s", self.identity.device_id,
+                        text, exc)
+            audio = None
+        await sink.on_sentence(text, audio)
 
     async def _call_tool(self, call: ToolCall) -> str:
         assert self.mcp is not None
         return await self.mcp.call(call)
 
-    async def _run_turn(self, request: TurnRequest, listen_again: str | None) -> None:
+    async def _deliver(self, produce: Callable[[DeviceTurnSink], Awaitable[None]],
+                       listen_again: str | None) -> None:
+        """Run one turn (or greeting) into a fresh sink, then end it as the protocol
+        wants: ``tts stop`` once the robot has played everything, and listening again
+        in auto mode (the client need not send ``listen start``)."""
         sink = DeviceTurnSink(self)
+        if self._echo_gate is not None:
+            self._echo_gate.reset()
         try:
-            await self.host.run_turn(request, sink)
+            await produce(sink)
         except asyncio.CancelledError:
             # barge-in: `_on_abort` sends `tts stop` itself
             raise
@@ -574,6 +688,9 @@ class DeviceConnection:
             if sink.tts_started:
                 await self._pacer.drain()
                 await self.send_json({"type": "tts", "state": "stop"})
+                self._speaking = False
+                if self.session_mode == "auto" and self.listen_mode is None:
+                    self._start_listening("auto")
             elif listen_again == "auto" and self.listen_mode is None:
                 # Nothing was said, so the device never leaves Listening: keep listening.
                 self._start_listening("auto")
@@ -589,10 +706,14 @@ class DeviceConnection:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(turn), 2.0)
         self._pacer.reset()
+        self._speaking = False
         await self.send_json({"type": "tts", "state": "stop"})
+        if self.session_mode == "auto" and self.listen_mode is None:
+            self._start_listening("auto")
 
     async def _watch_silence(self) -> None:
-        """Close after ``close_after_silence_s`` without speech, or once revoked."""
+        """Close after ``close_after_silence_s`` without speech (saying goodbye first),
+        or at once when revoked."""
         limit = self.config.close_after_silence_s
         while True:
             await asyncio.sleep(min(1.0, limit / 4))
@@ -608,7 +729,30 @@ class DeviceConnection:
             if time.monotonic() - self._last_voice > limit:
                 log.info("device %s: %.0fs without speech; closing",
                          self.identity.device_id, limit)
+                await self._say_goodbye()
                 self._closed = True
                 with contextlib.suppress(Exception):
                     await self.ws.close(CLOSE_NORMAL, "idle")
                 return
+
+    async def _say_goodbye(self) -> None:
+        """A last spoken line before closing for silence, ended with ``tts stop`` like any
+        reply: clients show a normal end instead of a dropped connection."""
+        if not self.config.goodbye:
+            return
+        goodbye = self.config.goodbye
+
+        async def farewell(sink: DeviceTurnSink) -> None:
+            await self.speak_line(sink, goodbye, Emotion.SLEEPY)
+
+        self.session_mode = None     # nothing to listen for after it
+        self._turn = asyncio.create_task(self._deliver(farewell, None))
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self._turn), 30.0)
+
+
+def wake_word_key(text: str) -> str:
+    """A wake word as compared: NFKC, lower case, without spaces and punctuation
+    (「嘿，你好呀」 == 「嘿你好呀」, "Hi, Stack-chan" == "hi stackchan")."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return "".join(c for c in text if unicodedata.category(c)[0] in "LN")

@@ -8,12 +8,16 @@ YAML::
         token_secret: {$env: OMOIDE_DEVICE_SECRET}   # or omit: generated, kept in data_dir
 
 The robot's OTA URL is ``http://<server>:<port>/xiaozhi/ota/``; everything else
-(WebSocket URL, token) it learns from there.
+(WebSocket URL, token, activation, firmware updates) it learns from there.
+
+Routes: ``/xiaozhi/...`` is for robots and browser clients (they prove themselves with
+their ids and device tokens; CORS answered); ``/v1/devices...`` is the management API
+for the owner's console (the server's management token applies).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -24,6 +28,7 @@ from omoide.errors import ModelNotAvailable
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
+    from omoide.announcements import Announcement
     from omoide_device_stackchan.service import StackChanService
 
 
@@ -80,9 +85,60 @@ class StackChanConfig(DeviceConfig):
     max_errors: int = Field(20, ge=1,
                             description="Protocol errors tolerated before closing (1008).")
     wake_words: list[str] = Field(
-        default_factory=lambda: ["你好小智", "ハイ スタックチャン", "スタックチャン"],
-        description="`listen detect` texts treated as a wake word (anything else is "
-                    "taken as a typed utterance and answered).")
+        default_factory=lambda: ["你好小智", "嘿，你好呀", "ハイ スタックチャン", "スタックチャン",
+                                 "hi esp", "hi stack chan"],
+        description="`listen detect` texts that are always a wake word (compared without "
+                    "spaces, punctuation or case). Any `listen detect` sent while the robot "
+                    "is not listening is a wake word too (robots report theirs right after "
+                    "connecting); other texts are typed utterances and answered.")
+    greetings: list[str] = Field(
+        default_factory=lambda: ["はーい、なあに？", "うん、どうしたの？", "はい、聞いてるよ。"],
+        description="Short lines spoken (one at random) when a robot reports its wake word: "
+                    "a greeting, not an answer; nothing is journaled. Empty: stay silent.")
+    goodbye: str | None = Field(
+        "そろそろ休むね。また話しかけてね。",
+        description="Spoken before closing a connection that was silent for "
+                    "`close_after_silence_s`, so the robot ends as after any reply; null "
+                    "closes without a word.")
+    voice_barge_in: bool = Field(
+        False, description="Let speech interrupt the robot on devices that don't announce "
+                           "echo cancellation (`aec`) in hello, judged on the server: the "
+                           "uplink must be `barge_in_margin_db` louder than the echo of our "
+                           "own reply for `barge_in_min_ms`. Only for clients that keep "
+                           "streaming while they speak (browsers, py-xiaozhi in realtime "
+                           "mode); the stock firmware mutes its microphone then.")
+    barge_in_margin_db: float = Field(
+        10.0, gt=0, le=40, description="How much louder than the estimated echo the uplink "
+                                       "must be to count as the user talking over the reply.")
+    barge_in_min_ms: int = Field(
+        300, ge=60, le=3000, description="How long the uplink must stay that loud before "
+                                         "the reply is interrupted.")
+    firmware_dir: str | None = Field(
+        None, description="Folder of firmware images, one sub-folder per board type "
+                          "(`<firmware_dir>/<board.type>/*.bin`); robots on an older "
+                          "version of their board's image are offered it at OTA. Null: "
+                          "no updates.")
+    activation_ttl_minutes: float = Field(
+        15.0, gt=0, le=7 * 24 * 60,
+        description="An activation code expires this long after its robot last asked.")
+    max_pending: int = Field(64, ge=1, le=10000,
+                             description="Activation codes waiting at most (all sources).")
+    max_pending_per_source: int = Field(
+        4, ge=1, le=1000, description="Activation codes one source address may hold; a new "
+                                      "one pushes out that source's oldest.")
+    ota_rate_limit: str = Field(
+        "60/minute", description="Requests one source address may make to OTA and "
+                                 "activation (e.g. `60/minute`, `5/second`); more get 429.")
+
+    @field_validator("ota_rate_limit")
+    @classmethod
+    def _rate(cls, v: str) -> str:
+        from omoide_device_stackchan.ratelimit import parse_rate
+        try:
+            parse_rate(v)
+        except ValueError as exc:
+            raise ValueError(f"ota_rate_limit {v!r} is not a rate like '60/minute'") from exc
+        return v
 
     @field_validator("public_url")
     @classmethod
@@ -97,6 +153,7 @@ class StackChan(Device):
 
     name = "stackchan"
     Config = StackChanConfig
+    public_paths: ClassVar[tuple[str, ...]] = ("/xiaozhi/",)
     config: StackChanConfig
 
     def __init__(self, config: StackChanConfig) -> None:
@@ -118,3 +175,10 @@ class StackChan(Device):
         from omoide_device_stackchan.service import StackChanService
         self.service = StackChanService(self.config, host)
         return self.service.router()
+
+    def reaches(self, user: str) -> bool:
+        return self.service is not None and self.service.announcer.reaches(user)
+
+    async def announce(self, user: str, announcement: Announcement) -> bool:
+        return self.service is not None and await self.service.announcer.announce(
+            user, announcement)

@@ -28,7 +28,7 @@ _ALIASES = {
     "winking": "happy", "cool": "happy", "delicious": "happy", "kissy": "happy",
     "confident": "happy",
     # tags the reference's chat model used
-    "joy": "happy", "fun": "laughing", "smile": "happy",
+    "joy": "happy", "fun": "laughing", "smile": "happy", "sorrow": "sad",
 }
 
 

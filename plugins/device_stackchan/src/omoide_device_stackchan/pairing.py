@@ -1,18 +1,37 @@
-"""Which device belongs to which user: a small JSON file, written atomically.
+"""Which robot belongs to which person: a small JSON file, written atomically.
 
-Pairing binds a device id (the robot's MAC) to the user whose memories it uses.
+A pairing binds a robot to the user whose memories it uses, and to what the robot
+proved about itself when it was paired (trust on first use):
+
+- its **client id**, the UUID the firmware generates once and keeps in flash. The OTA
+  endpoint hands a WebSocket token only to the paired device id *with this client id*;
+  anyone else claiming the device id (a MAC is no secret) gets nothing;
+- its **serial number** and **activation signature** (``hmac`` of the activation
+  challenge, computed with a key burned into the chip), when the robot has them. They
+  are recorded as evidence; the key itself is unknown to us, so the signature cannot be
+  verified, but a robot that later presents another serial number is refused.
+
+A robot that is not paired (or presents another client id, e.g. after a re-flash that
+erased its flash) gets a **pending activation**: a six-digit code it shows on its screen
+and a challenge it signs. ``omoide devices pair --code`` (or the console) turns the code
+into a pairing, replacing an older one of the same device: that is how an owner
+re-pairs a re-flashed robot. Pending activations are keyed by device id *and* client
+id, so a stranger using a paired robot's device id gets a code of its own that nobody
+will enter. They expire ``activation_ttl_s`` after the robot last asked, and each
+source address holds at most ``max_per_source`` of them (a flood of made-up ids pushes
+out only the flooder's own codes).
+
 The server and ``omoide devices`` share the file: every change happens under an
 exclusive ``flock`` on a sibling lock file and lands with ``os.replace``, and readers
 reload when the file's mtime changes, so a pairing made from the CLI applies to a
-running server at the next connection.
-
-An unknown device that asks for provisioning gets a pending six-digit activation
-code (shown on its screen); ``omoide devices pair --code`` turns it into a pairing.
+running server at the robot's next request.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import enum
 import fcntl
 import json
 import logging
@@ -20,63 +39,158 @@ import os
 import secrets
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from omoide_device_stackchan.tokens import normalize_device_id
+from omoide.errors import InvalidInput
+from omoide.user_ids import validate_user_id
+from omoide_device_stackchan.identifiers import normalize_device_id
 
 log = logging.getLogger("omoide.device.stackchan")
 
 FILE_NAME = "pairings.json"
-ACTIVATION_TTL_S = 24 * 3600
+ACTIVATION_TTL_S = 15 * 60
 MAX_PENDING = 64
-"""Pending activation codes kept at most (anyone can ask for one; the oldest go first)."""
+"""Pending activation codes kept at most (anyone can ask for one)."""
+MAX_PENDING_PER_SOURCE = 4
+MAX_NAME_CHARS = 64
 
 
 class PairingError(ValueError):
     """A pairing request that cannot be honoured (bad user id, unknown code...)."""
 
 
+class UnknownCode(PairingError):
+    """No robot is waiting with that activation code (never issued, used or expired)."""
+
+
+class UnknownDevice(PairingError):
+    """The device id names no pairing."""
+
+
+def _fields(cls: type[Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """The keys of ``raw`` that ``cls`` has (older or newer files may hold others)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in raw.items() if k in names}
+
+
 @dataclass(frozen=True)
 class Pairing:
+    """One robot bound to one person."""
+
     device_id: str
     user: str
     paired_at: float
     revoked_at: float | None = None
     client_id: str | None = None
+    """None only for a pairing made by device id: the first client id seen is bound."""
     last_seen: float | None = None
+    name: str | None = None
+    """A display name the owner gave the robot ("リビングのスタックチャン")."""
+    serial_number: str | None = None
+    activation_hmac: str | None = None
+    activation_challenge: str | None = None
+    firmware_version: str | None = None
+    board: str | None = None
+    application: str | None = None
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
 
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Pairing:
+        return cls(**_fields(cls, raw))
+
 
 @dataclass(frozen=True)
 class PendingActivation:
+    """A robot waiting for its owner to enter the code it shows."""
+
     code: str
     device_id: str
     client_id: str | None
     requested_at: float
+    expires_at: float = 0.0
+    challenge: str = ""
+    source: str = ""
+    serial_number: str | None = None
+    activation_hmac: str | None = None
+    firmware_version: str | None = None
+    board: str | None = None
+    application: str | None = None
+    repair_of: str | None = None
+    """The user this device id is paired with already (a re-flashed robot, or someone
+    else claiming its id): pairing the code replaces that pairing."""
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> PendingActivation:
+        pending = cls(**_fields(cls, raw))
+        if not pending.expires_at:   # written before expiry was stored
+            return dataclasses.replace(pending, expires_at=pending.requested_at
+                                       + ACTIVATION_TTL_S)
+        return pending
+
+    def expired(self, now: float) -> bool:
+        return now >= self.expires_at
 
 
-def check_user_id(user: str) -> str:
-    user = user.strip()
-    if not user or len(user) > 64 or any(ord(c) < 32 or c in "/\\" for c in user):
-        raise PairingError(f"user id {user!r} must be 1-64 characters without '/' or controls")
-    return user
+class ActivationState(enum.Enum):
+    """Where a robot's ``POST /xiaozhi/ota/activate`` stands."""
+
+    PENDING = "pending"            # the code is not entered yet: 202, ask again
+    ACTIVATED = "activated"        # paired with this client id: 200
+    EXPIRED = "expired"            # the code expired: 410, start over with OTA
+    UNKNOWN = "unknown"            # no activation for this robot or challenge: 404
+    MISMATCH = "mismatch"          # another serial number than announced: 409
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a robot's OTA request said about its hardware and firmware."""
+
+    serial_number: str | None = None
+    firmware_version: str | None = None
+    board: str | None = None
+    application: str | None = None
+
+
+def check_user(user: str) -> str:
+    try:
+        return validate_user_id(user.strip() if isinstance(user, str) else user)
+    except InvalidInput as exc:
+        raise PairingError(str(exc)) from None
+
+
+def check_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    name = name.strip()
+    if not name:
+        return None
+    if len(name) > MAX_NAME_CHARS or any(not c.isprintable() for c in name):
+        raise PairingError(f"name {name[:80]!r} must be 1-{MAX_NAME_CHARS} printable "
+                           "characters")
+    return name
 
 
 class PairingStore:
     """Pairings and pending activation codes of one device plugin instance."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, activation_ttl_s: float = ACTIVATION_TTL_S,
+                 max_pending: int = MAX_PENDING,
+                 max_per_source: int = MAX_PENDING_PER_SOURCE) -> None:
         self.directory = Path(directory)
         self.path = self.directory / FILE_NAME
         self._lock_path = self.directory / (FILE_NAME + ".lock")
         self._cache: dict[str, Any] = {"devices": {}, "pending": {}}
         self._mtime: float | None = None
+        self.activation_ttl_s = activation_ttl_s
+        self.max_pending = max_pending
+        self.max_per_source = max_per_source
 
     # -- file handling -----------------------------------------------------------
     def _read(self) -> dict[str, Any]:
@@ -128,86 +242,225 @@ class PairingStore:
     # -- queries -----------------------------------------------------------------
     def get(self, device_id: str) -> Pairing | None:
         raw = self._read()["devices"].get(normalize_device_id(device_id))
-        return Pairing(**raw) if raw else None
+        return Pairing.from_json(raw) if raw else None
 
     def pairings(self) -> list[Pairing]:
-        return sorted((Pairing(**raw) for raw in self._read()["devices"].values()),
+        return sorted((Pairing.from_json(raw) for raw in self._read()["devices"].values()),
                       key=lambda p: p.paired_at)
 
     def pending(self, now: float | None = None) -> list[PendingActivation]:
         now = time.time() if now is None else now
-        return sorted((PendingActivation(**raw) for raw in self._read()["pending"].values()
-                       if now - raw["requested_at"] < ACTIVATION_TTL_S),
-                      key=lambda p: p.requested_at)
+        items = (PendingActivation.from_json(raw) for raw in self._read()["pending"].values())
+        return sorted((p for p in items if not p.expired(now)), key=lambda p: p.requested_at)
 
-    # -- changes -----------------------------------------------------------------
-    def pair(self, device_id: str, user: str, client_id: str | None = None) -> Pairing:
-        """Bind ``device_id`` to ``user`` (re-pairing replaces the old binding and
-        invalidates tokens issued before now)."""
+    # -- pairing -----------------------------------------------------------------
+    def pair(self, device_id: str, user: str, client_id: str | None = None,
+             name: str | None = None) -> Pairing:
+        """Bind ``device_id`` to ``user`` by hand (re-pairing replaces the old binding
+        and invalidates tokens issued before now). Without ``client_id`` the first
+        client id the robot presents at OTA is bound (trust on first use)."""
         device = normalize_device_id(device_id)
         if not device:
             raise PairingError("device id is empty")
-        user = check_user_id(user)
+        user, name = check_user(user), check_name(name)
         with self._locked() as data:
-            pairing = Pairing(device, user, time.time(), None, client_id)
+            old = data["devices"].get(device) or {}
+            pairing = Pairing(device, user, time.time(), None, client_id,
+                              old.get("last_seen"), name or old.get("name"))
             data["devices"][device] = asdict(pairing)
-            for code, raw in list(data["pending"].items()):
-                if raw["device_id"] == device:
-                    del data["pending"][code]
+            self._drop_pending_of(data, device)
         log.info("device %s paired with user %s", device, user)
         return pairing
 
-    def pair_by_code(self, code: str, user: str) -> Pairing:
+    def pair_by_code(self, code: str, user: str, name: str | None = None) -> Pairing:
+        """Pair the robot waiting with activation ``code`` (raises :class:`UnknownCode`).
+
+        Replaces an earlier pairing of the same device id (a re-flashed robot): its
+        tokens stop working and the robot's new client id is the one bound.
+        """
         code = code.strip()
+        user, name = check_user(user), check_name(name)
         now = time.time()
         with self._locked() as data:
             raw = data["pending"].get(code)
-            if raw is None or now - raw["requested_at"] >= ACTIVATION_TTL_S:
-                raise PairingError(f"no device is waiting with activation code {code!r}")
-            pairing = Pairing(raw["device_id"], check_user_id(user), now, None,
-                              raw.get("client_id"))
+            pending = PendingActivation.from_json(raw) if raw else None
+            if pending is None or pending.expired(now):
+                raise UnknownCode(f"no robot is waiting with activation code {code!r}")
+            old = data["devices"].get(pending.device_id) or {}
+            pairing = Pairing(
+                pending.device_id, user, now, None, pending.client_id, old.get("last_seen"),
+                name or old.get("name"), pending.serial_number, pending.activation_hmac,
+                pending.challenge or None, pending.firmware_version, pending.board,
+                pending.application)
             data["devices"][pairing.device_id] = asdict(pairing)
-            del data["pending"][code]
+            self._drop_pending_of(data, pairing.device_id)
+        if old.get("serial_number") and old["serial_number"] != pairing.serial_number:
+            log.warning("device %s re-paired with another serial number than before",
+                        pairing.device_id)
         log.info("device %s paired with user %s by activation code", pairing.device_id, user)
         return pairing
+
+    @staticmethod
+    def _drop_pending_of(data: dict[str, Any], device: str) -> None:
+        for code, raw in list(data["pending"].items()):
+            if raw["device_id"] == device:
+                del data["pending"][code]
 
     def revoke(self, device_id: str) -> Pairing:
         device = normalize_device_id(device_id)
         with self._locked() as data:
             raw = data["devices"].get(device)
             if raw is None:
-                raise PairingError(f"device {device!r} is not paired")
+                raise UnknownDevice(f"device {device!r} is not paired")
             raw["revoked_at"] = time.time()
-            pairing = Pairing(**raw)
+            pairing = Pairing.from_json(raw)
         log.info("device %s revoked", device)
         return pairing
 
-    def request_activation(self, device_id: str, client_id: str | None) -> PendingActivation:
-        """The pending activation code of an unpaired device (the same one while it waits)."""
+    def rename(self, device_id: str, name: str | None) -> Pairing:
+        """Give a paired robot a display name (None or blank removes it)."""
         device = normalize_device_id(device_id)
-        now = time.time()
+        name = check_name(name)
         with self._locked() as data:
-            pending = data["pending"]
-            for code, raw in list(pending.items()):
-                if now - raw["requested_at"] >= ACTIVATION_TTL_S:
-                    del pending[code]
-                elif raw["device_id"] == device:
-                    return PendingActivation(**raw)
-            for stale in sorted(pending, key=lambda c: pending[c]["requested_at"])[
-                    :max(0, len(pending) - MAX_PENDING + 1)]:
-                del pending[stale]
-            code = f"{secrets.randbelow(10**6):06d}"
-            while code in pending:
-                code = f"{secrets.randbelow(10**6):06d}"
-            activation = PendingActivation(code, device, client_id, now)
-            pending[code] = asdict(activation)
-        log.info("device %s asked to be paired; activation code %s", device, code)
-        return activation
+            raw = data["devices"].get(device)
+            if raw is None:
+                raise UnknownDevice(f"device {device!r} is not paired")
+            raw["name"] = name
+            pairing = Pairing.from_json(raw)
+        return pairing
 
-    def mark_seen(self, device_id: str) -> None:
+    def bind_client(self, device_id: str, client_id: str) -> Pairing | None:
+        """Bind the first client id of a pairing made by device id (trust on first use);
+        returns the pairing, or None when another client id was bound meanwhile."""
+        device = normalize_device_id(device_id)
+        with self._locked() as data:
+            raw = data["devices"].get(device)
+            if raw is None or (raw.get("client_id") not in (None, client_id)):
+                return None
+            raw["client_id"] = client_id
+            pairing = Pairing.from_json(raw)
+        log.info("device %s: bound its client id at first use", device)
+        return pairing
+
+    def mark_seen(self, device_id: str, info: DeviceInfo | None = None) -> None:
+        """Note that a paired robot was heard from (and what firmware it runs)."""
         device = normalize_device_id(device_id)
         if device not in self._read()["devices"]:
             return
         with self._locked() as data:
-            if device in data["devices"]:
-                data["devices"][device]["last_seen"] = time.time()
+            raw = data["devices"].get(device)
+            if raw is None:
+                return
+            raw["last_seen"] = time.time()
+            if info is not None:
+                for key in ("firmware_version", "board", "application"):
+                    value = getattr(info, key)
+                    if value:
+                        raw[key] = value
+                if info.serial_number and not raw.get("serial_number"):
+                    raw["serial_number"] = info.serial_number   # first use
+
+    # -- activation --------------------------------------------------------------
+    def request_activation(self, device_id: str, client_id: str | None, *,
+                           source: str = "", info: DeviceInfo | None = None,
+                           now: float | None = None) -> PendingActivation:
+        """The pending activation of a robot that has to be paired: the same code and
+        challenge while it keeps asking (each request extends its life), a new one
+        otherwise. Evicts the oldest codes of ``source`` beyond ``max_per_source``, and
+        beyond ``max_pending`` the oldest of whichever source holds the most."""
+        device = normalize_device_id(device_id)
+        now = time.time() if now is None else now
+        info = info or DeviceInfo()
+        with self._locked() as data:
+            pending = data["pending"]
+            for code, raw in list(pending.items()):
+                if PendingActivation.from_json(raw).expired(now):
+                    del pending[code]
+            for raw in pending.values():
+                if raw["device_id"] == device and raw.get("client_id") == client_id:
+                    raw["expires_at"] = now + self.activation_ttl_s
+                    raw["source"] = source or raw.get("source", "")
+                    for key in ("serial_number", "firmware_version", "board", "application"):
+                        if getattr(info, key) and not raw.get(key):
+                            raw[key] = getattr(info, key)
+                    return PendingActivation.from_json(raw)
+            self._make_room(pending, source)
+            code = f"{secrets.randbelow(10**6):06d}"
+            while code in pending:
+                code = f"{secrets.randbelow(10**6):06d}"
+            paired = data["devices"].get(device)
+            activation = PendingActivation(
+                code, device, client_id, now, now + self.activation_ttl_s,
+                secrets.token_hex(16), source, info.serial_number, None,
+                info.firmware_version, info.board, info.application,
+                paired["user"] if paired else None)
+            pending[code] = asdict(activation)
+        log.info("device %s asked to be paired (activation code %s%s)", device, code,
+                 f"; it is paired with {activation.repair_of} under another client id"
+                 if activation.repair_of else "")
+        return activation
+
+    def _make_room(self, pending: dict[str, Any], source: str) -> None:
+        def oldest_of(src: str) -> str:
+            return min((c for c, r in pending.items() if r.get("source", "") == src),
+                       key=lambda c: pending[c]["requested_at"])
+
+        while sum(1 for r in pending.values()
+                  if r.get("source", "") == source) >= self.max_per_source:
+            del pending[oldest_of(source)]
+        while len(pending) >= self.max_pending:
+            busiest, _ = Counter(r.get("source", "") for r in pending.values()).most_common(1)[0]
+            del pending[oldest_of(busiest)]
+
+    def record_activation(self, device_id: str, client_id: str | None, *,
+                          challenge: str | None, serial_number: str | None,
+                          hmac: str | None, now: float | None = None) -> ActivationState:
+        """A robot's activation poll: record what it signed, and say where it stands."""
+        device = normalize_device_id(device_id)
+        now = time.time() if now is None else now
+        raw_pairing = self._read()["devices"].get(device)
+        mine = [(code, PendingActivation.from_json(raw))
+                for code, raw in self._read()["pending"].items()
+                if raw["device_id"] == device and raw.get("client_id") == client_id]
+        if not mine:
+            pairing = Pairing.from_json(raw_pairing) if raw_pairing else None
+            if pairing is None or not pairing.active or pairing.client_id != client_id:
+                return ActivationState.UNKNOWN
+            if challenge and pairing.activation_challenge \
+                    and challenge != pairing.activation_challenge:
+                return ActivationState.UNKNOWN
+            if serial_number and pairing.serial_number \
+                    and serial_number != pairing.serial_number:
+                return ActivationState.MISMATCH
+            if (serial_number and not pairing.serial_number) or \
+                    (hmac and not pairing.activation_hmac):
+                self._record_first_use(device, serial_number, hmac)
+            return ActivationState.ACTIVATED
+        code, pending = mine[0]
+        if pending.expired(now):
+            return ActivationState.EXPIRED
+        if challenge and challenge != pending.challenge:
+            return ActivationState.UNKNOWN
+        if serial_number and pending.serial_number and serial_number != pending.serial_number:
+            return ActivationState.MISMATCH
+        with self._locked() as data:
+            raw = data["pending"].get(code)
+            if raw is None:          # paired (or evicted) in the meantime: ask again
+                return ActivationState.PENDING
+            raw["expires_at"] = now + self.activation_ttl_s
+            if serial_number:
+                raw["serial_number"] = serial_number
+            if hmac:
+                raw["activation_hmac"] = hmac
+        return ActivationState.PENDING
+
+    def _record_first_use(self, device: str, serial_number: str | None,
+                          hmac: str | None) -> None:
+        with self._locked() as data:
+            raw = data["devices"].get(device)
+            if raw is None:
+                return
+            if serial_number and not raw.get("serial_number"):
+                raw["serial_number"] = serial_number
+            if hmac and not raw.get("activation_hmac"):
+                raw["activation_hmac"] = hmac

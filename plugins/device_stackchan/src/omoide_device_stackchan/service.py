@@ -1,39 +1,64 @@
-"""HTTP side of the StackChan device: the OTA endpoint and the WebSocket handshake.
+"""HTTP side of the StackChan device: OTA, activation, firmware, the WebSocket handshake.
 
-- ``GET|POST /xiaozhi/ota/``: server time, firmware (the device's own version, so it
-  never upgrades), and either ``websocket{url, token, version}`` for a paired device
-  or ``activation{message, code}`` for one that still has to be paired.
+Public routes (robots and browser clients; CORS on every answer, see :mod:`.cors`):
+
+- ``GET|POST /xiaozhi/ota/``: server time; firmware (an update from ``firmware_dir``,
+  else the robot's own version with no URL); and either ``websocket{url, token,
+  version}`` for a paired robot presenting its paired client id, or
+  ``activation{code, challenge, message, timeout_ms}`` for one that has to be paired.
+- ``POST /xiaozhi/ota/activate``: the robot's activation poll, 202 while its code waits
+  to be entered, 200 once paired, 404/409/410 for an unknown, mismatched or expired
+  activation (see :mod:`.activation`).
+- ``GET /xiaozhi/ota/firmware/<board>/<file>``: a firmware image (the firmware
+  downloads it without credentials).
 - ``/xiaozhi/v1/`` (WebSocket): checks ``Device-Id`` / ``Client-Id`` /
   ``Authorization: Bearer`` (headers, or the query parameters ``device-id``,
-  ``client-id``, ``authorization`` browser clients use) and the pairing, refuses
+  ``client-id``, ``authorization`` browser clients use) against the pairing, refuses
   with HTTP 401 otherwise, then hands the socket to a :class:`DeviceConnection`.
+
+OTA and activation are limited per source address (``ota_rate_limit``, 429 beyond).
+The management API for the console is in :mod:`.management`. No log line here carries
+a token: tokens are only ever written into the OTA answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.websockets import WebSocket
 
 from omoide_device_stackchan import framing
+from omoide_device_stackchan.activation import parse_activation
+from omoide_device_stackchan.announce import StackChanAnnouncer, cancel_watch
 from omoide_device_stackchan.connection import DeviceConnection, DeviceIdentity
-from omoide_device_stackchan.pairing import PairingStore
-from omoide_device_stackchan.tokens import (
-    TokenSigner,
-    bearer_token,
-    load_or_create_secret,
-    normalize_device_id,
+from omoide_device_stackchan.cors import PublicDeviceRoute, preflight
+from omoide_device_stackchan.firmware import FirmwareLibrary
+from omoide_device_stackchan.identifiers import (
+    BadIdentifier,
+    check_client_id,
+    check_device_id,
+    check_serial_number,
 )
+from omoide_device_stackchan.pairing import (
+    ActivationState,
+    DeviceInfo,
+    PairingStore,
+    PendingActivation,
+)
+from omoide_device_stackchan.ratelimit import SourceRateLimiter
+from omoide_device_stackchan.tokens import TokenSigner, bearer_token, load_or_create_secret
 
 if TYPE_CHECKING:
     from omoide.components.device import DeviceHost
@@ -42,14 +67,28 @@ if TYPE_CHECKING:
 log = logging.getLogger("omoide.device.stackchan")
 
 OTA_PATH = "/xiaozhi/ota/"
+ACTIVATE_PATH = OTA_PATH + "activate"
+FIRMWARE_PATH = OTA_PATH + "firmware"
 WS_PATH = "/xiaozhi/v1/"
 MAX_OTA_BODY = 64 * 1024
 SECRET_FILE = "token_secret"
 
+_ACTIVATION_ANSWERS: dict[ActivationState, tuple[int, str]] = {
+    ActivationState.PENDING: (202, "waiting for the owner to enter the activation code"),
+    ActivationState.ACTIVATED: (200, "activated"),
+    ActivationState.EXPIRED: (410, "the activation code expired; ask OTA for a new one"),
+    ActivationState.UNKNOWN: (404, "no activation for this device, client and challenge"),
+    ActivationState.MISMATCH: (409, "serial number differs from the one announced"),
+}
 
-def pairing_store_for(data_dir: Path) -> PairingStore:
+
+def pairing_store_for(data_dir: Path, config: StackChanConfig | None = None) -> PairingStore:
     """The pairing store the plugin keeps in its data folder (shared with the CLI)."""
-    return PairingStore(Path(data_dir))
+    if config is None:
+        return PairingStore(Path(data_dir))
+    return PairingStore(Path(data_dir), activation_ttl_s=config.activation_ttl_minutes * 60,
+                        max_pending=config.max_pending,
+                        max_per_source=config.max_pending_per_source)
 
 
 def timezone_offset_minutes(zone: str, at: datetime | None = None) -> int:
@@ -69,6 +108,39 @@ class AuthDecision:
         return self.user is not None
 
 
+@dataclass(frozen=True)
+class OtaRequest:
+    """Who asks at OTA and what it runs, from headers, query and body."""
+
+    device_id: str
+    client_id: str
+    source: str
+    info: DeviceInfo
+
+    @classmethod
+    def read(cls, headers: Mapping[str, str], query: Mapping[str, str],
+             body: dict[str, Any], source: str) -> OtaRequest:
+        """Raises :class:`BadIdentifier` for a missing or malformed id."""
+        device = (headers.get("device-id") or query.get("device-id")
+                  or str(body.get("mac_address") or ""))
+        client = (headers.get("client-id") or query.get("client-id")
+                  or str(body.get("uuid") or ""))
+        if not device.strip():
+            raise BadIdentifier("Device-Id header is required")
+        if not client.strip():
+            raise BadIdentifier("Client-Id header is required")
+        serial = headers.get("serial-number")
+        app = body.get("application") if isinstance(body.get("application"), dict) else {}
+        board = body.get("board") if isinstance(body.get("board"), dict) else {}
+        agent = headers.get("user-agent", "")
+        version = str(app.get("version") or "") or (
+            agent.rpartition("/")[2] if "/" in agent else "0.0.0")
+        board_type = str(board.get("type") or "") or agent.partition("/")[0]
+        return cls(check_device_id(device), check_client_id(client), source, DeviceInfo(
+            check_serial_number(serial) if serial else None, version[:64],
+            board_type[:64] or None, str(app.get("name") or "")[:64] or None))
+
+
 class StackChanService:
     """State shared by every connection of one ``stackchan`` device component."""
 
@@ -76,14 +148,18 @@ class StackChanService:
         self.config = config
         self.host = host
         self.data_dir = Path(host.data_dir)
-        self.pairings = pairing_store_for(self.data_dir)
+        self.pairings = pairing_store_for(self.data_dir, config)
         if config.token_secret is not None:
             secret = config.token_secret.get_secret_value().encode()
         else:
             secret = load_or_create_secret(self.data_dir / SECRET_FILE)
         self.signer = TokenSigner(secret, config.token_ttl_days * 86400)
+        self.limiter = SourceRateLimiter(config.ota_rate_limit)
+        self.firmware = FirmwareLibrary(Path(config.firmware_dir)) if config.firmware_dir \
+            else None
         self.connections: dict[str, DeviceConnection] = {}
         self.closed: list[DeviceConnection] = []
+        self.announcer = StackChanAnnouncer(self)
 
     # -- auth ----------------------------------------------------------------------
     def issue_token(self, device_id: str, client_id: str) -> str:
@@ -100,6 +176,8 @@ class StackChanService:
         if pairing is not None and not pairing.active:
             return AuthDecision(None, "device was revoked")
         if pairing is not None:
+            if pairing.client_id is not None and pairing.client_id != client_id:
+                return AuthDecision(None, "client id differs from the paired one")
             if check.issued_at < int(pairing.paired_at):
                 return AuthDecision(None, "token predates the device's pairing")
             return AuthDecision(pairing.user)
@@ -107,113 +185,216 @@ class StackChanService:
             return AuthDecision(None, "device is not paired")
         return AuthDecision(self.config.open_user or f"device-{device_id.replace(':', '')}")
 
-    def _still_allowed(self, device_id: str) -> bool:
-        """False once the device's pairing was revoked (checked while it is connected)."""
+    def _still_allowed(self, device_id: str, client_id: str) -> bool:
+        """False once the device's pairing was revoked or moved to another client
+        (checked while it is connected)."""
         try:
             pairing = self.pairings.get(device_id)
         except OSError:
             return True
-        return (pairing is None and not self.config.pairing_required) or (
-            pairing is not None and pairing.active)
+        if pairing is None:
+            return not self.config.pairing_required
+        return pairing.active and pairing.client_id in (None, client_id)
 
     # -- routes --------------------------------------------------------------------
     def router(self) -> APIRouter:
-        router = APIRouter(tags=["stackchan"])
+        from omoide_device_stackchan.management import management_router
+
+        public = APIRouter(tags=["stackchan"], route_class=PublicDeviceRoute)
 
         async def ota(request: Request) -> Response:
             if request.method == "OPTIONS":
-                return Response(status_code=204, headers={
-                    "Access-Control-Allow-Origin": "*",
-                    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-                    "Access-Control-Allow-Headers": "*"})
-            body = await self._ota_body(request)
+                return preflight(request)
+            source = _source(request)
+            limited = self._rate_limited(source)
+            if limited is not None:
+                return limited
+            raw = await _read_capped(request, MAX_OTA_BODY)
+            if raw is None:
+                return JSONResponse({"error": "request body too large"}, 413)
             # the pairing file is read (and maybe written) under a lock: keep it off the loop
             status, payload = await asyncio.to_thread(
-                self.ota_response, dict(request.headers), dict(request.query_params), body,
-                self._ws_url(request))
+                self.ota_response, dict(request.headers), dict(request.query_params),
+                _json_object(raw), self._ws_url(request), source, self._base_url(request))
             return JSONResponse(payload, status_code=status)
+
+        async def activate(request: Request) -> Response:
+            if request.method == "OPTIONS":
+                return preflight(request)
+            source = _source(request)
+            limited = self._rate_limited(source)
+            if limited is not None:
+                return limited
+            raw = await _read_capped(request, MAX_OTA_BODY)
+            if raw is None:
+                return JSONResponse({"error": "request body too large"}, 413)
+            status, payload = await asyncio.to_thread(
+                self.activation_response, dict(request.headers), dict(request.query_params),
+                raw)
+            return JSONResponse(payload, status_code=status)
+
+        async def firmware(request: Request, board: str, file_name: str) -> Response:
+            if request.method == "OPTIONS":
+                return preflight(request)
+            limited = self._rate_limited(_source(request))
+            if limited is not None:
+                return limited
+            path = self.firmware.path_of(board, file_name) if self.firmware else None
+            if path is None:
+                return JSONResponse({"error": "no such firmware image"}, 404)
+            return FileResponse(path, media_type="application/octet-stream")
 
         async def websocket(ws: WebSocket) -> None:
             await self.serve_websocket(ws)
 
-        router.add_api_route(OTA_PATH, ota, methods=["GET", "POST", "OPTIONS"],
-                             name="stackchan_ota")
-        router.add_api_route(OTA_PATH.rstrip("/"), ota, methods=["GET", "POST", "OPTIONS"],
+        methods = ["GET", "POST", "OPTIONS"]
+        public.add_api_route(OTA_PATH, ota, methods=methods, name="stackchan_ota")
+        public.add_api_route(OTA_PATH.rstrip("/"), ota, methods=methods,
                              include_in_schema=False)
-        router.add_api_websocket_route(WS_PATH, websocket, name="stackchan_ws")
-        router.add_api_websocket_route(WS_PATH.rstrip("/"), websocket)
+        public.add_api_route(ACTIVATE_PATH, activate, methods=["POST", "OPTIONS"],
+                             name="stackchan_activate")
+        public.add_api_route(ACTIVATE_PATH + "/", activate, methods=["POST", "OPTIONS"],
+                             include_in_schema=False)
+        public.add_api_route(FIRMWARE_PATH + "/{board}/{file_name}", firmware,
+                             methods=["GET", "HEAD", "OPTIONS"], name="stackchan_firmware")
+        public.add_api_websocket_route(WS_PATH, websocket, name="stackchan_ws")
+        public.add_api_websocket_route(WS_PATH.rstrip("/"), websocket)
+        router = APIRouter()
+        router.include_router(public)
+        router.include_router(management_router(self))
         return router
 
-    async def _ota_body(self, request: Request) -> dict[str, Any]:
-        if request.method != "POST":
-            return {}
-        raw = await request.body()
-        if not raw or len(raw) > MAX_OTA_BODY:
-            return {}
-        import json
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
+    def _rate_limited(self, source: str) -> Response | None:
+        if self.limiter.allow(source):
+            return None
+        wait = self.limiter.retry_after_s(source)
+        log.warning("OTA: too many requests from %s; refused for %ds", source, wait)
+        return JSONResponse({"error": "too many requests"}, 429,
+                            headers={"Retry-After": str(wait)})
 
-    def _ws_url(self, request: Request) -> str:
+    def _base_url(self, request: Request) -> str:
         if self.config.public_url:
             base = self.config.public_url
-            for http, ws in (("https://", "wss://"), ("http://", "ws://")):
-                if base.startswith(http):
-                    base = ws + base[len(http):]
-            return base + WS_PATH
+            for ws, http in (("wss://", "https://"), ("ws://", "http://")):
+                if base.startswith(ws):
+                    base = http + base[len(ws):]
+            return base
         proto = request.headers.get("x-forwarded-proto", request.url.scheme)
-        scheme = "wss" if proto in ("https", "wss") else "ws"
+        scheme = "https" if proto in ("https", "wss") else "http"
         host = request.headers.get("x-forwarded-host") or request.headers.get("host") \
             or f"{request.url.hostname}:{request.url.port}"
-        return f"{scheme}://{host}{WS_PATH}"
+        return f"{scheme}://{host}"
 
+    def _ws_url(self, request: Request) -> str:
+        base = self._base_url(request)
+        for http, ws in (("https://", "wss://"), ("http://", "ws://")):
+            if base.startswith(http):
+                base = ws + base[len(http):]
+        return base + WS_PATH
+
+    # -- OTA -----------------------------------------------------------------------
     def ota_response(self, headers: Mapping[str, str], query: Mapping[str, str],
-                     body: dict[str, Any], ws_url: str) -> tuple[int, dict[str, Any]]:
-        """The OTA answer for one device (status code, JSON)."""
-        device_id = normalize_device_id(headers.get("device-id") or query.get("device-id")
-                                        or str(body.get("mac_address") or ""))
-        client_id = (headers.get("client-id") or query.get("client-id")
-                     or str(body.get("uuid") or ""))
-        raw_app = body.get("application")
-        app: dict[str, Any] = raw_app if isinstance(raw_app, dict) else {}
-        version = str(app.get("version") or "")
-        if not version:
-            agent = headers.get("user-agent", "")
-            version = agent.rpartition("/")[2] if "/" in agent else "0.0.0"
+                     body: dict[str, Any], ws_url: str, source: str = "",
+                     base_url: str = "") -> tuple[int, dict[str, Any]]:
+        """The OTA answer for one robot (status code, JSON)."""
         payload: dict[str, Any] = {
             "server_time": {"timestamp": int(time.time() * 1000),
                             "timezone_offset": timezone_offset_minutes(self.config.timezone)},
-            "firmware": {"version": version, "url": ""},
+            "firmware": {"version": "", "url": ""},
         }
-        if not device_id:
-            payload["error"] = "Device-Id header is required"
+        try:
+            req = OtaRequest.read(headers, query, body, source)
+        except BadIdentifier as exc:
+            payload["error"] = str(exc)
             return 400, payload
-        pairing = self.pairings.get(device_id)
-        # Unpaired (when pairing is required) or revoked: show a code to pair with.
-        if (pairing is None and self.config.pairing_required) or (
-                pairing is not None and not pairing.active):
-            activation = self.pairings.request_activation(device_id, client_id or None)
-            payload["activation"] = {
-                "code": activation.code,
-                "message": f"omoide devices pair --code {activation.code} --user <name>",
-            }
-            log.info("OTA: device %s is not paired; activation code %s", device_id,
-                     activation.code)
+        payload["firmware"]["version"] = req.info.firmware_version
+        admitted, why = self._admit(req)
+        if not admitted:
+            activation = self.pairings.request_activation(
+                req.device_id, req.client_id, source=source, info=req.info)
+            payload["activation"] = self._activation_json(activation)
+            log.info("OTA: device %s from %s gets an activation code (%s)", req.device_id,
+                     source or "?", why)
             return 200, payload
-        payload["websocket"] = {"url": ws_url, "token": self.issue_token(device_id, client_id),
+        self.pairings.mark_seen(req.device_id, req.info)
+        payload["websocket"] = {"url": ws_url,
+                                "token": self.issue_token(req.device_id, req.client_id),
                                 "version": self.config.protocol_version}
+        update = self._firmware_update(req.info)
+        if update is not None:
+            payload["firmware"] = {"version": update.version, "url":
+                                   f"{base_url}{FIRMWARE_PATH}/{update.board}/{update.file_name}"}
+            log.info("OTA: offering firmware %s to device %s (runs %s)", update.version,
+                     req.device_id, req.info.firmware_version)
         return 200, payload
+
+    def _admit(self, req: OtaRequest) -> tuple[bool, str]:
+        """Whether this robot gets a token; if not, why (for the log)."""
+        pairing = self.pairings.get(req.device_id)
+        if pairing is None:
+            if self.config.pairing_required:
+                return False, "not paired"
+            return True, ""
+        if not pairing.active:
+            return False, "revoked"
+        if pairing.client_id is None:
+            bound = self.pairings.bind_client(req.device_id, req.client_id)
+            return (bound is not None), "another client id was bound meanwhile"
+        if pairing.client_id != req.client_id:
+            log.warning("OTA: device %s presents another client id than the paired one "
+                        "(re-flashed, or someone else using its id); it must be re-paired",
+                        req.device_id)
+            return False, "client id differs from the paired one"
+        serial = req.info.serial_number
+        if serial and pairing.serial_number and serial != pairing.serial_number:
+            log.warning("OTA: device %s presents another serial number than the paired one",
+                        req.device_id)
+            return False, "serial number differs from the paired one"
+        return True, ""
+
+    def _activation_json(self, activation: PendingActivation) -> dict[str, Any]:
+        return {"code": activation.code, "challenge": activation.challenge,
+                "message": f"omoide devices pair --code {activation.code} --user <name>",
+                "timeout_ms": max(0, int((activation.expires_at - time.time()) * 1000))}
+
+    def _firmware_update(self, info: DeviceInfo) -> Any:
+        if self.firmware is None or not info.board or not info.firmware_version:
+            return None
+        return self.firmware.update_for(info.board, info.application, info.firmware_version)
+
+    def activation_response(self, headers: Mapping[str, str], query: Mapping[str, str],
+                            raw: bytes) -> tuple[int, dict[str, Any]]:
+        """The answer to one activation poll (status code, JSON)."""
+        try:
+            device = check_device_id(headers.get("device-id") or query.get("device-id") or "")
+            client = check_client_id(headers.get("client-id") or query.get("client-id") or "")
+            request = parse_activation(raw)
+            serial = request.serial_number or (
+                check_serial_number(headers["serial-number"])
+                if headers.get("serial-number") else None)
+        except ValueError as exc:     # BadIdentifier included
+            return 400, {"error": str(exc)}
+        state = self.pairings.record_activation(
+            device, client, challenge=request.challenge, serial_number=serial,
+            hmac=request.hmac)
+        status, message = _ACTIVATION_ANSWERS[state]
+        if state is not ActivationState.PENDING:
+            log.info("activation of device %s: %s", device, state.value)
+        return status, {"message": message} if status < 400 else {"error": message}
 
     # -- WebSocket -----------------------------------------------------------------
     async def serve_websocket(self, ws: WebSocket) -> None:
         headers, query = ws.headers, ws.query_params
-        device_id = normalize_device_id(headers.get("device-id") or query.get("device-id") or "")
-        client_id = headers.get("client-id") or query.get("client-id") or ""
-        token = bearer_token(headers.get("authorization") or query.get("authorization"))
         peer = f"{ws.client.host}:{ws.client.port}" if ws.client else "?"
+        try:
+            device_id = check_device_id(headers.get("device-id") or query.get("device-id")
+                                        or "")
+            client_id = check_client_id(headers.get("client-id") or query.get("client-id")
+                                        or "")
+        except BadIdentifier as exc:
+            await self._deny(ws, 401, str(exc), "", peer)
+            return
+        token = bearer_token(headers.get("authorization") or query.get("authorization"))
         try:
             version = framing.parse_version(headers.get("protocol-version")
                                             or query.get("protocol-version"))
@@ -228,7 +409,8 @@ class StackChanService:
         await ws.accept()
         identity = DeviceIdentity(device_id, client_id, decision.user, version, peer)
         conn = DeviceConnection(ws, self.host, self.config, identity,
-                                still_allowed=lambda: self._still_allowed(device_id))
+                                still_allowed=lambda: self._still_allowed(device_id,
+                                                                          client_id))
         previous = self.connections.get(device_id)
         self.connections[device_id] = conn
         if previous is not None:
@@ -236,13 +418,17 @@ class StackChanService:
             await previous.close(1000, "replaced by a newer connection")
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.pairings.mark_seen, device_id)
+        queued = self.announcer.watch(conn)
         try:
             await conn.run()
         finally:
+            await cancel_watch(queued)
             if self.connections.get(device_id) is conn:
                 del self.connections[device_id]
             self.closed.append(conn)
             del self.closed[:-100]
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.pairings.mark_seen, device_id)
 
     async def _deny(self, ws: WebSocket, status: int, reason: str, device_id: str,
                     peer: str) -> None:
@@ -260,3 +446,34 @@ class StackChanService:
         await asyncio.gather(*(c.close(1001, "server stopping")
                                for c in list(self.connections.values())),
                              return_exceptions=True)
+
+
+def _source(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+async def _read_capped(request: Request, limit: int) -> bytes | None:
+    """The request body, or None once it passes ``limit`` bytes (never read whole)."""
+    if request.method not in ("POST", "PUT", "PATCH"):
+        return b""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json_object(raw: bytes) -> dict[str, Any]:
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

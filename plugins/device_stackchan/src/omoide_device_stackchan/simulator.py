@@ -1,10 +1,19 @@
 """A simulated StackChan: speaks the xiaozhi protocol from the robot's side.
 
 It does what the stock firmware does: calls the OTA endpoint (getting a token, or an
-activation code when it still has to be paired), opens the WebSocket with the same
-headers, says hello, answers MCP as the robot would (head, LED and reminder tools),
-streams a WAV as real-time paced 60 ms Opus frames, and collects what comes back:
-``stt``, ``llm`` (face), ``tts`` sentences and the Opus reply, decoded to audio.
+activation code and challenge when it still has to be paired, then polls activation
+with its signature), opens the WebSocket with the same headers, says hello, answers
+MCP as the robot would (head, LED and reminder tools), streams a WAV as real-time
+paced 60 ms Opus frames, and collects what comes back: ``stt``, ``llm`` (face),
+``tts`` sentences and the Opus reply, decoded to audio.
+
+Where the clients of the protocol differ, :class:`ClientHabits` says which one it
+plays: the firmware (:data:`FIRMWARE`, the default), the reference server's web page
+(:data:`WEB_PAGE`: credentials in the query, a hello without audio parameters, wake
+word then ``listen start`` once, never again after a reply, an empty binary frame when
+recording stops, the microphone open while the reply plays) or py-xiaozhi
+(:data:`PY_XIAOZHI`: no ``aec`` in hello, ``listen start`` before typed text, the
+activation body wrapped in ``Payload``).
 
 Library use::
 
@@ -25,12 +34,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +130,33 @@ class Reply:
         Path(path).write_bytes(write_wav(self.audio()))
 
 
+@dataclass(frozen=True)
+class ClientHabits:
+    """How one xiaozhi client behaves where the clients differ (see the module doc)."""
+
+    name: str
+    relisten_after_tts: bool = True
+    """Sends ``listen start`` again after each reply in auto mode (firmware, py-xiaozhi)."""
+    end_frame: bool = False
+    """Sends an empty binary frame when it stops recording (the web page)."""
+    announces_aec: bool = False
+    hello_audio_params: bool = True
+    """The hello names transport and audio parameters (the web page's does not)."""
+    credentials_in_query: bool = False
+    """Device id, client id and token as query parameters (browsers can't set headers)."""
+    listen_before_typing: bool = True
+    """Opens a listening session before sending typed text (py-xiaozhi)."""
+    wraps_activation: bool = False
+    """Activation body as ``{"Payload": {...}}`` (py-xiaozhi) instead of the object."""
+
+
+FIRMWARE = ClientHabits("firmware")
+WEB_PAGE = ClientHabits("web page", relisten_after_tts=False, end_frame=True,
+                        hello_audio_params=False, credentials_in_query=True,
+                        listen_before_typing=False)
+PY_XIAOZHI = ClientHabits("py-xiaozhi", wraps_activation=True)
+
+
 class ProvisioningRefused(Exception):
     """The OTA endpoint did not hand out a WebSocket (``activation`` holds the code)."""
 
@@ -134,8 +172,22 @@ class SimulatedStackChan:
                  client_id: str | None = None, framing_version: int = 1,
                  mcp: bool = True, tools: list[dict[str, Any]] | None = None,
                  tools_page_size: int = 4, speed: float = 1.0,
-                 board: str = "m5stack-stackchan") -> None:
+                 board: str = "m5stack-stackchan", habits: ClientHabits = FIRMWARE,
+                 serial_number: str | None = None, chip_key: bytes | None = None,
+                 firmware_version: str = FIRMWARE_VERSION, application: str = "xiaozhi",
+                 local_address: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        self.habits = habits
+        self.serial_number = serial_number
+        self.chip_key = chip_key
+        """The key burned into the chip that signs activation challenges."""
+        self.firmware_version = firmware_version
+        self.application = application
+        self.local_address = local_address
+        """Source address for HTTP (e.g. ``127.0.0.2``, to play another machine)."""
+        self.activation: dict[str, Any] | None = None
+        self.listening: str | None = None
+        """The listening mode the client believes it is in (None: idle)."""
         self.device_id = device_id or "02:00:00:" + ":".join(
             f"{b:02x}" for b in uuid.uuid4().bytes[:3])
         self.client_id = client_id or str(uuid.uuid4())
@@ -154,6 +206,8 @@ class SimulatedStackChan:
         self.answer_tool_calls = True
         """Set False to play a robot that never answers ``tools/call`` (timeouts)."""
         self.stray: list[dict[str, Any]] = []
+        self.sent: list[dict[str, Any]] = []
+        """Every JSON message sent, in order."""
         self.close_code: int | None = None
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -166,32 +220,81 @@ class SimulatedStackChan:
         """The OTA request body, shaped like ``Board::GetSystemInfoJson()``."""
         return {"version": 2, "flash_size": 16777216, "mac_address": self.device_id,
                 "uuid": self.client_id, "chip_model_name": "esp32s3",
-                "application": {"name": "xiaozhi", "version": FIRMWARE_VERSION,
+                "application": {"name": self.application, "version": self.firmware_version,
                                 "idf_version": "v5.4"},
                 "board": {"type": self.board}}
 
-    async def provision(self) -> dict[str, Any]:
-        """POST the OTA endpoint; keeps the token and URL. Raises
-        :class:`ProvisioningRefused` when the server answers with an activation code."""
-        import httpx
+    def http_headers(self) -> dict[str, str]:
+        """The headers the firmware's ``Ota::SetupHttp`` sends with OTA and activation."""
         headers = {"Device-Id": self.device_id, "Client-Id": self.client_id,
-                   "Activation-Version": "1", "User-Agent": f"{self.board}/{FIRMWARE_VERSION}",
+                   "Activation-Version": "2" if self.serial_number else "1",
+                   "User-Agent": f"{self.board}/{self.firmware_version}",
                    "Accept-Language": "ja-JP"}
+        if self.serial_number:
+            headers["Serial-Number"] = self.serial_number
+        return headers
+
+    def _http(self) -> Any:
+        import httpx
         # Building a TLS context costs ~70 ms of CPU; plain-http servers need none (and
         # fifty robots provisioning at once would otherwise measure their own start-up).
         tls = self.base_url.startswith("https://")
-        async with httpx.AsyncClient(timeout=10, verify=tls) as client:
-            response = await client.post(f"{self.base_url}/xiaozhi/ota/", headers=headers,
-                                         json=self.system_info())
+        transport = httpx.AsyncHTTPTransport(local_address=self.local_address, verify=tls) \
+            if self.local_address else None
+        return httpx.AsyncClient(timeout=10, verify=tls, transport=transport)
+
+    async def provision(self) -> dict[str, Any]:
+        """POST the OTA endpoint; keeps the token and URL. Raises
+        :class:`ProvisioningRefused` when the server answers with an activation code
+        (kept in ``activation``, with its challenge)."""
+        async with self._http() as client:
+            response = await client.post(f"{self.base_url}/xiaozhi/ota/",
+                                         headers=self.http_headers(), json=self.system_info())
         response.raise_for_status()
         data: dict[str, Any] = response.json()
         if "websocket" in data:
             self.token = data["websocket"].get("token")
             self.ws_url = data["websocket"].get("url")
             self.framing_version = int(data["websocket"].get("version", self.framing_version))
+            self.activation = None
         elif "activation" in data:
+            self.activation = data["activation"]
             raise ProvisioningRefused(data["activation"])
         return data
+
+    def activation_body(self, challenge: str | None = None) -> dict[str, Any]:
+        """What ``Ota::GetActivationPayload`` posts: the signed challenge (``{}`` for a
+        chip without a serial number), wrapped in ``Payload`` by py-xiaozhi."""
+        challenge = challenge if challenge is not None else \
+            str((self.activation or {}).get("challenge") or "")
+        if not self.serial_number:
+            return {}
+        signature = hmac.new(self.chip_key or b"", challenge.encode(), hashlib.sha256)
+        payload = {"algorithm": "hmac-sha256", "serial_number": self.serial_number,
+                   "challenge": challenge,
+                   "hmac": signature.hexdigest() if self.chip_key else ""}
+        return {"Payload": payload} if self.habits.wraps_activation else payload
+
+    async def activate(self, challenge: str | None = None) -> int:
+        """One activation poll (``POST <ota>/activate``); the HTTP status (202: waiting
+        for the code to be entered, 200: paired)."""
+        async with self._http() as client:
+            response = await client.post(
+                f"{self.base_url}/xiaozhi/ota/activate",
+                headers={**self.http_headers(), "Activation-Version": "2"},
+                json=self.activation_body(challenge))
+        return int(response.status_code)
+
+    async def wait_until_activated(self, *, interval_s: float = 0.1,
+                                   timeout_s: float = 30.0) -> int:
+        """Poll activation while it answers 202 (the firmware polls every 3 s); returns
+        the final status."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = await self.activate()
+            if status != 202 or time.monotonic() > deadline:
+                return status
+            await asyncio.sleep(interval_s)
 
     # -- connection ----------------------------------------------------------------
     def handshake_headers(self) -> dict[str, str]:
@@ -201,20 +304,43 @@ class SimulatedStackChan:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
 
+    def handshake_url(self) -> str:
+        """The WebSocket URL; with the web page's habit the credentials go in its query
+        (``device-id``, ``client-id``, ``authorization=Bearer ...``)."""
+        from urllib.parse import urlencode
+        url = self.ws_url or self.base_url.replace("http", "ws", 1) + "/xiaozhi/v1/"
+        if not self.habits.credentials_in_query:
+            return url
+        query = {"device-id": self.device_id, "client-id": self.client_id}
+        if self.token:
+            query["authorization"] = f"Bearer {self.token}"
+        return f"{url}?{urlencode(query)}"
+
+    def hello(self, audio_params_rate: int = UPLINK_RATE) -> dict[str, Any]:
+        """The client hello this client's habits produce."""
+        features: dict[str, Any] = {"mcp": True} if self.mcp_enabled else {}
+        if self.habits.announces_aec:
+            features["aec"] = True
+        if not self.habits.hello_audio_params:    # the web page's hello
+            return {"type": "hello", "device_id": self.device_id, "device_name": self.board,
+                    "device_mac": self.device_id, "token": self.token,
+                    "features": {**features, "emoji": True}}
+        return {"type": "hello", "version": 1, "features": features, "transport": "websocket",
+                "audio_params": {"format": "opus", "sample_rate": audio_params_rate,
+                                 "channels": 1, "frame_duration": FRAME_MS}}
+
     async def connect(self, *, hello: dict[str, Any] | None = None,
                       audio_params_rate: int = UPLINK_RATE) -> dict[str, Any]:
         """Open the WebSocket, say hello and wait (10 s, as the firmware) for the reply."""
         from websockets.asyncio.client import connect
-        url = self.ws_url or self.base_url.replace("http", "ws", 1) + "/xiaozhi/v1/"
-        self._ws = await connect(url, additional_headers=self.handshake_headers(),
+        headers = {"Protocol-Version": str(self.framing_version)} \
+            if self.habits.credentials_in_query else self.handshake_headers()
+        self._ws = await connect(self.handshake_url(), additional_headers=headers,
                                  compression=None, proxy=None, max_size=2**20)
         self._events = asyncio.Queue()
         self._reader = asyncio.create_task(self._read())
-        features: dict[str, Any] = {"mcp": True} if self.mcp_enabled else {}
-        await self.send_json(hello or {
-            "type": "hello", "version": 1, "features": features, "transport": "websocket",
-            "audio_params": {"format": "opus", "sample_rate": audio_params_rate,
-                             "channels": 1, "frame_duration": FRAME_MS}})
+        self.listening = None
+        await self.send_json(hello or self.hello(audio_params_rate))
         _, payload, _ = await self._next_event(10.0, {"hello"})
         self.server_hello = payload
         self.session_id = payload.get("session_id")
@@ -248,6 +374,7 @@ class SimulatedStackChan:
     async def send_json(self, payload: dict[str, Any]) -> None:
         if self.session_id and payload.get("type") != "hello":
             payload = {"session_id": self.session_id, **payload}
+        self.sent.append(payload)
         await self._ws.send(json.dumps(payload, ensure_ascii=False))
 
     async def send_raw(self, data: bytes | str) -> None:
@@ -380,21 +507,35 @@ class SimulatedStackChan:
                 await asyncio.sleep(wait)
         return time.perf_counter()
 
+    async def start_listening(self, mode: str = "auto") -> None:
+        await self.send_json({"type": "listen", "state": "start", "mode": mode})
+        self.listening = mode
+
+    async def send_end_frame(self) -> None:
+        """The web page's "recording stopped": an empty binary frame."""
+        await self._ws.send(b"")
+
     async def say(self, clip: AudioClip | Sequence[bytes], *, mode: str = "auto",
                   timeout: float = 60.0,
                   max_trailing_silence_s: float = 5.0) -> Reply:
         """Speak ``clip`` and collect the reply until ``tts stop``.
 
-        ``auto``: after the speech, keep streaming silence (as the robot's open mic does)
-        until the server reacts. ``manual``: send ``listen stop`` after the speech.
+        Sends ``listen start`` unless the client listens in ``mode`` already. ``auto``:
+        after the speech, send the end frame if the client does, then keep streaming
+        silence (as the robot's open mic does) until the server reacts. ``manual``:
+        send ``listen stop`` after the speech.
         """
-        await self.send_json({"type": "listen", "state": "start", "mode": mode})
+        if self.listening != mode:
+            await self.start_listening(mode)
         reply = Reply()
         reply.sent_audio_end = await self.stream_clip(clip)
         if mode == "manual":
             reply.sent_audio_end = time.perf_counter()
             await self.send_json({"type": "listen", "state": "stop"})
+            self.listening = None
             return await self._collect(reply, timeout)
+        if self.habits.end_frame:
+            await self.send_end_frame()
         reacted = asyncio.Event()
         silence = AudioClip(np.zeros(int(UPLINK_RATE * max_trailing_silence_s), np.float32),
                             UPLINK_RATE)
@@ -407,17 +548,71 @@ class SimulatedStackChan:
                 await pump
 
     async def type_text(self, text: str, *, timeout: float = 60.0) -> Reply:
-        """Send a typed utterance (``listen detect`` with text) and collect the reply."""
+        """Send a typed utterance (``listen detect`` with text) and collect the reply.
+        Clients that do (py-xiaozhi) open a listening session first: a ``listen detect``
+        while nobody listens is how robots report their wake word."""
+        if self.habits.listen_before_typing and self.listening is None:
+            await self.start_listening("auto")
         reply = Reply()
         reply.sent_audio_end = time.perf_counter()
         await self.send_json({"type": "listen", "state": "detect", "text": text})
         return await self._collect(reply, timeout)
 
+    async def wake(self, wake_word: str = "嘿，你好呀", *, timeout: float = 30.0) -> Reply:
+        """Report the wake word as robots and the web page do (``listen detect`` with
+        the word, then ``listen start``) and collect the greeting."""
+        reply = Reply()
+        reply.sent_audio_end = time.perf_counter()
+        await self.send_json({"type": "listen", "state": "detect", "text": wake_word})
+        await self.start_listening("auto")
+        return await self._collect(reply, timeout)
+
+    async def collect(self, *, timeout: float = 60.0) -> Reply:
+        """Collect the next reply (until ``tts stop``)."""
+        return await self._collect(Reply(), timeout)
+
+    async def listen_to_reply(self, *, echo_gain: float, talk_over: AudioClip | None = None,
+                              after_s: float = 0.6, timeout: float = 60.0) -> Reply:
+        """Collect a reply with the microphone open, as a client without echo
+        cancellation does: every reply frame comes back as echo (x ``echo_gain``), and
+        ``talk_over`` (the user talking over the robot) is mixed in once ``after_s`` of
+        the reply has arrived. What is left of ``talk_over`` when the reply stops is sent
+        on, paced, before returning."""
+        assert self._decoder is not None, "connect() first"
+        talk = resample(talk_over, UPLINK_RATE).samples if talk_over is not None \
+            else np.zeros(0, np.float32)
+        n = UPLINK_RATE * FRAME_MS // 1000
+        state = {"frames": 0, "talk": 0}
+        start_after = int(after_s * 1000 / FRAME_MS)
+
+        def talk_chunk() -> np.ndarray:
+            lo = state["talk"]
+            state["talk"] = min(len(talk), lo + n)
+            chunk = talk[lo:lo + n]
+            return np.pad(chunk, (0, n - len(chunk)))
+
+        async def echo(samples: np.ndarray) -> None:
+            mic = resample(AudioClip(samples, self._decoder.sample_rate),  # type: ignore[union-attr]
+                           UPLINK_RATE).samples[:n] * echo_gain
+            mic = np.pad(mic, (0, n - len(mic)))
+            if state["frames"] >= start_after:
+                mic = mic + talk_chunk()
+            state["frames"] += 1
+            await self.send_opus(self._encoder.encode_frame(mic.astype(np.float32)))
+
+        reply = await self._collect(Reply(), timeout, on_audio=echo)
+        rest = talk[state["talk"]:] if state["frames"] >= start_after else talk
+        if len(rest):
+            await self.stream_clip(AudioClip(rest, UPLINK_RATE))
+        return reply
+
     async def abort(self) -> None:
         await self.send_json({"type": "abort", "reason": "wake_word_detected"})
 
     async def _collect(self, reply: Reply, timeout: float,
-                       reacted: asyncio.Event | None = None) -> Reply:
+                       reacted: asyncio.Event | None = None,
+                       on_audio: Callable[[np.ndarray], Awaitable[None]] | None = None
+                       ) -> Reply:
         assert self._decoder is not None, "connect() first"
         reply.sample_rate = self._decoder.sample_rate
         deadline = time.monotonic() + timeout
@@ -427,8 +622,6 @@ class SimulatedStackChan:
                 reacted.set()
             if kind == "stt":
                 reply.transcript, reply.stt_at = payload.get("text"), at
-                if not reply.transcript:
-                    return reply        # the server heard nothing: no reply will come
             elif kind == "llm":
                 reply.face, reply.emoji, reply.llm_at = payload.get("emotion"), \
                     payload.get("text"), at
@@ -439,6 +632,8 @@ class SimulatedStackChan:
                 reply.frame_times.append(at)
                 reply.frame_sentence.append(len(reply.sentences) - 1)
                 reply.samples.append(self._decoder.decode(payload))
+                if on_audio is not None:
+                    await on_audio(reply.samples[-1])
             elif kind == "tts":
                 state = payload.get("state")
                 if state == "start":
@@ -448,6 +643,12 @@ class SimulatedStackChan:
                 elif state == "stop":
                     reply.tts_stop_at = at
                     reply.complete = True
+                    if self.listening == "manual":
+                        self.listening = None      # the firmware goes idle
+                    elif self.listening == "auto" and self.habits.relisten_after_tts:
+                        # the firmware re-enters Listening and says so; in realtime
+                        # mode its microphone never stopped, so it sends nothing
+                        await self.start_listening("auto")
                     return reply
             elif kind == "error":
                 reply.errors.append(str(payload.get("message")))

@@ -46,6 +46,8 @@ class Script:
     delay_s: float = 0.0
     tool_call: ToolCall | None = None
     fail_with: str | None = None
+    line_seconds: float = 0.18
+    """Length of the audio :meth:`ScriptedHost.synthesize` gives a fixed line."""
 
 
 class ScriptedHost(DeviceHostDouble):
@@ -58,6 +60,11 @@ class ScriptedHost(DeviceHostDouble):
         self.cancelled = 0
         self.completed = 0
 
+    async def synthesize(self, text: str) -> AudioClip | None:
+        """A fixed line (greeting, goodbye) as a tone of ``script.line_seconds``."""
+        self.spoken.append(text)
+        return tone(self.script.line_seconds)
+
     async def run_turn(self, request: Any, sink: Any) -> TurnResult:
         self.requests.append(request)
         s = self.script
@@ -67,6 +74,10 @@ class ScriptedHost(DeviceHostDouble):
                 raise RuntimeError(s.fail_with)
             transcript = request.text or s.transcript
             await sink.on_transcript(transcript)
+            if not transcript:     # like the assistant: nothing heard, nothing said
+                self.completed += 1
+                return TurnResult(str(uuid.uuid4()), request.user, "", "", Emotion.NEUTRAL,
+                                  [], [], [], {})
             if s.tool_call is not None and request.tool_handler is not None:
                 self.tool_results.append(await request.tool_handler(s.tool_call))
             await sink.on_emotion(s.emotion)

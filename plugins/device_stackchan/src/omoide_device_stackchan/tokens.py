@@ -18,6 +18,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from omoide_device_stackchan.identifiers import normalize_device_id
+
+__all__ = ["TokenCheck", "TokenSigner", "bearer_token", "load_or_create_secret",
+           "normalize_device_id"]
+
 CLOCK_SKEW_S = 300
 
 
@@ -28,11 +33,6 @@ class TokenCheck:
     ok: bool
     reason: str = ""
     issued_at: int = 0
-
-
-def normalize_device_id(device_id: str) -> str:
-    """Device ids are MAC addresses; compare them lower-case and trimmed."""
-    return device_id.strip().lower()
 
 
 class TokenSigner:

@@ -4,7 +4,9 @@ It exists so ``configs/offline.yaml`` can run the whole pipeline with no chat AP
 is deterministic, streams its replies in small pieces like a real model, answers recall
 questions from the ``<retrieved_memory>`` block (:mod:`omoide_standins.replies`) and
 answers the extraction call (``json_output=True``) with rule-based facts
-(:mod:`omoide_standins.extraction`). It knows nothing about the world.
+(:mod:`omoide_standins.extraction`). When the turn offers tools it calls them for a few phrases
+(:mod:`omoide_standins.tool_rules`: 「3分タイマー」, 「〜は忘れて」, 「明日の天気は？」...)
+and says the tool's answer. It knows nothing about the world.
 """
 
 from __future__ import annotations
@@ -62,14 +64,31 @@ class StandinChat(ChatModel):
         if json_output:
             text = await self.run_blocking(lambda: self._extract(messages), Priority.BATCH)
         else:
-            from omoide_standins.replies import reply_to
-            text = reply_to(messages)
+            from omoide_standins import tool_rules
+            call = tool_rules.tool_call_for(messages, tools, self._facts_about)
+            if call is not None:
+                await asyncio.sleep(0)
+                yield ChatDelta(tool_call=call)
+                return
+            if messages and messages[-1].role == "tool":
+                text = tool_rules.reply_after_tool(messages)
+            else:
+                from omoide_standins.replies import reply_to
+                text = reply_to(messages)
         for i in range(0, len(text), cfg.chunk_chars):
             if i and cfg.piece_delay_ms:
                 await asyncio.sleep(cfg.piece_delay_ms / 1000)
             else:
                 await asyncio.sleep(0)  # let the consumer run between pieces, as a stream does
             yield ChatDelta(text=text[i:i + cfg.chunk_chars])
+
+    def _facts_about(self, utterance: str) -> list[str]:
+        """The 「あなたは…」 facts the extraction rules read out of one utterance."""
+        from datetime import datetime
+
+        from omoide_standins.extraction import Utterance, extract_facts
+        return [f.text for f in extract_facts([Utterance(datetime.now(), utterance)],
+                                              self._tokenizer)]
 
     def _extract(self, messages: Sequence[ChatMessage]) -> str:
         from omoide_standins.extraction import facts_json

@@ -54,6 +54,11 @@ _CONTINUATION = re.compile(r"^(?:また|もう一度|もう一回|いつか|次�
 _POSSESSED = re.compile(r"^(?:うちの|私の|僕の|俺の)?(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|"
                         r"祖母|祖父|猫|犬|ペット|家族|彼女|彼氏|子ども|子供|上司|部下|同僚|会社|家)"
                         r"(?:の[^、はがとにでを]{1,10})?[はがも]")
+# Requests to the assistant (「10秒タイマー」「箱根のことは忘れて」) say nothing about the
+# user; storing 「あなたは箱根のことは忘れて。」 would even bring back what was forgotten.
+_REQUESTS = re.compile(r"(?:タイマー|アラーム|(?:忘れて|覚えて(?:おいて|て)?|覚えといて|起こして|"
+                       r"教えて|つけて|消して|止めて|とめて|お願い|ください|ちょうだい)"
+                       r"[ねよ]?[。！!]?$)")
 _PROFILE_WORDS = re.compile(r"(?:住んで|働いて|勤めて|勤務|出身|歳|才|名前|職業|誕生日)")
 _PERSON_WORDS = re.compile(r"(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|祖母|祖父|彼女|彼氏|上司|"
                            r"部下|同僚|友達|友人)")
@@ -245,7 +250,7 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
                                    .replace("?", "？").replace("!", "！")):
             sentence = _strip_fillers(raw)
             if (not sentence or is_question(sentence) or _is_small_talk(sentence)
-                    or _REACTIONS.match(sentence)):
+                    or _REACTIONS.match(sentence) or _REQUESTS.search(sentence)):
                 continue
             if any(w in sentence for w in _OFF_TOPIC):
                 continue

@@ -1,0 +1,322 @@
+"""The tools of a turn: plugin tools and the device's own tools, called safely.
+
+:class:`ToolRunner` lives as long as the assistant and holds the configured tool
+components and the open confirmation questions. For each turn it makes a
+:class:`TurnTools`: the merged list offered to the chat model (plugin functions first;
+a device tool with the same name is left out) and the one way to call them.
+
+Whatever a tool does, the turn goes on: an exception, a call past its time budget (even
+one that ignores cancellation), a result that is not JSON or is too long all become a
+short ``{"error": ...}`` string the model can talk about. Each call is recorded in the
+turn's trace (name, source, duration, outcome).
+
+Confirmation: a function marked ``needs_confirmation`` is never run when the model calls
+it. The tool's question is stored for the person (one per user, closed by their next
+turn or after ``confirm_window_s``) and handed to the model to ask. At the person's
+next turn :meth:`TurnTools.settle_confirmation` reads their answer
+(:func:`omoide.pipeline.confirmation.read_answer`); on a clear yes the call runs with
+``confirmed=True`` and its result is put in front of the model as the result of that
+call, so it can say what was done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from omoide.components import Tool, ToolContext, ToolError
+from omoide.config import ToolCallSettings
+from omoide.errors import ComponentTimeout
+from omoide.pipeline.confirmation import Answer, read_answer
+from omoide.pipeline.trace import TurnTrace
+from omoide.pipeline.turn import ToolHandler, TurnRequest
+from omoide.types import ChatMessage, ToolCall, ToolSpec
+
+log = logging.getLogger("omoide.tools")
+
+CANCEL_GRACE_S = 1.0
+"""How long past its budget a call is waited for after being cancelled; a call that
+ignores cancellation is then abandoned (left to finish on its own)."""
+ERROR_PREVIEW_CHARS = 300
+
+
+@dataclass(frozen=True)
+class PendingConfirmation:
+    """A call waiting for the person's yes."""
+
+    user: str
+    tool: Tool
+    function: str
+    arguments: dict[str, Any]
+    question: str
+    expires_at: float
+    """``time.monotonic()`` after which the question is closed."""
+
+
+@dataclass(frozen=True)
+class _Route:
+    name: str
+    source: str
+    tool: Tool | None = None
+    handler: ToolHandler | None = None
+
+
+def error_text(message: str, limit: int) -> str:
+    """``{"error": message}`` as JSON, never longer than ``limit`` characters."""
+    room = max(40, limit - 16)
+    if len(message) > room:
+        message = message[:room - 1] + "…"
+    return json.dumps({"error": message}, ensure_ascii=False)
+
+
+def render_result(value: Any, limit: int) -> tuple[str, str | None]:
+    """The text handed to the model for ``value``, and an error (or None).
+
+    Strings pass as they are; anything else must be JSON-serialisable. A result longer
+    than ``limit`` is refused with its beginning, so the model can still say something.
+    """
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            msg = f"the tool returned something that is not JSON ({type(value).__name__}: {exc})"
+            return error_text(msg, limit), msg
+    if len(text) > limit:
+        preview = text[:min(ERROR_PREVIEW_CHARS, limit // 3)]
+        msg = (f"the tool's result was too long ({len(text)} characters, limit {limit});"
+               f" it began: {preview}")
+        return error_text(msg, limit), msg
+    return text, None
+
+
+class ToolRunner:
+    """The configured tools of one assistant and the open confirmation questions."""
+
+    def __init__(self, tools: Sequence[Tool], settings: ToolCallSettings,
+                 timezone: str) -> None:
+        self.tools = list(tools)
+        self.settings = settings
+        self.timezone = timezone
+        self._pending: dict[str, PendingConfirmation] = {}
+        self._warned: set[str] = set()
+
+    def for_turn(self, request: TurnRequest, now: datetime) -> TurnTools:
+        routes: dict[str, _Route] = {}
+        specs: list[ToolSpec] = []
+        for tool in self.tools:
+            if tool.status.state.value != "ready":
+                continue
+            try:
+                functions = list(tool.functions())
+            except Exception:
+                log.exception("tool %s: listing its functions failed", tool.name)
+                continue
+            for fn in functions:
+                if fn.name in routes:
+                    self._warn_once(f"{tool.name}:{fn.name}",
+                                    "tool function %r of %s is already offered by %s; "
+                                    "left out", fn.name, tool.name, routes[fn.name].source)
+                    continue
+                routes[fn.name] = _Route(fn.name, tool.name, tool=tool)
+                specs.append(fn.spec())
+        if request.tool_handler is not None:
+            for spec in request.tools:
+                if spec.name in routes:
+                    self._warn_once(f"device:{spec.name}",
+                                    "device tool %r has the name of a plugin tool; left out",
+                                    spec.name)
+                    continue
+                routes[spec.name] = _Route(spec.name, "device", handler=request.tool_handler)
+                specs.append(spec)
+        context = ToolContext(request.user, now, self.timezone, request.device,
+                              request.session_id)
+        return TurnTools(self, specs, routes, context)
+
+    def _warn_once(self, key: str, msg: str, *args: Any) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning(msg, *args)
+
+    # -- confirmations ---------------------------------------------------------------
+    def ask(self, pending: PendingConfirmation) -> None:
+        self._pending[pending.user] = pending
+
+    def take_pending(self, user: str) -> PendingConfirmation | None:
+        """The open question of ``user`` (closing it), unless it has expired."""
+        pending = self._pending.pop(user, None)
+        if pending is None or pending.expires_at < time.monotonic():
+            return None
+        return pending
+
+    def pending(self, user: str) -> PendingConfirmation | None:
+        """The open question of ``user`` without closing it (for tests and the web page)."""
+        pending = self._pending.get(user)
+        return pending if pending and pending.expires_at >= time.monotonic() else None
+
+
+class TurnTools:
+    """The tools offered in one turn and the one way to call them."""
+
+    def __init__(self, runner: ToolRunner, specs: list[ToolSpec],
+                 routes: dict[str, _Route], context: ToolContext) -> None:
+        self._runner = runner
+        self.specs = specs
+        self._routes = routes
+        self.context = context
+
+    def __bool__(self) -> bool:
+        return bool(self._routes)
+
+    @property
+    def limit(self) -> int:
+        return self._runner.settings.max_result_chars
+
+    async def call(self, call: ToolCall, trace: TurnTrace) -> str:
+        """Run one call the model asked for; always returns the text for the model."""
+        started = trace.now_ms()
+        route = self._routes.get(call.name)
+        source = route.source if route else "?"
+        text, outcome, error = await self._run(call, route)
+        trace.tool_call(call.name, source, started, outcome, error)
+        if error:
+            log.info("tool call %s (%s): %s: %s", call.name, source, outcome, error)
+        return text
+
+    async def _run(self, call: ToolCall, route: _Route | None) -> tuple[str, str, str | None]:
+        limit = self.limit
+        if route is None:
+            msg = f"there is no tool named {call.name!r}"
+            return error_text(msg, limit), "error", msg
+        try:
+            arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+        except ValueError:
+            msg = f"the arguments of {call.name} are not valid JSON"
+            return error_text(msg, limit), "error", msg
+        if not isinstance(arguments, dict):
+            msg = f"the arguments of {call.name} must be a JSON object"
+            return error_text(msg, limit), "error", msg
+        if route.handler is not None:
+            budget = self._runner.settings.device_timeout_s
+            value, error, outcome = await _bounded(route.handler(call), budget,
+                                                   own_budget=False)
+        else:
+            assert route.tool is not None
+            tool = route.tool
+            try:
+                needs_confirmation = tool.function(call.name).needs_confirmation
+            except ToolError as exc:   # the tool's list changed since it was offered
+                return error_text(str(exc), limit), "error", str(exc)
+            if needs_confirmation:
+                return await self._ask_first(tool, call.name, arguments)
+            budget = tool.config.timeout_s * (1 + tool.config.retries)
+            value, error, outcome = await _bounded(
+                tool.invoke(call.name, arguments, self.context), budget)
+        if error is not None:
+            return error_text(error, limit), outcome, error
+        text, bad = render_result(value, limit)
+        return text, ("error" if bad else "ok"), bad
+
+    async def _ask_first(self, tool: Tool, function: str,
+                         arguments: dict[str, Any]) -> tuple[str, str, str | None]:
+        limit = self.limit
+        request, error, outcome = await _bounded(
+            tool.prepare(function, arguments, self.context), tool.config.timeout_s)
+        if error is not None:
+            return error_text(error, limit), outcome, error
+        prepared = dict(request.arguments) if request.arguments is not None else arguments
+        self._runner.ask(PendingConfirmation(
+            self.context.user, tool, function, prepared, request.question,
+            time.monotonic() + self._runner.settings.confirm_window_s))
+        text, _ = render_result({
+            "status": "needs_confirmation", "question": request.question,
+            "message": request.question,
+            "instruction": "Ask the person exactly this question and stop. It is done only "
+                           "if they say yes in their next utterance; do not call it again."},
+            limit)
+        return text, "needs_confirmation", None
+
+    async def settle_confirmation(self, messages: list[ChatMessage],
+                                  trace: TurnTrace) -> list[ChatMessage]:
+        """Close the person's open question with this turn's utterance.
+
+        On a yes the call runs now and ``messages`` gain that call and its result (so
+        the model says what was done); on a no, a cancelled result; when the answer is
+        unclear the question is dropped and ``messages`` are returned unchanged.
+        """
+        pending = self._runner.take_pending(self.context.user)
+        if pending is None or not messages or messages[-1].role != "user":
+            return messages
+        answer = read_answer(messages[-1].content)
+        started = trace.now_ms()
+        if answer is Answer.UNCLEAR:
+            trace.tool_call(pending.function, pending.tool.name, started, "unconfirmed",
+                            "the answer was neither yes nor no; not done")
+            return messages
+        if answer is Answer.NO:
+            text, _ = render_result({"status": "cancelled",
+                                     "message": "わかった、やめておくね。"}, self.limit)
+            outcome, error = "cancelled", None
+        else:
+            confirmed = replace(self.context, confirmed=True)
+            value, error, outcome = await _bounded(
+                pending.tool.invoke(pending.function, pending.arguments, confirmed),
+                pending.tool.config.timeout_s * (1 + pending.tool.config.retries))
+            if error is not None:
+                text = error_text(error, self.limit)
+            else:
+                text, error = render_result(value, self.limit)
+                outcome = "error" if error else "confirmed"
+        trace.tool_call(pending.function, pending.tool.name, started, outcome, error)
+        call = ToolCall(f"confirmed-{uuid.uuid4().hex[:8]}", pending.function,
+                        json.dumps(pending.arguments, ensure_ascii=False))
+        return [*messages, ChatMessage("assistant", "", tool_calls=(call,)),
+                ChatMessage("tool", text, tool_call_id=call.id)]
+
+
+async def _bounded(awaitable: Any, budget_s: float, *,
+                   own_budget: bool = True) -> tuple[Any, str | None, str]:
+    """Await ``awaitable`` for at most ``budget_s`` (+ a grace period for cancellation).
+
+    ``own_budget``: the awaitable enforces ``budget_s`` itself (a component's template
+    method), so this bound waits a grace period longer and only catches a call that
+    ignores its cancellation. Returns ``(value, error, outcome)``; never raises (except
+    the turn's own cancellation).
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait(
+            {task}, timeout=budget_s + (CANCEL_GRACE_S if own_budget else 0.0))
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+        if not done:
+            log.warning("a tool call ignored its cancellation; abandoned")
+            task.add_done_callback(_consume)
+        return None, f"the tool did not answer within {budget_s:g}s", "timeout"
+    try:
+        return task.result(), None, "ok"
+    except ComponentTimeout as exc:
+        return None, str(exc), "timeout"
+    except ToolError as exc:
+        return None, str(exc), "refused"
+    except asyncio.CancelledError:
+        return None, "the tool call was cancelled", "error"
+    except Exception as exc:  # noqa: BLE001 - a failing tool is the model's to talk about
+        return None, f"{type(exc).__name__}: {exc}", "error"
+
+
+def _consume(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,40 @@
+"""What the server offers tool components (:class:`omoide.components.ToolHost`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from omoide.components import AnnounceOutcome
+from omoide.types import Emotion
+
+if TYPE_CHECKING:
+    from omoide.announcements import Announcer
+    from omoide.memory.api import MemoryService
+    from omoide.server.app import OmoideServer
+
+
+class ServerToolHost:
+    """One per tool plugin: its own data folder, the shared memory and announcer."""
+
+    def __init__(self, server: OmoideServer, announcer: Announcer, data_dir: Path) -> None:
+        self._server = server
+        self._announcer = announcer
+        self._data_dir = data_dir
+
+    @property
+    def data_dir(self) -> Path:
+        self._data_dir.mkdir(parents=True, exist_ok=True)
+        return self._data_dir
+
+    @property
+    def timezone(self) -> str:
+        return self._server.settings.assistant.timezone
+
+    @property
+    def memory(self) -> MemoryService | None:
+        return self._server.memory
+
+    async def announce(self, user: str, text: str,
+                       emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
+        return await self._announcer.announce(user, text, emotion)
