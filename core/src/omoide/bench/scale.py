@@ -710,7 +710,7 @@ def render(result: dict[str, Any]) -> str:
     row("restart: ready (s) / RSS (MB)", lambda r: f"{r['server']['restart']['ready_s']} /"
         f" {r['server']['restart']['at_ready']['rss_mb']}")
     for i in range(2):
-        rows.extend(_round_rows([{"server": r["server"].get("restart") or {}}
+        rows.extend(_round_rows([{"server": (r.get("server") or {}).get("restart") or {}}
                                  for r in reports], i))
     row("turn p95 right after restart ÷ settled",
         lambda r: _ratio(r["server"]["restart"]["rounds"], "after restart",
