@@ -77,8 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="concurrent clients per round, comma-separated (a round pair each)")
     p.add_argument("--turns", type=int, default=0,
                    help="turns per round (default: 4 x clients)")
-    p.add_argument("--round-people", type=int, default=0,
-                   help="people a round's turns go to, round robin (default: one per turn)")
+    p.add_argument("--round-people", default="0",
+                   help="people a round's turns go to, round robin: a number, 'clients' (one"
+                   " person per client), or 0 (default: one per turn)")
     p.add_argument("--dir", help="keep the filled data here and reuse it next time")
     p.add_argument("--sample", type=int, default=20, help="people timed in process")
     p.add_argument("--queries", type=int, default=120, help="recalls timed in process")
@@ -420,6 +421,11 @@ async def run_round(client: Any, url: str, name: str, plan: list[tuple[str, str]
                  round(late / n, 3), failed, round(time.perf_counter() - started, 1))
 
 
+def round_people(option: str, clients: int) -> int:
+    """People per round from ``--round-people`` (0: one per turn)."""
+    return clients if option == "clients" else int(option)
+
+
 def round_plan(people: list[int], turns: int, memories: int, offset: int,
                round_people: int) -> list[tuple[str, str]]:
     chosen = people[:round_people] if round_people else people[:turns]
@@ -537,17 +543,18 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
             with Sampler(pid) as sampler:
                 for c in [int(x) for x in args.clients.split(",")]:
                     turns = args.turns or 4 * c
-                    want = args.round_people or turns
+                    per_round = round_people(args.round_people, c)
+                    want = per_round or turns
                     cold = fresh[:want] if len(fresh) >= want else None
                     if cold is not None:
                         fresh = fresh[want:]
-                        plan = round_plan(cold, turns, args.memories, 0, args.round_people)
+                        plan = round_plan(cold, turns, args.memories, 0, per_round)
                         rounds.append(await run_round(client, url, "after ready", plan, c))
                         progress(f"round {asdict(rounds[-1])}")
                     people = cold or list(range(min(want, args.people)))
                     asked = asked or people
                     out.setdefault("settle_s", []).append(round(await until_quiet(pid), 1))
-                    plan = round_plan(people, turns, args.memories, 1, args.round_people)
+                    plan = round_plan(people, turns, args.memories, 1, per_round)
                     rounds.append(await run_round(client, url, "settled", plan, c))
                     progress(f"round {asdict(rounds[-1])}")
                 load_ended = time.monotonic()
@@ -591,11 +598,13 @@ async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespac
             pid = await server.start(client, out)
             out["at_ready"] = proc_stats(pid)
             rounds = [await run_round(client, server.url, "after restart", round_plan(
-                people, turns, args.memories, 2, args.round_people), clients)]
+                people, turns, args.memories, 2, round_people(args.round_people, clients)),
+                clients)]
             out["settle_s"] = round(await until_quiet(pid), 1)
             rounds.append(await run_round(client, server.url, "settled after restart",
                                           round_plan(people, turns, args.memories, 3,
-                                                     args.round_people), clients))
+                                                     round_people(args.round_people,
+                                                                  clients)), clients))
             out["rounds"] = [asdict(r) for r in rounds]
             out["final"] = proc_stats(pid)
             progress(f"restart: {out}")
@@ -685,7 +694,7 @@ def render(result: dict[str, Any]) -> str:
         return f"{d['p50']} / {d['p95']}"
 
     row("people × memories", lambda r: f"{r['people']} × {r['memories']}")
-    row("fill (s, synthetic vectors)", lambda r: r["in_process"]["fill_s"])
+    row("fill (s; vectors per sentence pattern)", lambda r: r["in_process"]["fill_s"])
     row("open store (ms)", lambda r: r["in_process"]["open_ms"])
     row("index build per person p50 / p95 (ms)", lambda r: p(r["in_process"]["index_build_ms"]))
     row("recall without embedding p50 / p95 (ms)",
