@@ -5,14 +5,20 @@ for stores other processes write."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from omoide.components import ScrollPage
 from omoide.memory.index_cache import ENTRY_BYTES
-from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
-from omoide.types import Exchange, Memory
+from omoide.testing.doubles import (
+    HashEmbedder,
+    HashEmbedderConfig,
+    InMemoryStore,
+    MemoryStoreConfig,
+)
+from omoide.types import EmbedPurpose, Exchange, FloatArray, Memory, Priority
 
 JST = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=JST)
@@ -54,6 +60,20 @@ class PagedStore(InMemoryStore):
     @property
     def shared(self) -> bool:
         return self.shared_store
+
+
+class SlowQueries(HashEmbedder):
+    """The hashing double, answering queries (only) after ``seconds``."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__(HashEmbedderConfig(dims=64))
+        self.delay_s = ms / 1000
+
+    async def _embed(self, texts: Sequence[str], purpose: EmbedPurpose,
+                     priority: Priority) -> FloatArray:
+        if purpose == "query":
+            await asyncio.sleep(self.delay_s)
+        return await super()._embed(texts, purpose, priority)
 
 
 async def _until(condition: Any, what: str) -> None:
@@ -203,9 +223,7 @@ async def test_extracted_memories_reach_a_ready_index_at_once(make_engine) -> No
 
 async def test_a_recall_whose_embedding_is_late_answers_from_the_other_channels(
         make_engine) -> None:  # type: ignore[no-untyped-def]
-    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
-
-    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=400))
+    slow = SlowQueries(400)
     engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
     await engine.add_memories("me", [hakone(0), guitar(1)])
     await engine.index("me")
@@ -216,9 +234,7 @@ async def test_a_recall_whose_embedding_is_late_answers_from_the_other_channels(
 
 
 async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> None:  # type: ignore[no-untyped-def]
-    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
-
-    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=200))
+    slow = SlowQueries(200)
     engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
     await engine.add_memories("me", [hakone(0)])
     await engine.index("me")
@@ -237,10 +253,8 @@ async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> 
 
 async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_comes_first(
         make_engine) -> None:  # type: ignore[no-untyped-def]
-    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
-
     store = PagedStore(MemoryStoreConfig())
-    slow = HashEmbedder(HashEmbedderConfig(dims=64, latency_ms=1_500))
+    slow = SlowQueries(1_500)
     engine = await make_engine(store=store, embedder=slow, time_budget_ms=2_000,
                                query_embed_wait_share=0.01,
                                index={"page_size": 4, "first_turn_wait_share": 0.01})
