@@ -42,7 +42,7 @@ from omoide.memory.import_format import (
     imported_memory_id,
 )
 from omoide.memory.index import UserIndex
-from omoide.memory.index_cache import IndexCache, dense_only_index
+from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
 from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import Journal, PendingSummary
 from omoide.memory.lexicon import analyzer
@@ -167,7 +167,9 @@ class MemoryEngine:
         if index is None and wanted:
             # Not built yet (or over the memory budget): the dense search of the store
             # finds the candidates this turn, the index channels judge only those.
-            index = dense_only_index(user, self.timezone)
+            index = (await index_of_hits(self.store, user, inputs.vector,
+                                         settings.dense_candidates, self.timezone)
+                     if inputs.vector is not None else dense_only_index(user, self.timezone))
             settings = settings.model_copy(update={"dense_from_index": False})
             details["index"] = "not ready: dense recall from the store"
         result = await robust_read(self.store,

@@ -430,4 +430,21 @@ def dense_only_index(user: str, timezone: str) -> UserIndex:
     return UserIndex(user, timezone)
 
 
-__all__ = ["ENTRY_BYTES", "CacheStats", "IndexCache", "dense_only_index"]
+async def index_of_hits(store: VectorStore, user: str, vector: FloatArray, limit: int,
+                        timezone: str) -> UserIndex:
+    """A throwaway index of ``user``'s ``limit`` nearest memories, for a recall whose
+    index is not ready: analysed on a worker thread, so that work (about a millisecond
+    per memory) does not hold up the event loop every other turn runs on. The robust
+    engine's own dense search then finds every hit already indexed."""
+    hits = await store.search(user, vector, limit)
+    idx = UserIndex(user, timezone)
+
+    def analyse() -> None:
+        for hit in hits:
+            idx.add(from_payload(hit.id, hit.payload))
+
+    await asyncio.to_thread(analyse)
+    return idx
+
+
+__all__ = ["ENTRY_BYTES", "CacheStats", "IndexCache", "dense_only_index", "index_of_hits"]
