@@ -36,13 +36,25 @@ def memory(i: int) -> Memory:
 
 
 class CountingStore(InMemoryStore):
-    """The in-memory store double, counting pages read."""
+    """The in-memory store double, counting pages read and counts asked; ``shared_store``
+    makes it a store other processes write."""
 
     pages = 0
+    calls = 0
+    shared_store = False
 
     async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
         self.pages += 1
+        self.calls += 1
         return await super()._scroll_page(user, cursor, limit)
+
+    async def _count(self, user: str) -> int:
+        self.calls += 1
+        return await super()._count(user)
+
+    @property
+    def shared(self) -> bool:
+        return self.shared_store
 
 
 Start = Callable[..., Awaitable[MemoryEngine]]
@@ -84,19 +96,49 @@ async def test_a_restart_loads_the_index_instead_of_reading_the_store(start: Sta
     assert (second.indexes.stats().loaded, second.indexes.stats().built) == (1, 0)
 
 
-async def test_a_saved_index_is_rebuilt_when_the_store_holds_other_memories(
+async def test_a_write_by_another_engine_on_the_same_data_leaves_no_stale_copy(
         start: Start) -> None:
     first = await start()
     await first.add_memories("me", [memory(i) for i in range(3)])
     await first.index("me")
     await first.stop()
-    extra = memory(9)  # written while this server was stopped
-    await first.store.upsert("me", [VectorRecord(extra.id, (await first.embedder.embed(
+    command = await start()  # `omoide memory import` while the server is stopped
+    await command.add_memories("me", [memory(9)])
+    await command.stop()
+    server = await start()
+    index = await server.index("me")
+    assert "m9" in index
+    assert (server.indexes.stats().loaded, server.indexes.stats().built) == (0, 1)
+
+
+async def test_over_a_shared_store_a_saved_index_is_rebuilt_when_the_count_differs(
+        start: Start) -> None:
+    first = await start()
+    store: CountingStore = first.store  # type: ignore[assignment]
+    store.shared_store = True
+    await first.add_memories("me", [memory(i) for i in range(3)])
+    await first.index("me")
+    await first.stop()
+    extra = memory(9)  # another server wrote to the shared store meanwhile
+    await store.upsert("me", [VectorRecord(extra.id, (await first.embedder.embed(
         [extra.text]))[0], to_payload(extra))])
     second = await start()
     index = await second.index("me")
     assert "m9" in index
     assert (second.indexes.stats().loaded, second.indexes.stats().built) == (0, 1)
+
+
+async def test_a_restart_over_a_store_only_it_opens_does_not_touch_the_store(
+        start: Start) -> None:
+    first = await start()
+    await first.add_memories("me", [memory(i) for i in range(3)])
+    await first.index("me")
+    await first.stop()
+    store: CountingStore = first.store  # type: ignore[assignment]
+    calls = store.calls
+    second = await start()
+    await second.index("me")
+    assert store.calls == calls
 
 
 async def test_a_forgotten_memory_leaves_no_saved_copy_behind(start: Start,

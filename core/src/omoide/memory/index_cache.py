@@ -19,12 +19,15 @@ alone would exceed the budget is not kept (that person gets dense recall only, a
 the log says which setting to raise).
 
 With an :class:`~omoide.memory.index_store.IndexStore`, indexes also outlive the
-process: a build first tries the saved copy (used when the store still holds as many
-of the person's memories as it does), a fresh build is saved at once, and indexes
-changed by writes are saved every ``save_every_s``, when dropped and at stop. A
-forgotten memory deletes the saved copy at once (it is saved again later without it).
-Writes never wait for a save: a copy pickled while the index changed is not written
-(a generation count per person tells), and is tried again later.
+process: a build first tries the saved copy, a fresh build is saved at once, and
+indexes changed by writes are saved every ``save_every_s``, when dropped and at stop.
+Every write or forget of this process deletes the person's saved copy at once (it is
+saved again later): a saved copy is never older than the person's last write, even
+after a crash, so for a store only this process opens it is used as it is, without
+touching the store. For a store other processes write, it is used only when the
+store still holds as many of the person's memories. Writes never wait for a save: a
+copy pickled while the index changed is not written (a generation count per person
+tells), and is tried again later.
 """
 
 from __future__ import annotations
@@ -160,6 +163,7 @@ class IndexCache:
     def written(self, user: str, items: Iterable[tuple[Memory, FloatArray | None]]) -> None:
         """Memories this process just stored for ``user`` (call on the event loop)."""
         items = list(items)
+        self._unsave(user)
         idx = self._ready.get(user)
         if idx is not None:
             def add(idx: UserIndex = idx) -> None:
@@ -182,10 +186,7 @@ class IndexCache:
                 self._account(user, idx)
 
             self._mutate(user, remove)
-        if self._saved is not None:
-            # the saved copy must not outlive a forgotten memory, even by a crash
-            self._in_background(self._runner.run(
-                functools.partial(self._saved.delete, user), Priority.INTERACTIVE))
+        self._unsave(user)
         build = self._builds.get(user)
         if build is not None:
             build.pending[memory_id] = None
@@ -302,8 +303,8 @@ class IndexCache:
         if loaded is None:
             return None
         idx, memories = loaded
-        if await self.store.count(user) != memories:
-            return None  # written elsewhere (or lost a save): rebuild from the store
+        if self.store.shared and await self.store.count(user) != memories:
+            return None  # written by another process: rebuild from the store
         _apply(idx, build.pending)
         if build.pending:
             self._mark_dirty(user)
@@ -312,6 +313,13 @@ class IndexCache:
         return idx
 
     # -- saving ----------------------------------------------------------------------
+    def _unsave(self, user: str) -> None:
+        """Delete ``user``'s saved copy now (a write made it stale; it is saved again
+        later), ahead of any save waiting on the worker."""
+        if self._saved is not None:
+            self._in_background(self._runner.run(
+                functools.partial(self._saved.delete, user), Priority.INTERACTIVE))
+
     def _mutate(self, user: str, change: Callable[[], None]) -> None:
         """Change a ready index (counted, so a copy pickled meanwhile is not written)."""
         self._generation[user] = self._generation.get(user, 0) + 1

@@ -10,8 +10,9 @@ One SQLite file in the data directory (``indexes.sqlite3``, not a file per perso
 a row per person with the index pickled and compressed, the number of memories it
 holds, and a version. The version is a hash of the source of :mod:`omoide.memory` and
 of the analyser's dictionary version, so any change to how indexes are made makes the
-rows stale (they are rebuilt). A loaded index is used only if the store still holds
-as many memories for that person as it does; otherwise it is rebuilt from the store.
+rows stale (they are rebuilt). The index cache deletes a person's row on every write
+of theirs and saves it again later, so a row is never older than the person's last
+write (see :mod:`omoide.memory.index_cache` for when a loaded row is used).
 
 The file holds pickles: it is written by omoide only, in the data directory, with
 owner-only permissions — the same trust as the journal beside it.
