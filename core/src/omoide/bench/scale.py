@@ -359,14 +359,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def until_quiet(pid: int, share: float = 0.15, window_s: float = 1.0,
+async def until_quiet(*pids: int, share: float = 0.15, window_s: float = 1.0,
                       limit_s: float = 300.0) -> float:
-    """Wait until the process uses less than ``share`` of a core over ``window_s``."""
+    """Wait until the processes together use less than ``share`` of a core over
+    ``window_s`` (the server, and a store server it waits on)."""
     started = time.monotonic()
     while time.monotonic() - started < limit_s:
-        before = cpu_seconds(pid)
+        before = sum(cpu_seconds(p) for p in pids)
         await asyncio.sleep(window_s)
-        if cpu_seconds(pid) - before < share * window_s:
+        if sum(cpu_seconds(p) for p in pids) - before < share * window_s:
             break
     return time.monotonic() - started
 
@@ -530,7 +531,8 @@ async def empty_baseline(raw: dict[str, Any], work: Path) -> dict[str, Any]:
 
 
 async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
-                       progress: Callable[[str], None]) -> dict[str, Any]:
+                       progress: Callable[[str], None],
+                       store_pids: tuple[int, ...] = ()) -> dict[str, Any]:
     import httpx
 
     out: dict[str, Any] = {}
@@ -562,7 +564,8 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
                         progress(f"round {asdict(rounds[-1])}")
                     people = cold or list(range(min(want, args.people)))
                     asked = asked or people
-                    out.setdefault("settle_s", []).append(round(await until_quiet(pid), 1))
+                    out.setdefault("settle_s", []).append(
+                        round(await until_quiet(pid, *store_pids), 1))
                     plan = round_plan(people, turns, args.memories, 1, per_round)
                     rounds.append(await run_round(client, url, "settled", plan, c))
                     progress(f"round {asdict(rounds[-1])}")
@@ -587,12 +590,13 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
     out["store_calls_over_timeout"] = text.count("took longer than")
     out["recalls_out_of_time_logged"] = text.count("no memory this turn")
     if args.restart and asked:
-        out["restart"] = await restart_phase(raw, work, args, asked, progress)
+        out["restart"] = await restart_phase(raw, work, args, asked, progress, store_pids)
     return out
 
 
 async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
-                        people: list[int], progress: Callable[[str], None]) -> dict[str, Any]:
+                        people: list[int], progress: Callable[[str], None],
+                        store_pids: tuple[int, ...] = ()) -> dict[str, Any]:
     """The same server started again on the same data: the people of the first round
     ask again right after ready (their indexes were saved), then once it is quiet."""
     import httpx
@@ -609,7 +613,7 @@ async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespac
             rounds = [await run_round(client, server.url, "after restart", round_plan(
                 people, turns, args.memories, 2, round_people(args.round_people, clients)),
                 clients)]
-            out["settle_s"] = round(await until_quiet(pid), 1)
+            out["settle_s"] = round(await until_quiet(pid, *store_pids), 1)
             rounds.append(await run_round(client, server.url, "settled after restart",
                                           round_plan(people, turns, args.memories, 3,
                                                      round_people(args.round_people,
@@ -649,7 +653,9 @@ async def run_store(kind: str, raw: dict[str, Any], root: Path, args: argparse.N
             phase = settings_for(raw, store, root / f"server-data-{int(time.time())}",
                                  args.index_budget_mb, query_cache=True,
                                  extraction_idle_s=args.extraction_idle_s)
-            report["server"] = await server_phase(phase, root, args, progress)
+            report["server"] = await server_phase(
+                phase, root, args, progress,
+                (chroma.pid,) if kind == "chroma_server" and chroma.pid else ())
             if kind == "chroma_server":
                 report["server"]["chroma_server"] = proc_stats(chroma.pid)
     return report
