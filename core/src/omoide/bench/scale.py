@@ -110,8 +110,10 @@ def person_memories(i: int, memories: int) -> list[Any]:
 
 
 def questions_about(memories: list[Any]) -> list[str]:
-    """Memory questions a person could ask about their own memories (each names something
-    one of them contains, and asks in a way the recall gate lets through)."""
+    """Memory questions a person could ask about their own memories (each names what one
+    of them contains, asks in a way the recall gate lets through, and varies enough
+    that other people rarely ask the very same words: the query cache must not make
+    the load lighter than real questions would)."""
     out: list[str] = []
     for m in memories:
         text = m.text
@@ -119,15 +121,15 @@ def questions_about(memories: list[Any]) -> list[str]:
         where = next((p for p in PLACES if p in text), None)
         like = next((x for x in LIKES if x in text), None)
         act = next((a for a in ACTS if a in text), None)
-        if "予定だ" in text and where and act:
-            out.append(f"{where}で{act.rstrip('る')}のっていつだっけ？")
-        elif "毎週" in text:
+        if "予定だ" in text and who and where and act:
+            out.append(f"{who}と{where}で{act}のっていつだっけ？")
+        elif "毎週" in text and where:
             day = text[text.index("毎週") + 2]
-            out.append(f"毎週{day}曜日って何してるんだっけ？")
-        elif like:
-            out.append(f"私が好きな{like}のこと、覚えてる？")
-        elif who and "友達" in text:
-            out.append(f"{who}ってどこに住んでるんだっけ？")
+            out.append(f"毎週{day}曜日に{where}で何してるんだっけ？")
+        elif like and who:
+            out.append(f"{who}とよく食べる{like}のこと、覚えてる？")
+        elif who and where and "友達" in text:
+            out.append(f"{where}に住んでる{who}の趣味ってなんだっけ？")
         if len(out) >= 12:
             break
     return out or ["最近の予定覚えてる？"]
