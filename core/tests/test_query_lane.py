@@ -171,3 +171,33 @@ async def test_stopping_the_embedder_while_a_query_runs_ends_the_query_cleanly()
     await asyncio.sleep(0.01)
     gc.collect()
     assert problems == []
+
+
+async def test_a_queued_query_nobody_waits_for_is_dropped_before_its_model_call(
+        embedder: CountingEmbedder) -> None:
+    embedder.hold = asyncio.Event()
+    running = asyncio.create_task(embedder.embed_query("走っている質問"))
+    await asyncio.sleep(0.01)
+    given_up = asyncio.create_task(embedder.embed_query("諦められた質問"))
+    await asyncio.sleep(0.01)
+    given_up.cancel()  # its recall went on without the vector
+    await asyncio.sleep(0)
+    embedder.hold.set()
+    await running
+    assert [batch for _, batch in embedder.calls] == [["走っている質問"]]
+    stats = embedder.query_stats()
+    assert stats is not None and stats.dropped == 1
+
+
+async def test_a_queued_query_someone_still_waits_for_is_embedded(
+        embedder: CountingEmbedder) -> None:
+    embedder.hold = asyncio.Event()
+    running = asyncio.create_task(embedder.embed_query("走っている質問"))
+    await asyncio.sleep(0.01)
+    impatient = asyncio.create_task(embedder.embed_query("同じ質問"))
+    patient = asyncio.create_task(embedder.embed_query("同じ質問"))
+    await asyncio.sleep(0.01)
+    impatient.cancel()
+    embedder.hold.set()
+    await asyncio.gather(running, patient)
+    assert [batch for _, batch in embedder.calls] == [["走っている質問"], ["同じ質問"]]

@@ -11,9 +11,11 @@ front of an embedder's query calls:
   that result instead of being embedded again;
 * **a cache** of the ``cache_size`` most recent query vectors.
 
-A caller that gives up (its recall ran out of time) does not cancel the model call:
-the vector still lands in the cache for the next turn. Query calls are interactive,
-so they go ahead of any queued batch (document) work of the same embedder.
+A query whose callers all gave up (cancelled their wait: their recall went on without
+the vector) is dropped if its model call has not started — under load, stale queries
+must not delay fresh ones; once started, the call finishes and the vector lands in the
+cache for the next turn. Query calls are interactive, so they go ahead of any queued
+batch (document) work of the same embedder.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class QueryLaneStats:
     shared: int
     batches: int
     embedded: int
+    dropped: int = 0
+    """Queries nobody waited for any more, dropped before their model call."""
 
 
 class QueryLane:
@@ -57,6 +61,8 @@ class QueryLane:
         self._running: dict[str, asyncio.Future[FloatArray]] = {}
         self._worker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: dict[str, int] = {}
+        self._dropped = 0
         self._asked = self._cached = self._shared = self._batches = self._embedded = 0
 
     async def embed(self, text: str) -> FloatArray:
@@ -65,6 +71,7 @@ class QueryLane:
         if loop is not self._loop:  # a new event loop (a test, a command): start afresh
             self._waiting.clear()
             self._running.clear()
+            self._waiters.clear()
             self._worker, self._loop = None, loop
         self._asked += 1
         hit = self._cache.get(text)
@@ -80,12 +87,22 @@ class QueryLane:
             self._waiting[text] = future
             if self._worker is None or self._worker.done():
                 self._worker = loop.create_task(self._drain())
-        vector = await asyncio.shield(future)
+        self._waiters[text] = self._waiters.get(text, 0) + 1
+        try:
+            vector = await asyncio.shield(future)
+        finally:
+            self._waiters[text] -= 1
+            if not self._waiters[text]:
+                del self._waiters[text]
+                if self._waiting.get(text) is future and not future.done():
+                    del self._waiting[text]  # nobody waits and it has not started: drop it
+                    future.cancel()
+                    self._dropped += 1
         return vector.copy()
 
     def stats(self) -> QueryLaneStats:
         return QueryLaneStats(self._asked, self._cached, self._shared, self._batches,
-                              self._embedded)
+                              self._embedded, self._dropped)
 
     def close(self) -> None:
         """Stop the worker; queries still waiting or running are cancelled (the worker

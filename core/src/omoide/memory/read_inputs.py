@@ -13,8 +13,8 @@ spends its whole budget waiting for one of them:
 
 With the index and no vector, the lexical, temporal and entity channels recall alone;
 with the vector and no index, a dense search of the store finds the candidates and the
-index channels judge those. A late embedding still finishes and lands in the query
-cache for the next turn.
+index channels judge those. A late embedding is given up: if its model call has not
+started it is dropped (fresh queries go first), else it lands in the query cache.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
         embed_ms = (time.perf_counter() - t) * 1000
     out = ReadInputs(index, vector, embed_ms)
     if vector is None:
-        embedding.add_done_callback(_ignore_outcome)
+        embedding.cancel()
         out.notes["embedding"] = LATE_EMBEDDING
     return out
 
@@ -86,8 +86,3 @@ async def _within(task: asyncio.Future[Any], seconds: float) -> Any:
     except TimeoutError:
         return None
 
-
-def _ignore_outcome(task: asyncio.Future[Any]) -> None:
-    """Retrieve a background task's outcome nobody waits for any more."""
-    if not task.cancelled():
-        task.exception()
