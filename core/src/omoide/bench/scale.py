@@ -561,6 +561,9 @@ async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace
                     cold = fresh[:want] if len(fresh) >= want else None
                     if cold is not None:
                         fresh = fresh[want:]
+                    elif not rounds:  # fewer people than turns: they are all new anyway
+                        cold = fresh
+                    if cold is not None:
                         plan = round_plan(cold, turns, args.memories, 0, per_round)
                         rounds.append(await run_round(client, url, "after ready", plan, c))
                         progress(f"round {asdict(rounds[-1])}")
@@ -744,7 +747,8 @@ def render(result: dict[str, Any]) -> str:
                          "settled after restart"))
     row("extraction caught up after the load (s)",
         lambda r: r["server"]["extraction_caught_up_s"]
-        or f"not within the wait ({r['server']['extraction_pending_left']} pending)")
+        if r["server"]["extraction_caught_up_s"] is not None
+        else f"not within the wait ({r['server']['extraction_pending_left']} pending)")
     row("store calls over their timeout", lambda r: r["server"]["store_calls_over_timeout"])
     row("query lane (asked / cached / shared / model calls)", lambda r: "{asked} / {cached} /"
         " {shared} / {batches}".format(**r["server"]["query_lane"]))
