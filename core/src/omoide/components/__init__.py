@@ -16,7 +16,12 @@ from omoide.components.base import (
 from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.components.embedder import Embedder, EmbedderConfig
-from omoide.components.store import StoreCapabilities, VectorStore, VectorStoreConfig
+from omoide.components.store import (
+    ScrollPage,
+    StoreCapabilities,
+    VectorStore,
+    VectorStoreConfig,
+)
 from omoide.components.tool import (
     AnnounceOutcome,
     ConfirmationRequest,
@@ -57,6 +62,7 @@ __all__ = [
                                     "EmbedderConfig",
                                     "EndOfSpeechDetector",
                                     "RecognitionContext",
+                                    "ScrollPage",
                                     "StoreCapabilities",
                                     "TTSConfig",
                                     "Tool",

@@ -5,7 +5,8 @@ pipeline and adds what ``omoide memory`` and the HTTP routes need (search, get,
 forget, export, import, pending, reembed).
 
 Every store call names the user; the per-user lexical/temporal index is built from
-``store.scroll(user)`` and kept current on writes. Extraction runs as asyncio
+the store a page at a time on the person's first recall, kept current on writes and
+held in a bounded cache (:mod:`omoide.memory.index_cache`). Extraction runs as asyncio
 tasks off the turn path; recall never waits for it and never exceeds
 ``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
 """
@@ -39,10 +40,13 @@ from omoide.memory.import_format import (
     imported_memory_id,
 )
 from omoide.memory.index import UserIndex
+from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
+from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import DeadLetter, Journal, PendingSummary
 from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
 from omoide.memory.profile import Classification, Profile
+from omoide.memory.read_inputs import gather_inputs
 from omoide.memory.records import from_payload, to_json, to_payload
 from omoide.memory.robust import prepare, robust_read, wants_embedding
 from omoide.memory.text import dedup_key
@@ -70,15 +74,16 @@ class MemoryEngine:
         self.journal = Journal(self.data_dir / config.journal)
         self.keeper = JournalKeeper(self.data_dir, self.journal,
                                     accept_data_loss=config.accept_data_loss)
-        self._indexes: dict[str, UserIndex] = {}
-        self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
+        saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
+                 if config.index.keep_on_disk else None)
+        self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s,
+                                   saved)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
-        self._forgotten: dict[str, set[str]] = {}
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -96,18 +101,14 @@ class MemoryEngine:
         self._started = True
         if self.chat is not None:
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
-        if self.config.engine == "robust":
-            # Build known users' indexes in the background, so a first recall does not
-            # spend its time budget on it.
-            for user in await self.journal.users():
-                self._index_tasks.setdefault(user, asyncio.create_task(self._build_index(user)))
+        # Indexes are built on each person's first recall, not here: start-up stays the
+        # same with 10 people or 10,000.
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():
             timer.cancel()
         self._idle_timers.clear()
-        tasks: list[asyncio.Task[Any]] = [*self._extract_tasks.values(),
-                                          *self._index_tasks.values()]
+        tasks: list[asyncio.Task[Any]] = list(self._extract_tasks.values())
         if self._retry_task is not None:
             tasks.append(self._retry_task)
             self._retry_task = None
@@ -116,6 +117,7 @@ class MemoryEngine:
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.keeper.close()
+        await self._indexes.stop()
         self.journal.close()
         self._started = False
 
@@ -160,7 +162,7 @@ class MemoryEngine:
         """
         if (engine or self.config.engine) == "baseline" or not self.config.profile.enabled:
             return Profile()
-        index = self._indexes.get(user)
+        index = self._indexes.peek(user)
         return index.profile(self.config.profile.budget_chars) if index else Profile()
 
     async def profile(self, user: str) -> Profile:
@@ -189,38 +191,41 @@ class MemoryEngine:
             out = await baseline_read(self.store, user, vector, now, self.config.baseline)
             timings["search"] = (time.perf_counter() - t) * 1000
             return out
-        t = time.perf_counter()
+        started = time.perf_counter()
+        self._indexes.request(user)  # built while the query is embedded, if not ready
         prepared = prepare(query, now)
-        timings["analyse"] = (time.perf_counter() - t) * 1000
-        vector = None
-        if wants_embedding(prepared, self.config.robust):
-            t = time.perf_counter()
-            vector = await self.embedder.embed_query(prepared.text)
-            timings["embed"] = (time.perf_counter() - t) * 1000
+        timings["analyse"] = (time.perf_counter() - started) * 1000
+        inputs = await gather_inputs(self._indexes, self.embedder, self.config, user,
+                                     prepared.text, wants_embedding(prepared, self.config.robust),
+                                     started)
+        timings["embed"] = inputs.embed_ms
+        details.update(inputs.notes)
         t = time.perf_counter()
-        index = await self.index(user)
-        in_profile = index.profile(self.config.profile.budget_chars).ids \
-            if self.config.profile.enabled else frozenset()
-        result = await robust_read(self.store, index, user, prepared, vector, now,
-                                   self.config.robust, self.config.max_results, in_profile)
+        settings, index = self.config.robust, inputs.index
+        in_profile: frozenset[str] = frozenset()
+        if index is not None and self.config.profile.enabled:
+            in_profile = index.profile(self.config.profile.budget_chars).ids
+        if index is None and inputs.vector is not None:
+            # Not built yet (or over the memory budget): the dense search of the store
+            # finds the candidates this turn, the index channels judge only those.
+            index = await index_of_hits(self.store, user, inputs.vector,
+                                        settings.dense_candidates, self.timezone)
+            settings = settings.model_copy(update={"dense_from_index": False})
+            details["index"] = "not ready: dense recall from the store"
+        result = await robust_read(self.store,
+                                   index if index is not None else dense_only_index(
+                                       user, self.timezone),
+                                   user, prepared, inputs.vector, now,
+                                   settings, self.config.max_results, in_profile)
         timings["search"] = (time.perf_counter() - t) * 1000
         details.update(result.details)
         return result.memories
 
     async def index(self, user: str) -> UserIndex:
-        """The user's lexical/temporal index, built once from the store (shielded from
-        cancellation, so a recall that times out does not waste the build)."""
-        idx = self._indexes.get(user)
-        if idx is not None:
-            stale = time.monotonic() - idx.built_at > self.config.robust.index_refresh_s
-            if stale and user not in self._index_tasks:
-                self._index_tasks[user] = asyncio.create_task(self._build_index(user))
-            return idx
-        task = self._index_tasks.get(user)
-        if task is None:
-            task = asyncio.create_task(self._build_index(user))
-            self._index_tasks[user] = task
-        return await asyncio.shield(task)
+        """The user's lexical/temporal index, waiting for it to be built (an empty one
+        when it does not fit ``memory.index.budget_mb``)."""
+        idx = await self._indexes.wait(user, None)
+        return idx if idx is not None else dense_only_index(user, self.timezone)
 
     async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
         """Names, places and entities of ``user``'s live memories, most frequent and
@@ -230,31 +235,10 @@ class MemoryEngine:
         """
         return (await self.index(user)).vocabulary(limit)
 
-    async def _build_index(self, user: str) -> UserIndex:
-        try:
-            records = await self.store.scroll(user)
-
-            def build() -> UserIndex:
-                idx = UserIndex(user, self.timezone)
-                for r in records:
-                    idx.add(from_payload(r.id, r.payload), r.vector)
-                return idx
-
-            # Analysing thousands of memories takes seconds: keep the event loop free.
-            idx = await asyncio.to_thread(build)
-            for gone in self._forgotten.pop(user, set()):
-                idx.remove(gone)  # forgotten while the store was being read
-            current = self._indexes.get(user)
-            if current is not None:
-                # writes made while building are in the old index; carry them over
-                for m in current.memories():
-                    fresh = idx.get(m.id)
-                    if fresh is None or (m.superseded_by and not fresh.superseded_by):
-                        idx.add(m, current.vector(m.id))
-            self._indexes[user] = idx
-            return idx
-        finally:
-            self._index_tasks.pop(user, None)
+    @property
+    def indexes(self) -> IndexCache:
+        """The per-person index cache (statistics for benchmarks)."""
+        return self._indexes
 
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
@@ -383,10 +367,7 @@ class MemoryEngine:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
         self.keeper.note_memories_stored()
-        idx = self._indexes.get(user)
-        if idx is not None:
-            for m, v in items:
-                idx.add(m, v)
+        self._indexes.written(user, items)
 
     # -- memory control --------------------------------------------------------------
     async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -457,11 +438,7 @@ class MemoryEngine:
         if not await self.store.get(user, [memory_id]):
             return False
         await self.store.delete(user, [memory_id])
-        if user in self._index_tasks:
-            self._forgotten.setdefault(user, set()).add(memory_id)
-        idx = self._indexes.get(user)
-        if idx is not None:
-            idx.remove(memory_id)
+        self._indexes.forgotten(user, memory_id)
         return True
 
     async def export(self, user: str) -> list[dict[str, Any]]:
@@ -583,3 +560,4 @@ class MemoryEngine:
             await self.add_memories(u, ms)
             counts[u] = len(ms)
         return counts
+
