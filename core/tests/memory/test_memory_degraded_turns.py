@@ -6,6 +6,7 @@ are real SQLite lock timeouts (another connection holds the journal's write lock
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -89,10 +90,26 @@ def test_a_journaled_turn_reports_nothing_degraded(client: TestClient) -> None:
     assert turn(client, "こんにちは")["degraded"] == []
 
 
+def test_a_recall_whose_query_embedding_is_late_answers_without_it_and_says_so(
+        tmp_path: Path, registry: PluginRegistry) -> None:
+    with _client(tmp_path, registry, budget=100, embed_ms=2000) as c:
+        _wait(c, "ready")
+        body = turn(c)
+    assert body["reply"]
+    assert any("embedding" in d and "without the dense channel" in d for d in body["degraded"])
+
+
 def test_a_recall_past_its_time_budget_says_the_turn_had_no_memory(
         tmp_path: Path, registry: PluginRegistry) -> None:
-    with _client(tmp_path, registry, budget=20, embed_ms=200) as c:
+    with _client(tmp_path, registry, budget=100) as c:
         _wait(c, "ready")
+        store = c.app.state.omoide.memory.store  # type: ignore[attr-defined]
+
+        async def hanging(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(30)
+
+        store.search = hanging
+        store.scroll_page = hanging
         body = turn(c)
     assert body["memories"] == []
     assert any("time budget" in d and "no memory this turn" in d for d in body["degraded"])
@@ -105,6 +122,6 @@ def test_a_failing_recall_says_the_turn_had_no_memory(client: TestClient) -> Non
         raise ConnectionError("store down")
 
     engine.store.search = broken
-    engine.store.scroll = broken
+    engine.store.scroll_page = broken
     body = turn(client)
     assert any("recall failed" in d and "store down" in d for d in body["degraded"])

@@ -22,7 +22,9 @@ class Recall:
     ``timed_out`` is set when the time budget ran out (then ``memories`` is empty).
     ``timings_ms`` has at least ``embed`` and ``search``. ``profile`` is the person's
     profile block (durable facts, every turn), empty when there is none or the read
-    engine is the reference baseline.
+    engine is the reference baseline. ``shortfalls`` says what a recall that did answer
+    had to do without (a query embedding too late for the dense channel, an index not
+    built yet), so the turn can report it as degraded.
     """
 
     memories: list[RetrievedMemory]
@@ -32,6 +34,7 @@ class Recall:
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     profile: Profile = field(default_factory=Profile)
+    shortfalls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

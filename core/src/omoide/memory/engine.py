@@ -59,6 +59,10 @@ IMPORT_BATCH = 64
 """Memories an import embeds and stores at a time before letting other work run."""
 
 
+SHORTFALL_NOTES = ("embedding", "index")
+"""Keys of a recall's details that say what it did without (see :mod:`.read_inputs`)."""
+
+
 class MemoryEngine:
     """Long-term memory for every user of one server."""
 
@@ -151,7 +155,10 @@ class MemoryEngine:
                           details=details, profile=self.cached_profile(user, engine))
         profile = self.cached_profile(user, engine)
         timings["total"] = (time.perf_counter() - started) * 1000
-        return Recall(memories, engine, timings, details=details, profile=profile)
+        shortfalls = tuple(f"{key}: {details[key]}" for key in SHORTFALL_NOTES
+                           if key in details)
+        return Recall(memories, engine, timings, details=details, profile=profile,
+                      shortfalls=shortfalls)
 
     # -- profile -----------------------------------------------------------------------
     def cached_profile(self, user: str, engine: str | None = None) -> Profile:
@@ -212,6 +219,8 @@ class MemoryEngine:
                                         settings.dense_candidates, self.timezone)
             settings = settings.model_copy(update={"dense_from_index": False})
             details["index"] = "not ready: dense recall from the store"
+        elif index is None and wants_embedding(prepared, self.config.robust):
+            details["index"] = "not ready and no query vector in time: nothing to recall from"
         result = await robust_read(self.store,
                                    index if index is not None else dense_only_index(
                                        user, self.timezone),

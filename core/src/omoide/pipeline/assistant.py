@@ -165,6 +165,7 @@ class Assistant:
                             + "; no memory this turn")
         elif recall.error:
             degraded.append(f"memory: recall failed ({recall.error}); no memory this turn")
+        degraded.extend(f"memory: {shortfall}" for shortfall in recall.shortfalls)
         trace.end("retrieve", error=recall.error, note=note)
         return recall
 
