@@ -68,6 +68,14 @@ class LexicalMatch:
     what a remark must share to be about a memory."""
 
 
+LARGE_INDEX = 5000
+"""Memories above which the lexical channel scores only likely matches (see
+:func:`_likely_matches`); below it every memory sharing a word is scored."""
+
+COMMON_SHARE = 50
+"""A word found in more than 1/COMMON_SHARE of a large index is common."""
+
+
 class UserIndex:
     """One user's memories with postings for lexical keys and single kanji."""
 
@@ -289,6 +297,7 @@ class UserIndex:
                 matched[mid].append(label)
 
         asked = 0.0
+        found: list[tuple[Term, set[str], float]] = []
         for term in sorted(query.terms, key=lambda t: -t.weight):
             kana = to_katakana(term.surface)
             if any(term.surface in e or e in term.surface or kana in e for e in excluded):
@@ -301,8 +310,11 @@ class UserIndex:
             weight = term.weight
             if not ids and term.weight >= 1.0:
                 ids, weight = self._inside_longer_words(term), 0.8
-            if not ids:
-                continue
+            if ids:
+                found.append((term, ids, weight))
+        if only is None and n > LARGE_INDEX:
+            only = _likely_matches([(ids, term.weight) for term, ids, _ in found], n)
+        for term, ids, weight in found:
             frozen = frozenset(ids)
             if frozen in seen_sets and term.weight < 1.0:
                 continue  # a run of words that only repeats a word already counted
@@ -381,16 +393,19 @@ class UserIndex:
         Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and
         count as nouns (they are the person's names and things); ``exclude`` holds
         sound keys the exact channel already matched; ``min_length``: only words whose
-        sound key is at least this long.
+        sound key is at least this long. In a large index (:data:`LARGE_INDEX`) a word
+        heard in more than 1/:data:`COMMON_SHARE` of the memories is passed over: a
+        sound match on a common word is weak evidence for each of thousands of them.
         """
         if not query.sound:
             return {}
         n = max(1, len(self._entries))
+        most = n // COMMON_SHARE if n > LARGE_INDEX else n
         out: dict[str, LexicalMatch] = {}
         for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
                                        exclude):
             ids = self._sound.ids(match.key)
-            if not ids or len(match.key) < min_length or \
+            if not ids or len(ids) > most or len(match.key) < min_length or \
                     self._sound.spelled_in(match.key, query.reading):
                 continue   # too short to be sure of, or said as written (exact channel)
             weight = 0.8 * match.similarity / 100.0
@@ -575,3 +590,29 @@ def _weekdays_in(span: DateSpan) -> set[int]:
 
 def said_on(memory: Memory, timezone: str) -> date:
     return memory.created_at.astimezone(ZoneInfo(timezone)).date()
+
+
+def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[str] | None:
+    """The memories worth scoring in a large index (``n`` memories), from each query
+    word's matches and weight: every memory sharing a rare word, and those sharing two
+    independent common content words (weight 1 or more, neither word's memories all
+    inside the other's: 駒沢 adds nothing to 駒沢公園). A memory whose only link to the
+    query is one common word (a name said in 5,000 of 100,000 memories) would score too
+    low to be chosen, and scoring it costs the most. None when that leaves nothing
+    (score them all).
+    """
+    cap = max(1, n // COMMON_SHARE)
+    if all(len(ids) <= cap for ids, _ in matches):
+        return None
+    out: set[str] = set()
+    common: list[set[str]] = []
+    for ids, weight in sorted(matches, key=lambda m: len(m[0])):
+        if len(ids) <= cap:
+            out |= ids
+        elif weight >= 1.0 and not any(ids == seen for seen in common):
+            common.append(ids)
+    for i, small in enumerate(common):
+        for other in common[i + 1:]:
+            if not small <= other:
+                out |= small & other
+    return out or None
