@@ -22,7 +22,7 @@ tts: {use: fake}
 @pytest.fixture(scope="module")
 def registry():  # type: ignore[no-untyped-def]
     return build_registry([(k, "fake") for k in ("vad", "asr", "embedder", "store", "chat",
-                                                  "tts")])
+                                                  "tts")] + [("memory_engine", "robust")])
 
 
 def _check(text: str, registry, environ=None):  # type: ignore[no-untyped-def]

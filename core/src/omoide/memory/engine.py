@@ -1,8 +1,15 @@
-"""The memory engine: journal, extraction, dedup, the two read engines, memory control.
+"""The memory engine: journal, extraction, dedup, the read path, memory control.
 
 :class:`MemoryEngine` implements :class:`omoide.memory.api.MemoryService` for the turn
 pipeline and adds what ``omoide memory`` and the HTTP routes need (search, get,
 forget, export, import, pending, reembed).
+
+Two stages are components a config picks (``memory.retrieve``, ``memory.extract``):
+the read engine (:class:`omoide.components.RecallEngine`: ``robust``, ``baseline`` or a
+plugin's) and the extractor (:class:`omoide.components.Extractor`: ``chat`` or a
+plugin's). Everything around them is this engine's: the journal, the extraction
+batches with their exactly-once replay, dedup and supersession, quarantine, the store
+writes and the per-person indexes.
 
 Every store call names the user; the per-user lexical/temporal index is built from
 ``store.scroll(user)`` and kept current on writes. Extraction runs as asyncio
@@ -21,15 +28,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from omoide.components import ChatModel, Embedder, VectorStore
-from omoide.errors import ComponentError, InvalidInput
+from omoide.components import (
+    ChatModel,
+    Component,
+    ComponentState,
+    Embedder,
+    ExtractionRequest,
+    Extractor,
+    RecallEngine,
+    RecallRequest,
+    VectorStore,
+)
+from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
-from omoide.memory.baseline import baseline_read
 from omoide.memory.config import MemoryConfig
-from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
+from omoide.memory.extraction import Fact
 from omoide.memory.extraction_runner import ExtractionRunner
 from omoide.memory.import_format import (
     ImportFailed,
@@ -44,8 +60,11 @@ from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
 from omoide.memory.profile import Classification, Profile
 from omoide.memory.records import from_payload, to_json, to_payload
-from omoide.memory.robust import prepare, robust_read, wants_embedding
+from omoide.memory.robust import prepare
+from omoide.memory.stage_hosts import ExtractorHostView, PersonView
+from omoide.memory.stage_loader import build_stage
 from omoide.memory.text import dedup_key
+from omoide.stage_spec import StageSpec
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
 
@@ -56,11 +75,25 @@ IMPORT_BATCH = 64
 
 
 class MemoryEngine:
-    """Long-term memory for every user of one server."""
+    """Long-term memory for every user of one server.
+
+    ``read_engine`` and ``extractor`` are the configured stages (a runtime passes the
+    ones it built); when not given they are built from ``config.retrieve`` /
+    ``config.extract`` through the plugin registry, started by :meth:`start` and
+    stopped by :meth:`stop`.
+    """
 
     def __init__(self, config: MemoryConfig, *, embedder: Embedder, store: VectorStore,
-                 chat: ChatModel | None, data_dir: Path, timezone: str) -> None:
+                 chat: ChatModel | None, data_dir: Path, timezone: str,
+                 read_engine: RecallEngine | None = None,
+                 extractor: Extractor | None = None) -> None:
         self.config = config
+        self.read_engine: RecallEngine = read_engine or _stage(
+            RecallEngine, config.retrieve_stage, "memory.retrieve")
+        self.extractor: Extractor = extractor or _stage(
+            Extractor, config.extract, "memory.extract")
+        self._read_engines: dict[str, asyncio.Future[RecallEngine]] = {}
+        self._own_stages: list[Component[Any]] = []
         self.embedder = embedder
         self.store = store
         self.chat = chat
@@ -91,12 +124,15 @@ class MemoryEngine:
             return
         await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
+        self.extractor.attach(ExtractorHostView(lambda: self.chat, self.timezone))
+        for stage in (self.read_engine, self.extractor):
+            await self._start_stage(stage)
         await self._extraction_runner().finish_unfinished()
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
-        if self.chat is not None:
+        if not (self.extractor.capabilities.uses_chat_model and self.chat is None):
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
-        if self.config.engine == "robust":
+        if self.read_engine.capabilities.uses_index:
             # Build known users' indexes in the background, so a first recall does not
             # spend its time budget on it.
             for user in await self.journal.users():
@@ -117,51 +153,93 @@ class MemoryEngine:
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.keeper.close()
         self.journal.close()
+        for stage in reversed(self._own_stages):
+            try:
+                await stage.stop()
+            except Exception:
+                log.exception("stopping %s %s failed", stage.kind, stage.name)
+        self._own_stages.clear()
+        self._read_engines.clear()
         self._started = False
+
+    async def _start_stage(self, stage: Component[Any]) -> None:
+        """Start a stage nobody started yet (a runtime starts the ones it built)."""
+        if stage.status.state is not ComponentState.READY:
+            await stage.start()
+            self._own_stages.append(stage)
 
     # -- read path -----------------------------------------------------------------
     async def recall(self, user: str, query: str, now: datetime, *,
                      engine: str | None = None) -> Recall:
-        """Memories to inject for ``query``, and the person's profile; never raises,
-        never exceeds the budget (a recall that runs out of time still carries the
-        profile when the person's index is ready: a safety fact is never lost to it)."""
-        engine = engine or self.config.engine
-        timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
-        details: dict[str, Any] = {}
-        started = time.perf_counter()
+        """Memories to inject for ``query``, and the person's profile, from the configured
+        read engine (or the registered engine named ``engine``: evaluation); never
+        raises, never exceeds the budget (a recall that runs out of time still carries
+        the profile when the person's index is ready: a safety fact is never lost to
+        it). See :meth:`omoide.components.RecallEngine.recall`."""
         if now.tzinfo is None:
             now = now.replace(tzinfo=self._tz)
         now = now.astimezone(self._tz)
         try:
-            memories = await asyncio.wait_for(
-                self._recall(user, query, now, engine, timings, details),
-                timeout=self.config.time_budget_ms / 1000.0)
-        except TimeoutError:
-            timings["total"] = (time.perf_counter() - started) * 1000
-            log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
-                        self.config.time_budget_ms)
-            return Recall([], engine, timings, timed_out=True, details=details,
-                          profile=self.cached_profile(user, engine))
-        except Exception as exc:  # noqa: BLE001 - the turn goes on without memory
-            timings["total"] = (time.perf_counter() - started) * 1000
-            log.warning("recall for %s failed: %s", user, exc)
-            return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
-                          details=details, profile=self.cached_profile(user, engine))
-        profile = self.cached_profile(user, engine)
-        timings["total"] = (time.perf_counter() - started) * 1000
-        return Recall(memories, engine, timings, details=details, profile=profile)
+            reader = await self.read_engine_named(engine)
+        except Exception as exc:  # noqa: BLE001 - an unknown engine: no memory, said why
+            return Recall([], engine or self.read_engine.name, {"embed": 0.0, "search": 0.0},
+                          error=f"{type(exc).__name__}: {exc}")
+        return await reader.recall(self.person(user), self._recall_request(query, now))
+
+    def person(self, user: str) -> PersonView:
+        """``user``'s memory as a read engine sees it (bound to them)."""
+        return PersonView(user, store=self.store, embedder=self.embedder,
+                          timezone=self.timezone, indexes=self)
+
+    def _recall_request(self, query: str, now: datetime) -> RecallRequest:
+        profile = self.config.profile
+        return RecallRequest(query, now, self.config.max_results,
+                             profile.budget_chars if profile.enabled else None,
+                             self.config.time_budget_ms)
+
+    async def read_engine_named(self, name: str | None) -> RecallEngine:
+        """The configured read engine, or the registered one called ``name`` (built with
+        its default options and started on first use: ``omoide eval --engine``)."""
+        if name is None or name == self.read_engine.name:
+            return self.read_engine
+        future = self._read_engines.get(name)
+        if future is None:
+            future = asyncio.ensure_future(self._started_engine(name))
+            self._read_engines[name] = future
+        try:
+            return await asyncio.shield(future)
+        except Exception:
+            self._read_engines.pop(name, None)  # e.g. an unknown name: ask again next time
+            raise
+
+    async def _started_engine(self, name: str) -> RecallEngine:
+        engine = _stage(RecallEngine, StageSpec(use=name), "memory.retrieve")
+        await self._start_stage(engine)
+        return engine
+
+    def _known_read_engines(self) -> list[RecallEngine]:
+        """The read engines in use (the configured one and any started by name)."""
+        out = [self.read_engine]
+        out += [f.result() for f in self._read_engines.values()
+                if f.done() and not f.cancelled() and f.exception() is None]
+        return out
 
     # -- profile -----------------------------------------------------------------------
     def cached_profile(self, user: str, engine: str | None = None) -> Profile:
-        """The profile from the person's index if it is built (no waiting, no I/O).
+        """The profile the read engine has ready for ``user`` (no waiting, no I/O).
 
-        Empty for the reference ``baseline`` engine (the reference had no profile) and
-        when ``memory.profile.enabled`` is off.
+        Empty for engines without a profile (the reference ``baseline``) and when
+        ``memory.profile.enabled`` is off.
         """
-        if (engine or self.config.engine) == "baseline" or not self.config.profile.enabled:
+        if not self.config.profile.enabled:
             return Profile()
-        index = self._indexes.get(user)
-        return index.profile(self.config.profile.budget_chars) if index else Profile()
+        reader = self.read_engine
+        if engine is not None and engine != reader.name:
+            future = self._read_engines.get(engine)
+            if future is None or not future.done() or future.exception() is not None:
+                return Profile()
+            reader = future.result()
+        return reader.ready_profile(self.person(user), self.config.profile.budget_chars)
 
     async def profile(self, user: str) -> Profile:
         """The person's profile within the configured budget (builds the index if needed)."""
@@ -178,41 +256,21 @@ class MemoryEngine:
                 out.append((m, c))
         return sorted(out, key=lambda mc: mc[0].created_at)
 
-    async def _recall(self, user: str, query: str, now: datetime, engine: str,
-                      timings: dict[str, float], details: dict[str, Any],
-                      ) -> list[RetrievedMemory]:
-        if engine == "baseline":
-            t = time.perf_counter()
-            vector = (await self.embedder.embed([query], "document", Priority.INTERACTIVE))[0]
-            timings["embed"] = (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            out = await baseline_read(self.store, user, vector, now, self.config.baseline)
-            timings["search"] = (time.perf_counter() - t) * 1000
-            return out
-        t = time.perf_counter()
-        prepared = prepare(query, now)
-        timings["analyse"] = (time.perf_counter() - t) * 1000
-        vector = None
-        if wants_embedding(prepared, self.config.robust):
-            t = time.perf_counter()
-            vector = await self.embedder.embed_query(prepared.text)
-            timings["embed"] = (time.perf_counter() - t) * 1000
-        t = time.perf_counter()
-        index = await self.index(user)
-        in_profile = index.profile(self.config.profile.budget_chars).ids \
-            if self.config.profile.enabled else frozenset()
-        result = await robust_read(self.store, index, user, prepared, vector, now,
-                                   self.config.robust, self.config.max_results, in_profile)
-        timings["search"] = (time.perf_counter() - t) * 1000
-        details.update(result.details)
-        return result.memories
+    def ready_index(self, user: str) -> UserIndex | None:
+        """``user``'s index if it is built (no waiting), else None."""
+        return self._indexes.get(user)
+
+    def request_index(self, user: str) -> None:
+        """Start building ``user``'s index unless it is built or being built."""
+        if user not in self._indexes and user not in self._index_tasks:
+            self._index_tasks[user] = asyncio.create_task(self._build_index(user))
 
     async def index(self, user: str) -> UserIndex:
         """The user's lexical/temporal index, built once from the store (shielded from
         cancellation, so a recall that times out does not waste the build)."""
         idx = self._indexes.get(user)
         if idx is not None:
-            stale = time.monotonic() - idx.built_at > self.config.robust.index_refresh_s
+            stale = time.monotonic() - idx.built_at > self.config.index_refresh_s
             if stale and user not in self._index_tasks:
                 self._index_tasks[user] = asyncio.create_task(self._build_index(user))
             return idx
@@ -360,24 +418,12 @@ class MemoryEngine:
                                 settings=self.config.extraction, timezone=self.timezone)
 
     async def _ask_for_facts(self, exchanges: Sequence[Exchange]) -> list[Fact]:
-        if self.chat is None:
-            # retryable: configuring a chat model makes these exchanges extractable
-            raise ComponentError("no chat model is configured for extraction", retryable=True)
+        """The extractor's facts for one batch, under the core's retries and budget."""
         cfg = self.config.extraction
-        messages = build_messages(exchanges, self.timezone, cfg.max_statement_chars)
-        last: Exception | None = None
-        for attempt in range(cfg.attempts):
-            try:
-                raw = await self.chat.complete(messages, json_output=True)
-                return parse_facts(raw)
-            except (ComponentError, ExtractionFormatError) as exc:
-                last = exc
-                if isinstance(exc, ComponentError) and not exc.retryable:
-                    break
-                if attempt < cfg.attempts - 1:
-                    await asyncio.sleep(min(4.0, 0.25 * 2 ** attempt))
-        assert last is not None
-        raise last
+        request = ExtractionRequest(exchanges[0].user if exchanges else "", tuple(exchanges),
+                                    self.timezone, cfg.max_statement_chars)
+        return await self.extractor.extract(request, attempts=cfg.attempts,
+                                            timeout_s=cfg.timeout_s)
 
     async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
         items = list(items)
@@ -387,6 +433,8 @@ class MemoryEngine:
         if idx is not None:
             for m, v in items:
                 idx.add(m, v)
+        for reader in self._known_read_engines():
+            await reader.stored(self.person(user), [m for m, _ in items])
 
     # -- memory control --------------------------------------------------------------
     async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -462,6 +510,8 @@ class MemoryEngine:
         idx = self._indexes.get(user)
         if idx is not None:
             idx.remove(memory_id)
+        for reader in self._known_read_engines():
+            await reader.forgotten(self.person(user), [memory_id])
         return True
 
     async def export(self, user: str) -> list[dict[str, Any]]:
@@ -583,3 +633,14 @@ class MemoryEngine:
             await self.add_memories(u, ms)
             counts[u] = len(ms)
         return counts
+
+
+StageT = TypeVar("StageT", RecallEngine, Extractor)
+
+
+def _stage(kind: type[StageT], spec: StageSpec, path: str) -> StageT:
+    """A new ``kind`` component for ``spec`` (found through the plugin registry)."""
+    component = build_stage(kind.kind, spec, path)
+    if not isinstance(component, kind):
+        raise TypeError(f"{path}: {type(component).__name__} is not a {kind.__name__}")
+    return component
