@@ -76,3 +76,28 @@ def test_a_store_that_leaks_across_users_fails_the_contract() -> None:
 
     with pytest.raises(AssertionError):
         asyncio.run(run())
+
+
+def test_a_store_whose_pages_start_over_fails_the_paging_contract() -> None:
+    """The paging check can fail: a store ignoring the cursor repeats its first page."""
+    import asyncio
+
+    from omoide.components import ScrollPage
+    from omoide.testing.contracts import _fingerprint
+
+    class RestartingStore(InMemoryStore):
+        async def _scroll_page(self, user, cursor, limit):  # type: ignore[no-untyped-def]
+            page = await super()._scroll_page(user, None, limit)
+            return ScrollPage(page.records, page.cursor)
+
+    class Probe(VectorStoreContract):
+        component_cls = RestartingStore
+
+    async def run() -> None:
+        store = RestartingStore(RestartingStore.Config())
+        await store.start()
+        await store.open(_fingerprint(dims=Probe.dims))
+        await Probe().test_pages_return_every_record_once_and_at_most_limit_each(store)
+
+    with pytest.raises(AssertionError):
+        asyncio.run(run())

@@ -14,7 +14,7 @@ from omoide.errors import ConfigProblem
 MOVED: dict[tuple[str, str], str] = {
     ("memory", "robust"): (
         "moved: the robust engine's options sit beside `use:` now; write `memory: {retrieve:"
-        " {use: robust, <option>: ...}}` (`index_refresh_s` is `memory.index_refresh_s`)"),
+        " {use: robust, <option>: ...}}` (`index_refresh_s` is `memory.index.refresh_s`)"),
     ("memory", "baseline"): (
         "moved: the baseline engine's options sit beside `use:` now; write `memory:"
         " {retrieve: {use: baseline, <option>: ...}}` (`max_results` is"

@@ -34,6 +34,9 @@ async def make_engine(tmp_path: Path) -> AsyncIterator[EngineFactory]:
         await emb.start()
         st = store or InMemoryStore(MemoryStoreConfig())
         await st.start()
+        # A generous time budget unless a test sets one: these tests judge what recall
+        # finds, and a loaded machine must not turn that into a race with the clock.
+        config = {"time_budget_ms": 10_000.0, **config}
         engine = MemoryEngine(MemoryConfig(**config), embedder=emb, store=st, chat=chat,
                               data_dir=data_dir or tmp_path / f"data{len(engines)}", timezone=TZ)
         await engine.start()

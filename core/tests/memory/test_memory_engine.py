@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from omoide.components import ScrollPage
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Exchange, FloatArray, Memory, VectorHit
 
@@ -88,7 +88,7 @@ async def test_export_then_import_into_another_user_copies_under_new_ids(make_en
 
 
 class SlowStore(InMemoryStore):
-    """The in-memory store double, with searches and scrolls that take ``delay`` seconds."""
+    """The in-memory store double, with searches and pages that take ``delay`` seconds."""
 
     delay = 1.0
 
@@ -97,9 +97,9 @@ class SlowStore(InMemoryStore):
         await asyncio.sleep(self.delay)
         return await super()._search(user, vector, limit, where)
 
-    async def _scroll(self, user: str) -> Sequence[Any]:  # type: ignore[override]
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
         await asyncio.sleep(self.delay)
-        return await super()._scroll(user)
+        return await super()._scroll_page(user, cursor, limit)
 
 
 async def test_a_slow_store_degrades_to_no_memory_within_the_budget(make_engine) -> None:  # type: ignore[no-untyped-def]
@@ -125,6 +125,7 @@ async def test_a_failing_store_degrades_to_no_memory_with_the_error(make_engine)
 
     engine.store.search = broken  # type: ignore[method-assign]
     engine.store.scroll = broken  # type: ignore[method-assign]
+    engine.store.scroll_page = broken  # type: ignore[method-assign]
     recall = await engine.recall("me", "箱根の予定覚えてる?", NOW)
     assert recall.memories == [] and "store down" in (recall.error or "")
 

@@ -22,3 +22,27 @@ class TestE5Embedder(EmbedderContract):
 class TestEmbedE5Package(PluginPackageContract):
     plugin_name = "embed_e5"
     expected_components: ClassVar[set[tuple[str, str]]] = {("embedder", "e5")}
+
+
+async def test_a_query_is_answered_while_a_long_document_call_runs() -> None:
+    import asyncio
+
+    embedder = E5Embedder(E5Embedder.Config.model_validate({"batch_size": 64}))
+    await embedder.start()
+    try:
+        finished: list[str] = []
+
+        async def documents() -> None:
+            await embedder.embed([f"あなたは{i}月に友達と箱根に行って温泉に入る予定だ。" * 3
+                                  for i in range(64)], "document")
+            finished.append("documents")
+
+        async def query() -> None:
+            await asyncio.sleep(0.05)  # the document call has started
+            await embedder.embed_query("箱根の予定覚えてる?")
+            finished.append("query")
+
+        await asyncio.gather(documents(), query())
+        assert finished == ["query", "documents"]
+    finally:
+        await embedder.stop()

@@ -12,6 +12,7 @@ import pytest
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, VectorRecord
 from omoide_store_qdrant.config import QdrantStoreConfig
+from omoide_store_qdrant.shards import user_digest
 from omoide_store_qdrant.store import QdrantStore, point_id
 
 DIMS = 16
@@ -126,24 +127,72 @@ async def test_an_unreachable_server_is_a_retryable_component_error() -> None:
     await store.stop()
 
 
-async def test_embedded_mode_keeps_each_user_in_a_collection_of_their_own(
-        store: QdrantStore) -> None:
+async def test_a_local_directory_keeps_each_user_in_a_store_of_their_own(
+        store: QdrantStore, tmp_path: Path) -> None:
     await store.upsert("alice", _records(2, "a"))
     await store.upsert("bob", _records(3, "b"))
-    client = store._client
-    assert client is not None
-    names = sorted(c.name for c in client.get_collections().collections)
-    per_user = [n for n in names if "__u_" in n]
-    assert len(per_user) == 2
-    assert store._collection_for("alice") in per_user
-    assert store._collection_for("bob") in per_user
-    assert "alice" not in "".join(per_user)  # names are hashes, not user ids
-    assert client.count(store._collection_for("bob")).count == 3
+    stores = sorted(p.name for p in (tmp_path / "q" / "shards" / "memories").glob("*/*"))
+    assert stores == sorted([user_digest("alice"), user_digest("bob")])
+    assert "alice" not in "".join(stores)  # names are hashes, not user ids
+    assert await store.count("bob") == 3
 
 
-async def test_reset_drops_every_users_collection(store: QdrantStore) -> None:
+async def test_nothing_is_opened_at_start(tmp_path: Path) -> None:
+    config = {"path": str(tmp_path / "q")}
+    first = await _started(config)
+    for user in ("alice", "bob", "carol"):
+        await first.upsert(user, _records(2, user))
+    await first.stop()
+    second = await _started(config)
+    try:
+        assert second.describe()["people_open"] == 0
+        assert await second.count("bob") == 2
+        assert second.describe()["people_open"] == 1
+    finally:
+        await second.stop()
+
+
+async def test_at_most_max_open_people_stay_open_and_the_rest_reopen_on_demand(
+        tmp_path: Path) -> None:
+    store = await _started({"path": str(tmp_path / "q"), "max_open_people": 2})
+    try:
+        users = [f"user{i}" for i in range(5)]
+        for i, user in enumerate(users):
+            await store.upsert(user, _records(i + 1, user))
+            assert store.describe()["people_open"] <= 2
+        for i, user in enumerate(users):
+            assert await store.count(user) == i + 1
+            assert len(await store.scroll(user)) == i + 1
+        assert store.describe()["people_open"] == 2
+    finally:
+        await store.stop()
+
+
+async def test_reading_someone_with_nothing_stored_creates_nothing(
+        store: QdrantStore, tmp_path: Path) -> None:
+    assert await store.search("nobody", _unit_rows(1, 0)[0], limit=3) == []
+    assert await store.count("nobody") == 0
+    assert await store.scroll("nobody") == []
+    assert not (tmp_path / "q" / "shards" / "memories" / user_digest("nobody")[:2]).exists()
+
+
+async def test_reset_drops_every_users_store(store: QdrantStore, tmp_path: Path) -> None:
     await store.upsert("alice", _records(2, "a"))
     await store.reset()
-    client = store._client
-    assert client is not None
-    assert [c.name for c in client.get_collections().collections] == []
+    assert not (tmp_path / "q" / "shards" / "memories").exists()
+    await store.open(FINGERPRINT)
+    assert await store.count("alice") == 0
+
+
+async def test_memory_mode_keeps_each_user_in_a_collection_of_their_own() -> None:
+    store = await _started({"location": ":memory:"})
+    try:
+        await store.upsert("alice", _records(2, "a"))
+        await store.upsert("bob", _records(3, "b"))
+        client = store._client
+        assert client is not None
+        names = sorted(c.name for c in client.get_collections().collections)
+        assert [n for n in names if "__u_" in n] == sorted(
+            [f"memories__u_{user_digest('alice')}", f"memories__u_{user_digest('bob')}"])
+    finally:
+        await store.stop()

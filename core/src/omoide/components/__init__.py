@@ -37,7 +37,12 @@ from omoide.components.memory_engine import (
     RecallRequest,
     RecallResult,
 )
-from omoide.components.store import StoreCapabilities, VectorStore, VectorStoreConfig
+from omoide.components.store import (
+    ScrollPage,
+    StoreCapabilities,
+    VectorStore,
+    VectorStoreConfig,
+)
 from omoide.components.tool import (
     AnnounceOutcome,
     ConfirmationRequest,
@@ -94,16 +99,17 @@ __all__ = [
                                     "RecallRequest",
                                     "RecallResult",
                                     "RecognitionContext",
+                                    "ScrollPage",
                                     "StoreCapabilities",
                                     "StrictConfig",
                                     "TTSConfig",
+                                    "TooManyFacts",
                                     "Tool",
                                     "ToolConfig",
                                     "ToolContext",
                                     "ToolError",
                                     "ToolFunction",
                                     "ToolHost",
-                                    "TooManyFacts",
                                     "VADConfig",
                                     "VectorStore",
                                     "VectorStoreConfig",

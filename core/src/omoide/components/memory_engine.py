@@ -49,6 +49,7 @@ from omoide.types import FloatArray, Memory, RetrievedMemory
 if TYPE_CHECKING:
     from omoide.components.embedder import Embedder
     from omoide.memory.index import UserIndex
+    from omoide.memory.read_inputs import ReadInputs
 
 log = logging.getLogger("omoide.memory")
 
@@ -129,6 +130,20 @@ class PersonMemory(Protocol):
     async def index(self) -> UserIndex:
         """The person's lexical, temporal and dense index (:mod:`omoide.memory.index`),
         built from the store on first use and kept current on writes; waits for it."""
+        ...
+
+    async def index_and_vector(self, query_text: str, wants_vector: bool,
+                               started: float) -> ReadInputs:
+        """The person's index and the query vector of ``query_text`` (when
+        ``wants_vector``), each waited for only within the core's shares of the time
+        budget of a recall that began at ``started`` (``time.perf_counter()``); either
+        may be None (see :mod:`omoide.memory.read_inputs`). Call :meth:`prepare_index`
+        first, as early as possible."""
+        ...
+
+    async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
+        """A throwaway index of the person's ``limit`` memories nearest ``vector`` (for a
+        recall whose index is not ready)."""
         ...
 
 
@@ -255,7 +270,7 @@ class RecallEngine(Component[MemoryEngineConfig]):
             return Profile()
         try:
             profile = self._ready_profile(memory, budget_chars)
-        except Exception:  # noqa: BLE001 - a profile is a bonus, never a failure
+        except Exception:
             log.exception("memory engine %s: the ready profile failed", self.name)
             return Profile()
         return self._own_profile(profile, memory.user)
@@ -278,7 +293,7 @@ class RecallEngine(Component[MemoryEngineConfig]):
         except TimeoutError:
             log.error("memory engine %s took more than %.0f s to take note of memories %s;"
                       " abandoned", self.name, NOTICE_BUDGET_S, what)
-        except Exception:  # noqa: BLE001 - the store has the write; the engine's copy lags
+        except Exception:
             log.exception("memory engine %s failed to take note of memories %s", self.name,
                           what)
 

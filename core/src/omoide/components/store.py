@@ -7,6 +7,11 @@ collection...), never by filtering results afterwards; the store contract checks
 :meth:`VectorStore.open` guards the vector space: the first embedder to fill a
 store writes its fingerprint, and a later embedder that disagrees is refused with
 :class:`EmbedderMismatch` (migrate with ``omoide memory reembed``).
+
+Reading a person's whole memory goes page by page (:meth:`VectorStore.scroll_page`):
+every page is its own store call under the call timeout, and a plugin must make
+the next page cost about as much as the first (a cursor that resumes, never a scan
+from the start), so reading 100,000 memories is 200 cheap calls, not one long one.
 """
 
 from __future__ import annotations
@@ -19,10 +24,24 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from omoide.components.base import Capabilities, Component, ComponentConfig
-from omoide.errors import EmbedderMismatch
+from omoide.errors import EmbedderMismatch, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, VectorHit, VectorRecord
 
 USER_FIELD = "user"
+DEFAULT_PAGE = 512
+"""Records per page when :meth:`VectorStore.scroll` reads a whole person."""
+
+
+@dataclass(frozen=True)
+class ScrollPage:
+    """One page of a person's records and where the next one starts.
+
+    ``cursor`` is opaque (pass it back to :meth:`VectorStore.scroll_page`); ``None``
+    means this was the last page.
+    """
+
+    records: list[VectorRecord]
+    cursor: str | None
 
 
 class VectorStoreConfig(ComponentConfig):
@@ -84,9 +103,36 @@ class VectorStore(Component[VectorStoreConfig]):
         if ids:
             await self._call("delete", lambda: self._delete(user, ids))
 
-    async def scroll(self, user: str) -> list[VectorRecord]:
-        """Every record of ``user`` (for lexical indexes, export and re-embedding)."""
-        return await self._call("scroll", lambda: self._scroll(user))
+    async def scroll_page(self, user: str, cursor: str | None = None,
+                          limit: int = DEFAULT_PAGE) -> ScrollPage:
+        """Up to ``limit`` of ``user``'s records, from ``cursor`` (``None``: the start).
+
+        Pages come in a stable order; a scan from ``None`` to the last page returns every
+        record present for the whole scan exactly once (a record written or deleted
+        during the scan may or may not appear). Each page is one call under the time
+        budget, and costs about the same wherever it starts.
+        """
+        if limit < 1:
+            raise InvalidInput(f"store {self.name}: page limit must be at least 1, not {limit}")
+        return await self._call("scroll_page", lambda: self._scroll_page(user, cursor, limit))
+
+    async def scroll(self, user: str, page: int = DEFAULT_PAGE) -> list[VectorRecord]:
+        """Every record of ``user`` (export, re-embedding), read page by page."""
+        out: list[VectorRecord] = []
+        cursor: str | None = None
+        while True:
+            got = await self.scroll_page(user, cursor, page)
+            out.extend(got.records)
+            if got.cursor is None:
+                return out
+            cursor = got.cursor
+
+    @property
+    def shared(self) -> bool:
+        """True when other processes may write to this store (a server), so whatever a
+        process caches about a person's records must be refreshed from time to time.
+        A store that only this process can open says False."""
+        return True
 
     async def count(self, user: str) -> int:
         return await self._call("count", lambda: self._count(user))
@@ -122,7 +168,9 @@ class VectorStore(Component[VectorStoreConfig]):
     async def _delete(self, user: str, ids: Sequence[str]) -> None: ...
 
     @abstractmethod
-    async def _scroll(self, user: str) -> list[VectorRecord]: ...
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
+        """One page of ``user``'s records (see :meth:`scroll_page`); enforce the user in
+        the query and resume from ``cursor`` without re-reading what came before."""
 
     @abstractmethod
     async def _count(self, user: str) -> int: ...

@@ -12,7 +12,8 @@ batches with their exactly-once replay, dedup and supersession, quarantine, the 
 writes and the per-person indexes.
 
 Every store call names the user; the per-user lexical/temporal index is built from
-``store.scroll(user)`` and kept current on writes. Extraction runs as asyncio
+the store a page at a time on the person's first recall, kept current on writes and
+held in a bounded cache (:mod:`omoide.memory.index_cache`). Extraction runs as asyncio
 tasks off the turn path; recall never waits for it and never exceeds
 ``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
 """
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from omoide.components import (
@@ -55,6 +56,8 @@ from omoide.memory.import_format import (
     imported_memory_id,
 )
 from omoide.memory.index import UserIndex
+from omoide.memory.index_cache import IndexCache, dense_only_index
+from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import DeadLetter, Journal, PendingSummary
 from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
@@ -88,10 +91,10 @@ class MemoryEngine:
                  read_engine: RecallEngine | None = None,
                  extractor: Extractor | None = None) -> None:
         self.config = config
-        self.read_engine: RecallEngine = read_engine or _stage(
-            RecallEngine, config.retrieve_stage, "memory.retrieve")
-        self.extractor: Extractor = extractor or _stage(
-            Extractor, config.extract, "memory.extract")
+        self.read_engine: RecallEngine = read_engine or _read_engine(
+            config.retrieve_stage, "memory.retrieve")
+        self.extractor: Extractor = extractor or _extractor(
+            config.extract, "memory.extract")
         self._read_engines: dict[str, asyncio.Future[RecallEngine]] = {}
         self._own_stages: list[Component[Any]] = []
         self.embedder = embedder
@@ -103,15 +106,16 @@ class MemoryEngine:
         self.journal = Journal(self.data_dir / config.journal)
         self.keeper = JournalKeeper(self.data_dir, self.journal,
                                     accept_data_loss=config.accept_data_loss)
-        self._indexes: dict[str, UserIndex] = {}
-        self._index_tasks: dict[str, asyncio.Task[UserIndex]] = {}
+        saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
+                 if config.index.keep_on_disk else None)
+        self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
+                                   saved)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
         self._retry_task: asyncio.Task[None] | None = None
-        self._forgotten: dict[str, set[str]] = {}
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------
@@ -132,18 +136,14 @@ class MemoryEngine:
         self._started = True
         if not (self.extractor.capabilities.uses_chat_model and self.chat is None):
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
-        if self.read_engine.capabilities.uses_index:
-            # Build known users' indexes in the background, so a first recall does not
-            # spend its time budget on it.
-            for user in await self.journal.users():
-                self._index_tasks.setdefault(user, asyncio.create_task(self._build_index(user)))
+        # Indexes are built on each person's first recall, not here: start-up stays the
+        # same with 10 people or 10,000.
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():
             timer.cancel()
         self._idle_timers.clear()
-        tasks: list[asyncio.Task[Any]] = [*self._extract_tasks.values(),
-                                          *self._index_tasks.values()]
+        tasks: list[asyncio.Task[Any]] = list(self._extract_tasks.values())
         if self._retry_task is not None:
             tasks.append(self._retry_task)
             self._retry_task = None
@@ -152,6 +152,7 @@ class MemoryEngine:
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.keeper.close()
+        await self._indexes.stop()
         self.journal.close()
         for stage in reversed(self._own_stages):
             try:
@@ -189,7 +190,7 @@ class MemoryEngine:
     def person(self, user: str) -> PersonView:
         """``user``'s memory as a read engine sees it (bound to them)."""
         return PersonView(user, store=self.store, embedder=self.embedder,
-                          timezone=self.timezone, indexes=self)
+                          timezone=self.timezone, indexes=self._indexes, config=self.config)
 
     def _recall_request(self, query: str, now: datetime) -> RecallRequest:
         profile = self.config.profile
@@ -213,7 +214,7 @@ class MemoryEngine:
             raise
 
     async def _started_engine(self, name: str) -> RecallEngine:
-        engine = _stage(RecallEngine, StageSpec(use=name), "memory.retrieve")
+        engine = _read_engine(StageSpec(use=name), "memory.retrieve")
         await self._start_stage(engine)
         return engine
 
@@ -256,29 +257,11 @@ class MemoryEngine:
                 out.append((m, c))
         return sorted(out, key=lambda mc: mc[0].created_at)
 
-    def ready_index(self, user: str) -> UserIndex | None:
-        """``user``'s index if it is built (no waiting), else None."""
-        return self._indexes.get(user)
-
-    def request_index(self, user: str) -> None:
-        """Start building ``user``'s index unless it is built or being built."""
-        if user not in self._indexes and user not in self._index_tasks:
-            self._index_tasks[user] = asyncio.create_task(self._build_index(user))
-
     async def index(self, user: str) -> UserIndex:
-        """The user's lexical/temporal index, built once from the store (shielded from
-        cancellation, so a recall that times out does not waste the build)."""
-        idx = self._indexes.get(user)
-        if idx is not None:
-            stale = time.monotonic() - idx.built_at > self.config.index_refresh_s
-            if stale and user not in self._index_tasks:
-                self._index_tasks[user] = asyncio.create_task(self._build_index(user))
-            return idx
-        task = self._index_tasks.get(user)
-        if task is None:
-            task = asyncio.create_task(self._build_index(user))
-            self._index_tasks[user] = task
-        return await asyncio.shield(task)
+        """The user's lexical/temporal index, waiting for it to be built (an empty one
+        when it does not fit ``memory.index.budget_mb``)."""
+        idx = await self._indexes.wait(user, None)
+        return idx if idx is not None else dense_only_index(user, self.timezone)
 
     async def recognition_vocabulary(self, user: str, limit: int) -> list[str]:
         """Names, places and entities of ``user``'s live memories, most frequent and
@@ -288,31 +271,10 @@ class MemoryEngine:
         """
         return (await self.index(user)).vocabulary(limit)
 
-    async def _build_index(self, user: str) -> UserIndex:
-        try:
-            records = await self.store.scroll(user)
-
-            def build() -> UserIndex:
-                idx = UserIndex(user, self.timezone)
-                for r in records:
-                    idx.add(from_payload(r.id, r.payload), r.vector)
-                return idx
-
-            # Analysing thousands of memories takes seconds: keep the event loop free.
-            idx = await asyncio.to_thread(build)
-            for gone in self._forgotten.pop(user, set()):
-                idx.remove(gone)  # forgotten while the store was being read
-            current = self._indexes.get(user)
-            if current is not None:
-                # writes made while building are in the old index; carry them over
-                for m in current.memories():
-                    fresh = idx.get(m.id)
-                    if fresh is None or (m.superseded_by and not fresh.superseded_by):
-                        idx.add(m, current.vector(m.id))
-            self._indexes[user] = idx
-            return idx
-        finally:
-            self._index_tasks.pop(user, None)
+    @property
+    def indexes(self) -> IndexCache:
+        """The per-person index cache (statistics for benchmarks)."""
+        return self._indexes
 
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
@@ -429,10 +391,7 @@ class MemoryEngine:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
         self.keeper.note_memories_stored()
-        idx = self._indexes.get(user)
-        if idx is not None:
-            for m, v in items:
-                idx.add(m, v)
+        self._indexes.written(user, items)
         for reader in self._known_read_engines():
             await reader.stored(self.person(user), [m for m, _ in items])
 
@@ -505,11 +464,7 @@ class MemoryEngine:
         if not await self.store.get(user, [memory_id]):
             return False
         await self.store.delete(user, [memory_id])
-        if user in self._index_tasks:
-            self._forgotten.setdefault(user, set()).add(memory_id)
-        idx = self._indexes.get(user)
-        if idx is not None:
-            idx.remove(memory_id)
+        self._indexes.forgotten(user, memory_id)
         for reader in self._known_read_engines():
             await reader.forgotten(self.person(user), [memory_id])
         return True
@@ -635,12 +590,17 @@ class MemoryEngine:
         return counts
 
 
-StageT = TypeVar("StageT", RecallEngine, Extractor)
+def _read_engine(spec: StageSpec, path: str) -> RecallEngine:
+    """A new memory engine for ``spec`` (found through the plugin registry)."""
+    component = build_stage(RecallEngine.kind, spec, path)
+    if not isinstance(component, RecallEngine):
+        raise TypeError(f"{path}: {type(component).__name__} is not a RecallEngine")
+    return component
 
 
-def _stage(kind: type[StageT], spec: StageSpec, path: str) -> StageT:
-    """A new ``kind`` component for ``spec`` (found through the plugin registry)."""
-    component = build_stage(kind.kind, spec, path)
-    if not isinstance(component, kind):
-        raise TypeError(f"{path}: {type(component).__name__} is not a {kind.__name__}")
+def _extractor(spec: StageSpec, path: str) -> Extractor:
+    """A new extractor for ``spec`` (found through the plugin registry)."""
+    component = build_stage(Extractor.kind, spec, path)
+    if not isinstance(component, Extractor):
+        raise TypeError(f"{path}: {type(component).__name__} is not an Extractor")
     return component

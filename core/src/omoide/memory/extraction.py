@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 

@@ -127,6 +127,8 @@ class Analyzer:
     def __init__(self) -> None:
         self._local = threading.local()
         self._available: bool | None = None
+        self._dictionary: Any = None
+        self._dictionary_lock = threading.Lock()
 
     @property
     def available(self) -> bool:
@@ -140,10 +142,15 @@ class Analyzer:
         return self._available
 
     def _tokenizer(self) -> Any:
+        # One dictionary per process (about 75 MB each), one tokenizer per thread (a
+        # tokenizer is not thread-safe; the dictionary is shared safely).
         tok = getattr(self._local, "tok", None)
         if tok is None:
-            from sudachipy import Dictionary
-            tok = Dictionary(dict="core").tokenizer()
+            with self._dictionary_lock:
+                if self._dictionary is None:
+                    from sudachipy import Dictionary
+                    self._dictionary = Dictionary(dict="core")
+            tok = self._dictionary.tokenizer()
             self._local.tok = tok
         return tok
 

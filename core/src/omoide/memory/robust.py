@@ -36,6 +36,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import time
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Any, ClassVar
@@ -52,6 +53,7 @@ from omoide.components import (
 )
 from omoide.memory.config import RobustSettings
 from omoide.memory.index import LexicalMatch, UserIndex
+from omoide.memory.index_cache import dense_only_index
 from omoide.memory.intent import Intent, detect
 from omoide.memory.lexicon import (
     TEMPORAL_READINGS,
@@ -501,19 +503,34 @@ class RobustEngine(RecallEngine):
 
     async def _recall(self, memory: PersonMemory, request: RecallRequest,
                       notes: RecallNotes) -> RecallResult:
+        started = time.perf_counter()
+        memory.prepare_index()  # built while the query is embedded, if not ready
         with notes.timed("analyse"):
             prepared = prepare(request.query, request.now)
-        vector = None
-        if wants_embedding(prepared, self.config):
-            with notes.timed("embed"):
-                vector = await memory.embedder.embed_query(prepared.text)
+        inputs = await memory.index_and_vector(
+            prepared.text, wants_embedding(prepared, self.config), started)
+        notes.timings_ms["embed"] = inputs.embed_ms
+        notes.details.update(inputs.notes)
+        budget = request.profile_budget_chars
         with notes.timed("search"):
-            index = await memory.index()
-            budget = request.profile_budget_chars
-            profile = index.profile(budget) if budget is not None else Profile()
-            result = await robust_read(memory, index, prepared, vector, request.now,
-                                       self.config, request.max_results, profile.ids)
+            settings, index = self.config, inputs.index
+            profile = (index.profile(budget) if index is not None and budget is not None
+                       else Profile())
+            if index is None and inputs.vector is not None:
+                # Not built yet (or over the memory budget): the dense search of the store
+                # finds the candidates this turn, the index channels judge only those.
+                index = await memory.index_of_nearest(inputs.vector, settings.dense_candidates)
+                settings = settings.model_copy(update={"dense_from_index": False})
+                notes.details["index"] = "not ready: dense recall from the store"
+            result = await robust_read(
+                memory, index if index is not None else dense_only_index(memory.user,
+                                                                         memory.timezone),
+                prepared, inputs.vector, request.now, settings, request.max_results,
+                profile.ids)
         notes.details.update(result.details)
+        if inputs.index is None and budget is not None:
+            # the index may have become ready meanwhile: the profile is never held back
+            profile = self._ready_profile(memory, budget)
         return RecallResult(result.memories, profile)
 
     def _ready_profile(self, memory: PersonMemory, budget_chars: int) -> Profile:

@@ -9,37 +9,32 @@ person in the query itself; see :mod:`omoide.components.store`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from omoide.components import ChatModel, Embedder, MemoryHit, VectorStore
+from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
+from omoide.memory.read_inputs import ReadInputs, gather_inputs
 from omoide.memory.records import from_payload
 from omoide.types import FloatArray, Memory
 
 if TYPE_CHECKING:
+    from omoide.memory.config import MemoryConfig
     from omoide.memory.index import UserIndex
-
-
-class IndexAccess(Protocol):
-    """The per-person index cache (the memory engine)."""
-
-    def ready_index(self, user: str) -> UserIndex | None: ...
-
-    def request_index(self, user: str) -> None: ...
-
-    async def index(self, user: str) -> UserIndex: ...
 
 
 class PersonView:
     """:class:`omoide.components.PersonMemory` over the store, the embedder and the
-    per-person index cache, for one person."""
+    per-person index cache, for one person (built per recall: it reads the memory
+    engine's current config)."""
 
     def __init__(self, user: str, *, store: VectorStore, embedder: Embedder, timezone: str,
-                 indexes: IndexAccess) -> None:
+                 indexes: IndexCache, config: MemoryConfig) -> None:
         self._user = user
         self._store = store
         self._embedder = embedder
         self._timezone = timezone
         self._indexes = indexes
+        self._config = config
 
     @property
     def user(self) -> str:
@@ -64,13 +59,22 @@ class PersonView:
         return [from_payload(r.id, r.payload) for r in await self._store.scroll(self._user)]
 
     def prepare_index(self) -> None:
-        self._indexes.request_index(self._user)
+        self._indexes.request(self._user)
 
     def ready_index(self) -> UserIndex | None:
-        return self._indexes.ready_index(self._user)
+        return self._indexes.peek(self._user)
 
     async def index(self) -> UserIndex:
-        return await self._indexes.index(self._user)
+        idx = await self._indexes.wait(self._user, None)
+        return idx if idx is not None else dense_only_index(self._user, self._timezone)
+
+    async def index_and_vector(self, query_text: str, wants_vector: bool,
+                               started: float) -> ReadInputs:
+        return await gather_inputs(self._indexes, self._embedder, self._config, self._user,
+                                   query_text, wants_vector, started)
+
+    async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
+        return await index_of_hits(self._store, self._user, vector, limit, self._timezone)
 
 
 class ExtractorHostView:

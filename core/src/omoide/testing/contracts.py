@@ -183,6 +183,18 @@ class EmbedderContract(ComponentContract):
         single = np.stack([(await component.embed([t], "document"))[0] for t in texts[:3]])
         np.testing.assert_allclose(batch[:3], single, atol=2e-3)
 
+    async def test_queries_asked_together_get_the_vectors_they_get_alone(
+            self, component: Embedder) -> None:
+        import asyncio
+
+        texts = ["週末の予定覚えてる?", "猫の名前なんだっけ", "箱根っていつ行くんだっけ",
+                 "私の好きなケーキ覚えてる?", "明日の待ち合わせ何時だっけ"]
+        together = await asyncio.gather(*(component.embed_query(t) for t in texts))
+        for text, vector in zip(texts, together, strict=True):
+            alone = (await component.embed([text], "query"))[0]
+            assert vector.shape == (component.dims,)
+            assert float(vector @ alone) > 0.999
+
     async def test_empty_input_gives_empty_array(self, component: Embedder) -> None:
         assert (await component.embed([], "query")).shape == (0, component.dims)
 
@@ -351,6 +363,72 @@ class VectorStoreContract(ComponentContract):
         assert await ids({"done": False}) == ["a"]
         assert await ids({"w": 1.5}) == ["b"]
         assert await ids({"kind": "plan", "done": True}) == []
+
+    async def _read_pages(self, store: VectorStore, user: str, limit: int,
+                          ) -> list[list[VectorRecord]]:
+        pages: list[list[VectorRecord]] = []
+        cursor: str | None = None
+        while True:
+            page = await store.scroll_page(user, cursor, limit)
+            pages.append(page.records)
+            if page.cursor is None:
+                return pages
+            assert len(pages) <= 1000, "scroll_page never ended"
+            cursor = page.cursor
+
+    async def test_pages_return_every_record_once_and_at_most_limit_each(
+            self, opened: VectorStore) -> None:
+        recs = self._records(23, seed=4)
+        await opened.upsert("alice", recs)
+        await opened.upsert("bob", self._records(9, seed=5, text="b"))
+        pages = await self._read_pages(opened, "alice", 5)
+        assert all(len(p) <= 5 for p in pages)
+        ids = [r.id for p in pages for r in p]
+        assert sorted(ids) == sorted(r.id for r in recs)
+        by_id = {r.id: r for p in pages for r in p}
+        for r in recs:
+            assert by_id[r.id].payload == r.payload
+            np.testing.assert_allclose(by_id[r.id].vector, r.vector, atol=1e-4)
+
+    async def test_a_page_larger_than_the_records_is_the_last(self, opened: VectorStore) -> None:
+        recs = self._records(4, seed=6)
+        await opened.upsert("alice", recs)
+        page = await opened.scroll_page("alice", None, 50)
+        assert page.cursor is None
+        assert {r.id for r in page.records} == {r.id for r in recs}
+
+    async def test_a_person_without_records_has_one_empty_last_page(
+            self, opened: VectorStore) -> None:
+        await opened.upsert("bob", self._records(3, seed=7))
+        page = await opened.scroll_page("alice", None, 10)
+        assert page.records == [] and page.cursor is None
+
+    async def test_pages_keep_to_their_person(self, opened: VectorStore) -> None:
+        for user in ("alice", "bob"):
+            await opened.upsert(user, [VectorRecord(f"m{i}", r.vector, {"owner": user})
+                                       for i, r in enumerate(self._records(12, seed=8))])
+        for user in ("alice", "bob"):
+            pages = await self._read_pages(opened, user, 4)
+            assert {r.payload["owner"] for p in pages for r in p} == {user}
+            assert sum(len(p) for p in pages) == 12
+
+    async def test_records_deleted_during_a_scan_do_not_hide_the_others(
+            self, opened: VectorStore) -> None:
+        recs = self._records(12, seed=9)
+        await opened.upsert("alice", recs)
+        first = await opened.scroll_page("alice", None, 4)
+        seen = {r.id for r in first.records}
+        await opened.delete("alice", [r.id for r in recs if r.id in seen][:2])
+        cursor = first.cursor
+        while cursor is not None:
+            page = await opened.scroll_page("alice", cursor, 4)
+            seen |= {r.id for r in page.records}
+            cursor = page.cursor
+        assert seen == {r.id for r in recs}
+
+    async def test_a_page_limit_below_one_is_invalid_input(self, opened: VectorStore) -> None:
+        with pytest.raises(InvalidInput):
+            await opened.scroll_page("alice", None, 0)
 
     async def test_a_different_embedder_is_refused(self, opened: VectorStore) -> None:
         with pytest.raises(EmbedderMismatch, match="reembed"):

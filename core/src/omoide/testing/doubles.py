@@ -8,6 +8,7 @@ same entry-point path a third-party plugin takes), so a config can say
 from __future__ import annotations
 
 import asyncio
+import bisect
 import hashlib
 import json
 import math
@@ -41,7 +42,7 @@ from omoide.components import (
     VADConfig,
     VectorStore,
 )
-from omoide.components.store import StoreCapabilities, VectorStoreConfig
+from omoide.components.store import ScrollPage, StoreCapabilities, VectorStoreConfig
 from omoide.components.vad import EndOfSpeechDetector
 from omoide.errors import ComponentError
 from omoide.types import (
@@ -260,6 +261,8 @@ class InMemoryStore(VectorStore):
     def __init__(self, config: MemoryStoreConfig) -> None:
         super().__init__(config)
         self._data: dict[str, dict[str, VectorRecord]] = {}
+        self._order: dict[str, list[str]] = {}
+        """Each user's ids, sorted (the paging order; dropped on every write)."""
         self._fp: EmbedderFingerprint | None = None
 
     async def _read_fingerprint(self) -> EmbedderFingerprint | None:
@@ -269,12 +272,13 @@ class InMemoryStore(VectorStore):
         self._fp = fingerprint
 
     async def _create(self, dims: int) -> None:
-        self._data = {}
+        self._data, self._order = {}, {}
 
     async def _drop(self) -> None:
-        self._data, self._fp = {}, None
+        self._data, self._order, self._fp = {}, {}, None
 
     async def _upsert(self, user: str, records: Sequence[VectorRecord]) -> None:
+        self._order.pop(user, None)
         bucket = self._data.setdefault(user, {})
         for r in records:
             bucket[r.id] = r
@@ -294,12 +298,25 @@ class InMemoryStore(VectorStore):
         return [bucket[i] for i in ids if i in bucket]
 
     async def _delete(self, user: str, ids: Sequence[str]) -> None:
+        self._order.pop(user, None)
         bucket = self._data.get(user, {})
         for i in ids:
             bucket.pop(i, None)
 
-    async def _scroll(self, user: str) -> list[VectorRecord]:
-        return list(self._data.get(user, {}).values())
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
+        bucket = self._data.get(user, {})
+        ids = self._order.get(user)
+        if ids is None:  # sorted once per change, so a page costs the same anywhere
+            ids = self._order[user] = sorted(bucket)
+        start = 0 if cursor is None else bisect.bisect_left(ids, cursor)
+        chosen = ids[start:start + limit]
+        following = start + limit
+        return ScrollPage([bucket[i] for i in chosen],
+                          ids[following] if following < len(ids) else None)
+
+    @property
+    def shared(self) -> bool:
+        return False
 
     async def _count(self, user: str) -> int:
         return len(self._data.get(user, {}))

@@ -9,7 +9,11 @@ Layout of an entry (callers never see it):
   (str, int, float, bool, non-empty lists of one of those); ``where`` keys are matched
   against ``p.<key>``.
 
-Every read, count and delete carries ``user == U`` in the Chroma ``where`` itself.
+Searches, counts, deletes and id listings carry ``user == U`` in the Chroma ``where``
+itself. Reads by id do not: an entry id is ``uuid5(user, record id)``, so only the
+person's own entries can have the ids asked for, and Chroma answers ``get(ids, where)``
+slowly (512 ids of a person with 100,000 entries: 13.9 s with the ``where``, 0.08 s
+without, measured against ``chroma run``).
 The embedder fingerprint is kept in the collection's metadata. Embeddings are always
 ours (``embedding_function=None``): Chroma never tries to download a model.
 
@@ -26,7 +30,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from omoide.components.store import USER_FIELD, StoreCapabilities, VectorStore
+from omoide.components.store import USER_FIELD, ScrollPage, StoreCapabilities, VectorStore
+from omoide.components.store_paging import IdSnapshots
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
 from omoide_store_chroma.config import ChromaStoreConfig
@@ -44,7 +49,6 @@ ID_FIELD = "id"
 PAYLOAD_JSON_FIELD = "payload_json"
 FILTER_PREFIX = "p."
 FINGERPRINT_KEY = "omoide_fingerprint"
-PAGE = 500
 _SCALARS = (str, int, float, bool)
 
 
@@ -65,6 +69,7 @@ class ChromaStore(VectorStore):
     def __init__(self, config: ChromaStoreConfig) -> None:
         super().__init__(config)
         self._client: ClientAPI | None = None
+        self._snapshots = IdSnapshots()
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:
@@ -146,6 +151,7 @@ class ChromaStore(VectorStore):
 
     async def _drop(self) -> None:
         def drop(client: ClientAPI) -> None:
+            self._snapshots.clear()
             if self._collection_or_none(client) is not None:
                 client.delete_collection(self.config.collection)
 
@@ -158,6 +164,7 @@ class ChromaStore(VectorStore):
         metadatas = [_metadata(user, r) for r in records]
 
         def upsert(client: ClientAPI) -> None:
+            self._snapshots.forget(user)
             collection = self._collection(client)
             step = max(1, min(client.get_max_batch_size(), 5000))
             for i in range(0, len(ids), step):
@@ -185,13 +192,12 @@ class ChromaStore(VectorStore):
 
     async def _get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
         wanted = list(dict.fromkeys(ids))
-        entry_ids = [entry_id(user, i) for i in wanted]
-        chroma_where = _user_where(user, None)
+        entry_ids = [entry_id(user, i) for i in wanted]  # only this user's (see above)
 
         def get(client: ClientAPI) -> list[VectorRecord]:
-            result = self._collection(client).get(ids=entry_ids, where=chroma_where,
+            result = self._collection(client).get(ids=entry_ids,
                                                   include=["metadatas", "embeddings"])
-            return _records(result)
+            return _records(result, user)
 
         found = {r.id: r for r in await self._run(get)}
         return [found[i] for i in wanted if i in found]
@@ -199,22 +205,38 @@ class ChromaStore(VectorStore):
     async def _delete(self, user: str, ids: Sequence[str]) -> None:
         entry_ids = [entry_id(user, i) for i in ids]
         chroma_where = _user_where(user, None)
-        await self._run(lambda c: self._collection(c).delete(ids=entry_ids, where=chroma_where))
 
-    async def _scroll(self, user: str) -> list[VectorRecord]:
+        def delete(client: ClientAPI) -> None:
+            self._snapshots.forget(user)
+            self._collection(client).delete(ids=entry_ids, where=chroma_where)
+
+        await self._run(delete)
+
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
         chroma_where = _user_where(user, None)
 
-        def scroll(client: ClientAPI) -> list[VectorRecord]:
+        def page(client: ClientAPI) -> ScrollPage:
             collection = self._collection(client)
-            out: list[VectorRecord] = []
-            while True:
-                page = _records(collection.get(where=chroma_where, limit=PAGE, offset=len(out),
-                                               include=["metadatas", "embeddings"]))
-                out.extend(page)
-                if len(page) < PAGE:
-                    return out
 
-        return await self._run(scroll, Priority.BATCH)
+            # Chroma's `offset` moves when an earlier entry is deleted: list the
+            # person's entry ids once per scan and fetch each page by id instead.
+            def list_ids() -> list[str]:
+                return list(collection.get(where=chroma_where, include=[])["ids"])
+
+            ids, following = self._snapshots.page(user, cursor, limit, list_ids)
+            if not ids:
+                return ScrollPage([], following)
+            # ids listed under the user's where: no where again (see the docstring)
+            records = _records(collection.get(ids=ids, include=["metadatas", "embeddings"]),
+                               user)
+            return ScrollPage(records, following)
+
+        return await self._run(page, Priority.BATCH)
+
+    @property
+    def shared(self) -> bool:
+        """A Chroma server may be written by other processes too."""
+        return self.config.host is not None
 
     async def _count(self, user: str) -> int:
         chroma_where = _user_where(user, None)
@@ -249,11 +271,12 @@ def _payload(meta: Any) -> dict[str, Any]:
     return dict(json.loads(meta[PAYLOAD_JSON_FIELD]))
 
 
-def _records(result: Any) -> list[VectorRecord]:
+def _records(result: Any, user: str) -> list[VectorRecord]:
+    """The records of a ``get``, keeping only ``user``'s (a guard: ids already are)."""
     embeddings = result["embeddings"]
     return [VectorRecord(str(meta[ID_FIELD]), np.asarray(embeddings[i], dtype=np.float32),
                          _payload(meta))
-            for i, meta in enumerate(result["metadatas"] or [])]
+            for i, meta in enumerate(result["metadatas"] or []) if meta.get(USER_FIELD) == user]
 
 
 def _user_where(user: str, where: dict[str, Any] | None) -> dict[str, Any]:

@@ -25,11 +25,17 @@ class QdrantStoreConfig(VectorStoreConfig):
     prefer_grpc: bool = Field(
         False, description="Talk to the server over gRPC instead of REST. Only with `url`.")
     partition: Literal["auto", "collection", "payload"] = Field(
-        "auto", description="How users are kept apart: `collection` (one collection per user;"
-                            " the default for local mode and :memory:, whose filtered search"
-                            " is a slow Python scan), `payload` (one shared collection, a"
-                            " tenant-indexed `user` field in every query; the default for a"
-                            " server), or `auto`.")
+        "auto", description="How users are kept apart: `collection` (each user's points on"
+                            " their own: with `path`, a small local store per user opened on"
+                            " demand; in `:memory:` or on a server, a collection per user),"
+                            " `payload` (one shared collection, a tenant-indexed `user` field"
+                            " in every query), or `auto` (`collection` for `path` and"
+                            " `:memory:`, `payload` for a server).")
+    max_open_people: int = Field(
+        64, ge=1, le=100_000,
+        description="With `path`: how many people's local stores stay open at once (the"
+                    " least recently used is closed; each open one holds two files and its"
+                    " points in memory). Opening one of 100 memories takes about 10 ms.")
 
     @model_validator(mode="after")
     def _exactly_one_place(self) -> QdrantStoreConfig:

@@ -1,14 +1,19 @@
-"""The `qdrant` vector store: users kept apart by collection or by a tenant filter.
+"""The `qdrant` vector store: users kept apart by their own store, collection or a filter.
 
-Two partitions (``partition:``), chosen by where the data lives unless set:
+Three layouts, chosen by where the data lives (``partition:`` can override):
 
-* ``collection`` (local mode and ``:memory:``): one collection per user, named from a
-  hash of the user id. Embedded Qdrant scans filtered searches point by point in Python
-  (about 10x slower than its plain vector scan), so a user's search reads only their own
-  collection and needs no filter at all; isolation is structural.
-* ``payload`` (a server): one shared collection with a tenant-indexed ``user`` field, and
+* a local directory (``path``): one small local-mode store per person, opened on
+  their first read or write and kept in a bounded pool (:mod:`.shards`); nothing is
+  read at start, and a person's search scans only their own points with no filter.
+  A directory in the earlier layout (every person's collection in one local-mode
+  store) is moved into this one at start.
+* ``:memory:`` (tests, demos): one collection per person in one in-process client.
+* a server (``url``): one shared collection with a tenant-indexed ``user`` field and
   ``must: user == U`` in every read, count and delete — what Qdrant recommends for
-  multitenancy on a server.
+  multitenancy, and the way past one machine (a cluster shards by that tenant key).
+
+``partition: payload`` puts everyone in one shared, filtered collection in any place
+(for a local directory this is measured to be slow: see the README).
 
 Layout of a point (callers never see it):
 
@@ -19,30 +24,40 @@ Layout of a point (callers never see it):
   record's own payload is nested, so its keys can never collide with ``user``/``id``;
   ``where`` keys are matched against ``payload.<key>``.
 
-The embedder fingerprint lives in a one-point side collection ``<collection>__meta``.
+The embedder fingerprint lives in ``fingerprint.json`` beside the per-person stores,
+or in a one-point side collection ``<collection>__meta`` in the other layouts.
 
 qdrant-client is synchronous here and every call runs on the component's worker thread
 (:meth:`Component.run_blocking`); local mode keeps a SQLite connection that must stay on
-the thread that opened it, so the client is opened and closed there too.
+the thread that opened it, so clients are opened and closed there too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from omoide.components.store import USER_FIELD, StoreCapabilities, VectorStore
+from omoide.components.store import USER_FIELD, ScrollPage, StoreCapabilities, VectorStore
+from omoide.components.store_paging import IdSnapshots
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
 from omoide_store_qdrant.config import QdrantStoreConfig
+from omoide_store_qdrant.shards import (
+    META_SUFFIX,
+    USER_COLLECTION_INFIX,
+    ShardPool,
+    migrate_single_directory,
+    user_digest,
+)
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
+    from qdrant_client.client_base import QdrantBase
     from qdrant_client.http import models as qm
 
 log = logging.getLogger("omoide.store.qdrant")
@@ -53,10 +68,7 @@ T = TypeVar("T")
 POINT_ID_NAMESPACE = uuid.UUID("6f6d6f69-6465-5f71-6472-616e745f6964")
 ID_FIELD = "id"
 PAYLOAD_FIELD = "payload"
-META_SUFFIX = "__meta"
-USER_COLLECTION_INFIX = "__u_"
 FINGERPRINT_POINT = str(uuid.uuid5(POINT_ID_NAMESPACE, "embedder-fingerprint"))
-SCROLL_PAGE = 256
 
 
 def point_id(user: str, record_id: str) -> str:
@@ -76,16 +88,36 @@ class QdrantStore(VectorStore):
     def __init__(self, config: QdrantStoreConfig) -> None:
         super().__init__(config)
         self._client: QdrantClient | None = None
+        self._shards: ShardPool | None = None
         self._dims: int | None = None
+        self._snapshots = IdSnapshots()
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:
-        self._client = await self.run_blocking(self._open_client)
+        if self._sharded:
+            self._shards = await self.run_blocking(self._open_shards)
+        else:
+            self._client = await self.run_blocking(self._open_client)
 
     async def _stop(self) -> None:
         client, self._client = self._client, None
+        shards, self._shards = self._shards, None
         if client is not None:
             await self.run_blocking(client.close)
+        if shards is not None:
+            await self.run_blocking(shards.close)
+
+    def _open_shards(self) -> ShardPool:
+        assert self.config.path is not None
+        pool = ShardPool(Path(self.config.path), self.config.collection,
+                         self.config.max_open_people)
+        pool.lock()
+        try:
+            migrate_single_directory(pool)
+        except Exception:
+            pool.close()
+            raise
+        return pool
 
     def _open_client(self) -> QdrantClient:
         from qdrant_client import QdrantClient
@@ -112,25 +144,38 @@ class QdrantStore(VectorStore):
                             timeout=max(1, int(cfg.timeout_s)), check_compatibility=False)
 
     @property
+    def shared(self) -> bool:
+        """Only a server is written by other processes; local mode locks its directory."""
+        return self._is_server
+
+    @property
     def _is_server(self) -> bool:
         return self.config.url is not None
+
+    @property
+    def _partition(self) -> str:
+        if self.config.partition != "auto":
+            return self.config.partition
+        return "payload" if self._is_server else "collection"
+
+    @property
+    def _sharded(self) -> bool:
+        """One local-mode store per person (a local directory, not partitioned by payload)."""
+        return self.config.path is not None and self._partition == "collection"
+
+    @property
+    def _per_user(self) -> bool:
+        """Nobody else's points in the collection a user's calls go to (no user filter)."""
+        return self._partition == "collection"
 
     @property
     def _meta_collection(self) -> str:
         return self.config.collection + META_SUFFIX
 
-    @property
-    def _per_user(self) -> bool:
-        """One collection per user (see the module docstring)."""
-        if self.config.partition == "auto":
-            return not self._is_server
-        return self.config.partition == "collection"
-
     def _collection_for(self, user: str) -> str:
-        if not self._per_user:
+        if self._sharded or not self._per_user:
             return self.config.collection
-        digest = hashlib.sha256(user.encode("utf-8")).hexdigest()[:24]
-        return f"{self.config.collection}{USER_COLLECTION_INFIX}{digest}"
+        return f"{self.config.collection}{USER_COLLECTION_INFIX}{user_digest(user)}"
 
     def _filter(self, user: str, where: dict[str, Any] | None) -> qm.Filter | None:
         """The query filter: ``where`` items, plus ``user == U`` in a shared collection.
@@ -140,21 +185,59 @@ class QdrantStore(VectorStore):
         """
         if self._per_user and not where:
             return None
-        return _user_filter(user if not self._per_user else None, where)
+        return _user_filter(None if self._per_user else user, where)
 
-    async def _run(self, fn: Callable[[QdrantClient], T],
-                   priority: Priority = Priority.INTERACTIVE) -> T:
-        """Run ``fn(client)`` on the worker thread, turning transport errors into ours."""
-        client = self._client
+    def _target(self, client: QdrantClient | None, user: str,
+                create: bool) -> tuple[QdrantBase, str] | None:
+        """Where ``user``'s points live: a client and a collection name, or ``None`` when
+        they have nothing stored and ``create`` is False. Runs on the worker thread."""
+        name = self._collection_for(user)
+        if self._shards is not None:
+            if create and self._dims is None:
+                raise ComponentError("store qdrant: open() the store before writing")
+            shard = self._shards.client(user, self._dims if create else None)
+            return None if shard is None else (shard, name)
         if client is None:
             raise ComponentError("store qdrant: not started")
+        if self._per_user and not client.collection_exists(name):
+            if not create:
+                return None
+            if self._dims is None:
+                raise ComponentError("store qdrant: open() the store before writing")
+            from qdrant_client.http import models as qm
+
+            client.create_collection(name, vectors_config=qm.VectorParams(
+                size=self._dims, distance=qm.Distance.COSINE))
+        return client, name
+
+    async def _run(self, fn: Callable[[QdrantClient | None], T],
+                   priority: Priority = Priority.INTERACTIVE) -> T:
+        """Run ``fn(client)`` on the worker thread, turning transport errors into ours.
+
+        ``client`` is the single client (``None`` with per-person stores)."""
+        if self._client is None and self._shards is None:
+            raise ComponentError("store qdrant: not started")
+        client = self._client
         return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)), priority)
+
+    async def _on_user(self, user: str, create: bool, fn: Callable[[QdrantBase, str], T],
+                       absent: T, priority: Priority = Priority.INTERACTIVE) -> T:
+        """Run ``fn(client, collection)`` where ``user``'s points live, or return
+        ``absent`` when there are none (and ``create`` is False)."""
+        def call(client: QdrantClient | None) -> T:
+            target = self._target(client, user, create)
+            return absent if target is None else fn(*target)
+
+        return await self._run(call, priority)
 
     # -- fingerprint -----------------------------------------------------------------
     async def _read_fingerprint(self) -> EmbedderFingerprint | None:
         meta = self._meta_collection
 
-        def read(client: QdrantClient) -> EmbedderFingerprint | None:
+        def read(client: QdrantClient | None) -> EmbedderFingerprint | None:
+            if self._shards is not None:
+                return self._shards.read_fingerprint()
+            assert client is not None
             if not client.collection_exists(meta):
                 return None
             points = client.retrieve(meta, [FINGERPRINT_POINT], with_payload=True)
@@ -172,7 +255,11 @@ class QdrantStore(VectorStore):
 
         meta = self._meta_collection
 
-        def write(client: QdrantClient) -> None:
+        def write(client: QdrantClient | None) -> None:
+            if self._shards is not None:
+                self._shards.write_fingerprint(fingerprint)
+                return
+            assert client is not None
             if not client.collection_exists(meta):
                 # Qdrant needs a vector per point; the fingerprint point carries a dummy one.
                 client.create_collection(meta, vectors_config=qm.VectorParams(
@@ -189,9 +276,10 @@ class QdrantStore(VectorStore):
         name, server = self.config.collection, self._is_server
         self._dims = dims
         if self._per_user:
-            return  # each user's collection is made on their first write
+            return  # each user's store or collection is made on their first write
 
-        def create(client: QdrantClient) -> None:
+        def create(client: QdrantClient | None) -> None:
+            assert client is not None
             if client.collection_exists(name):
                 size = _vector_size(client.get_collection(name))
                 if size != dims:
@@ -216,7 +304,12 @@ class QdrantStore(VectorStore):
         names = (base, self._meta_collection)
         prefix = base + USER_COLLECTION_INFIX
 
-        def drop(client: QdrantClient) -> None:
+        def drop(client: QdrantClient | None) -> None:
+            self._snapshots.clear()
+            if self._shards is not None:
+                self._shards.drop()
+                return
+            assert client is not None
             for name in names:
                 if client.collection_exists(name):
                     client.delete_collection(name)
@@ -235,31 +328,24 @@ class QdrantStore(VectorStore):
             vector=np.asarray(r.vector, dtype=np.float32).tolist(),
             payload={USER_FIELD: user, ID_FIELD: r.id, PAYLOAD_FIELD: dict(r.payload)})
             for r in records]
-        name, dims = self._collection_for(user), self._dims
 
-        def upsert(client: QdrantClient) -> None:
-            if self._per_user and not client.collection_exists(name):
-                if dims is None:
-                    raise ComponentError("store qdrant: open() the store before writing")
-                client.create_collection(name, vectors_config=qm.VectorParams(
-                    size=dims, distance=qm.Distance.COSINE))
+        def upsert(client: QdrantBase, name: str) -> None:
+            self._snapshots.forget((name, user))
             client.upsert(name, points, wait=True)
 
-        await self._run(upsert, Priority.BATCH)
+        await self._on_user(user, True, upsert, None, Priority.BATCH)
 
     async def _search(self, user: str, vector: FloatArray, limit: int,
                       where: dict[str, Any] | None) -> list[VectorHit]:
         query_filter = self._filter(user, where)
         query = np.asarray(vector, dtype=np.float32).tolist()
-        name = self._collection_for(user)
 
-        def search(client: QdrantClient) -> list[Any]:
-            if self._per_user and not client.collection_exists(name):
-                return []
+        def search(client: QdrantBase, name: str) -> list[Any]:
             return list(client.query_points(name, query=query, query_filter=query_filter,
                                             limit=limit, with_payload=True).points)
 
-        points = await self._run(search)
+        none: list[Any] = []
+        points = await self._on_user(user, False, search, none)
         return [VectorHit(p.payload[ID_FIELD], float(p.score), dict(p.payload[PAYLOAD_FIELD]))
                 for p in points if p.payload is not None]
 
@@ -267,62 +353,91 @@ class QdrantStore(VectorStore):
         from qdrant_client.http import models as qm
 
         wanted = list(dict.fromkeys(ids))
-        query_filter = _user_filter(None if self._per_user else user, None)
-        query_filter.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
-            has_id=[point_id(user, i) for i in wanted]))
-        found = {r.id: r for r in await self._scroll_filtered(user, query_filter)}
+        point_ids = [point_id(user, i) for i in wanted]
+        per_user = self._per_user
+
+        def get(client: QdrantBase, name: str) -> list[VectorRecord]:
+            if per_user:
+                # Nobody else's points are here, and a lookup by id reads only those
+                # points (a filter would be a scan of the whole collection in local mode).
+                found = client.retrieve(name, point_ids, with_payload=True, with_vectors=True)
+            else:
+                query_filter = _user_filter(user, None)
+                query_filter.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
+                    has_id=point_ids))
+                found, _ = client.scroll(name, scroll_filter=query_filter,
+                                         limit=len(point_ids) + 1, with_payload=True,
+                                         with_vectors=True)
+            return [_record(p) for p in found if p.payload is not None]
+
+        none: list[VectorRecord] = []
+        found = {r.id: r for r in await self._on_user(user, False, get, none)}
         return [found[i] for i in wanted if i in found]
 
     async def _delete(self, user: str, ids: Sequence[str]) -> None:
         from qdrant_client.http import models as qm
 
-        selector = _user_filter(None if self._per_user else user, None)
-        selector.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
-            has_id=[point_id(user, i) for i in ids]))
-        name = self._collection_for(user)
+        point_ids = [point_id(user, i) for i in ids]
+        selector: Any
+        if self._per_user:
+            selector = qm.PointIdsList(points=list(point_ids))
+        else:
+            selector_filter = _user_filter(user, None)
+            selector_filter.must.append(qm.HasIdCondition(  # type: ignore[union-attr]
+                has_id=point_ids))
+            selector = qm.FilterSelector(filter=selector_filter)
 
-        def delete(client: QdrantClient) -> None:
-            if self._per_user and not client.collection_exists(name):
-                return
-            client.delete(name, qm.FilterSelector(filter=selector), wait=True)
+        def delete(client: QdrantBase, name: str) -> None:
+            self._snapshots.forget((name, user))
+            client.delete(name, selector, wait=True)
 
-        await self._run(delete)
-
-    async def _scroll(self, user: str) -> list[VectorRecord]:
-        return await self._scroll_filtered(user, self._filter(user, None), Priority.BATCH)
+        await self._on_user(user, False, delete, None)
 
     async def _count(self, user: str) -> int:
         query_filter = self._filter(user, None)
-        name = self._collection_for(user)
 
-        def count(client: QdrantClient) -> int:
-            if self._per_user and not client.collection_exists(name):
-                return 0
+        def count(client: QdrantBase, name: str) -> int:
             return int(client.count(name, count_filter=query_filter, exact=True).count)
 
-        return await self._run(count)
+        return await self._on_user(user, False, count, 0)
 
-    async def _scroll_filtered(self, user: str, query_filter: qm.Filter | None,
-                               priority: Priority = Priority.INTERACTIVE) -> list[VectorRecord]:
-        name = self._collection_for(user)
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
+        query_filter = self._filter(user, None)
+        server = self._is_server
 
-        def scroll_all(client: QdrantClient) -> list[VectorRecord]:
-            out: list[VectorRecord] = []
-            if self._per_user and not client.collection_exists(name):
-                return out
-            offset: Any = None
-            while True:
-                points, offset = client.scroll(name, scroll_filter=query_filter,
-                                               limit=SCROLL_PAGE, offset=offset,
-                                               with_payload=True, with_vectors=True)
-                out.extend(VectorRecord(p.payload[ID_FIELD],
-                                        np.asarray(p.vector, dtype=np.float32),
-                                        dict(p.payload[PAYLOAD_FIELD]))
-                           for p in points if p.payload is not None)
-                if offset is None:
-                    return out
+        def page(client: QdrantBase, name: str) -> ScrollPage:
+            if server:
+                # A server resumes a scroll from the offset id through its own index.
+                points, following = client.scroll(
+                    name, scroll_filter=query_filter, limit=limit, offset=cursor,
+                    with_payload=True, with_vectors=True)
+                return ScrollPage([_record(p) for p in points if p.payload is not None],
+                                  None if following is None else str(following))
 
-        return await self._run(scroll_all, priority)
+            # Local mode sorts every point on every scroll page: list the ids once per
+            # scan and fetch each page by id (see omoide.components.store_paging).
+            def list_ids() -> list[str]:
+                total = client.count(name, count_filter=query_filter, exact=True).count
+                points, _ = client.scroll(name, scroll_filter=query_filter, limit=total + 1,
+                                          with_payload=False, with_vectors=False)
+                return [str(p.id) for p in points]
+
+            ids, following = self._snapshots.page((name, user), cursor, limit, list_ids)
+            points = client.retrieve(name, ids, with_payload=True, with_vectors=True)
+            return ScrollPage([_record(p) for p in points if p.payload is not None], following)
+
+        return await self._on_user(user, False, page, ScrollPage([], None), Priority.BATCH)
+
+    def describe(self) -> dict[str, Any]:
+        info = super().describe()
+        if self._shards is not None:
+            info["people_open"] = self._shards.open_count
+        return info
+
+
+def _record(point: Any) -> VectorRecord:
+    return VectorRecord(point.payload[ID_FIELD], np.asarray(point.vector, dtype=np.float32),
+                        dict(point.payload[PAYLOAD_FIELD]))
 
 
 def _user_filter(user: str | None, where: dict[str, Any] | None) -> qm.Filter:

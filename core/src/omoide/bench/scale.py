@@ -1,0 +1,792 @@
+"""``omoide bench scale``: many people, many memories, many clients — through the real
+store and a real server process.
+
+    omoide bench scale [--config configs/offline.yaml] [--people 1000] [--memories 100]
+                       [--store qdrant[,chroma_server,...]] [--clients 32[,100]]
+                       [--turns N] [--dir DIR] [--sample 20] [--queries 120] [--json]
+
+For each store (side by side when several are named):
+
+1. **fill** ``--people`` × ``--memories`` through the store plugin: synthetic Japanese
+   facts (dated plans, weekly habits, likes, friends). Their vectors are the configured
+   embedder's, but **per sentence pattern**: each fact is embedded with its date and
+   counter left out, once per distinct pattern (about 23,000 whatever the number of
+   people; kept in ``patterns-<model>.npz``), because embedding a million facts one by
+   one would take hours. Dense search therefore behaves as with real vectors, except
+   that it cannot tell two dates apart. With ``--dir`` the filled data is kept and
+   reused by the next run. Qdrant's local mode commits (and syncs) every point on its
+   own, so filling is bound by the disk: for bench data, ``eatmydata omoide bench scale
+   ... --no-server`` fills 10,000 people in minutes instead of hours (Debian's
+   ``eatmydata`` turns fsync into a no-op for that one process); measure in a later run.
+2. **in process**: the time to open the store, each sampled person's index build, and
+   recall p50/p95 with and without the query embedding (queries are real questions
+   embedded by the configured embedder, its query cache off).
+3. **a server process** (``omoide serve`` on the config with this store): seconds until
+   ``/healthz`` is ready, RSS and open files, then rounds of memory questions from C
+   concurrent HTTP clients — right after ready (people nobody asked yet) and settled
+   (the same people again, other questions, once the server's CPU has gone quiet,
+   i.e. their indexes are built) — with turn p50/p95, retrieve p95, the
+   share of turns that got memory and that ran out of time; finally how long after
+   the load until extraction has caught up (nothing pending; ``--extraction-idle-s``
+   sets the idle trigger, which is part of that time).
+
+Stores: ``qdrant`` (local mode, a store per person), ``qdrant_payload`` (local mode, one
+shared filtered collection), ``chroma`` (embedded), ``chroma_server`` (``chroma run``,
+started by the bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, suppress
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from omoide.bench.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
+
+NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
+STORES = ("qdrant", "qdrant_payload", "chroma", "chroma_server")
+DEFAULT_CONFIG = Path("configs/offline.yaml")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("scale", help="many people and clients through the real store and server")
+    p.add_argument("--config", default=str(DEFAULT_CONFIG),
+                   help="config (YAML) whose embedder and components the server runs")
+    p.add_argument("--people", type=int, default=1000, help="people in the store")
+    p.add_argument("--memories", type=int, default=100, help="memories per person")
+    p.add_argument("--store", default="qdrant",
+                   help=f"store(s), comma-separated, run side by side: {', '.join(STORES)}")
+    p.add_argument("--clients", default="32",
+                   help="concurrent clients per round, comma-separated (a round pair each)")
+    p.add_argument("--turns", type=int, default=0,
+                   help="turns per round (default: 4 x clients)")
+    p.add_argument("--round-people", default="0",
+                   help="people a round's turns go to, round robin: a number, 'clients' (one"
+                   " person per client), or 0 (default: one per turn)")
+    p.add_argument("--dir", help="keep the filled data here and reuse it next time")
+    p.add_argument("--sample", type=int, default=20, help="people timed in process")
+    p.add_argument("--queries", type=int, default=120, help="recalls timed in process")
+    p.add_argument("--index-budget-mb", type=float, default=None,
+                   help="memory.index.budget_mb for both phases (default: the config's)")
+    p.add_argument("--extraction-idle-s", type=float, default=10.0,
+                   help="the server's extraction idle trigger during the bench")
+    p.add_argument("--extraction-wait-s", type=float, default=300.0,
+                   help="how long to wait for extraction to catch up after the load")
+    p.add_argument("--no-server", action="store_true", help="skip the server phase")
+    p.add_argument("--restart", action="store_true",
+                   help="then restart the server on the same data (saved indexes) and run"
+                   " a round on the people of the first one right after ready")
+    p.add_argument("--no-empty-baseline", action="store_true",
+                   help="skip timing a server start over an empty store first")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+
+
+# -- the data ----------------------------------------------------------------------------
+def person(i: int) -> str:
+    return f"p{i:05d}"
+
+
+def person_memories(i: int, memories: int) -> list[Any]:
+    """Person ``i``'s memories (deterministic: the same every run)."""
+    return synthetic_memories(memories, person(i), NOW, seed=1000 + i)
+
+
+def questions_about(memories: list[Any]) -> list[str]:
+    """Memory questions a person could ask about their own memories (each names what one
+    of them contains, asks in a way the recall gate lets through, and varies enough
+    that other people rarely ask the very same words: the query cache must not make
+    the load lighter than real questions would)."""
+    out: list[str] = []
+    for m in memories:
+        text = m.text
+        who = next((n for n in NAMES if n in text), None)
+        where = next((p for p in PLACES if p in text), None)
+        like = next((x for x in LIKES if x in text), None)
+        act = next((a for a in ACTS if a in text), None)
+        if "予定だ" in text and who and where and act:
+            out.append(f"{who}と{where}で{act}のっていつだっけ？")
+        elif "毎週" in text and where:
+            day = text[text.index("毎週") + 2]
+            out.append(f"毎週{day}曜日に{where}で何してるんだっけ？")
+        elif like and who:
+            out.append(f"{who}とよく食べる{like}のこと、覚えてる？")
+        elif who and where and "友達" in text:
+            out.append(f"{where}に住んでる{who}の趣味ってなんだっけ？")
+        if len(out) >= 12:
+            break
+    return out or ["最近の予定覚えてる？"]
+
+
+# -- the store under test ---------------------------------------------------------------
+def store_section(kind: str, root: Path, chroma_port: int | None) -> dict[str, Any]:
+    if kind == "qdrant":
+        return {"use": "qdrant", "path": str(root / "qdrant")}
+    if kind == "qdrant_payload":
+        return {"use": "qdrant", "path": str(root / "qdrant-payload"), "partition": "payload"}
+    if kind == "chroma":
+        return {"use": "chroma", "path": str(root / "chroma")}
+    if kind == "chroma_server":
+        return {"use": "chroma", "host": "127.0.0.1", "port": chroma_port}
+    raise SystemExit(f"unknown store {kind!r}; choose from {', '.join(STORES)}")
+
+
+def settings_for(raw: dict[str, Any], store: dict[str, Any], data_dir: Path,
+                 budget_mb: float | None, query_cache: bool,
+                 extraction_idle_s: float | None = None) -> dict[str, Any]:
+    """The config of one phase: the given one with this store, data dir and overrides."""
+    out: dict[str, Any] = json.loads(json.dumps(raw))
+    out["store"] = store
+    server = out.setdefault("server", {})
+    server["data_dir"] = str(data_dir)
+    # every simulated person calls from this machine: lift the new-user limit per source
+    server.setdefault("limits", {})["new_users_per_source"] = 0
+    memory = out.setdefault("memory", {})
+    if budget_mb is not None:
+        memory.setdefault("index", {})["budget_mb"] = budget_mb
+    if extraction_idle_s is not None:
+        memory.setdefault("extraction", {})["idle_minutes"] = extraction_idle_s / 60
+    if not query_cache:
+        out["embed"]["query_cache"] = 0
+    return out
+
+
+def pct(values: list[float]) -> dict[str, float]:
+    from omoide.bench._stats import percentiles
+    return percentiles(values)
+
+
+# -- phase 1: fill ----------------------------------------------------------------------
+_DATE = re.compile(r"\d+年\d+月\d+日に")
+_COUNTER = re.compile(r"（\d+）$")
+
+
+def pattern(text: str) -> str:
+    """A synthetic fact without its date and counter (what its vector is made from)."""
+    return _COUNTER.sub("", _DATE.sub("", text))
+
+
+class PatternVectors:
+    """Document vectors of sentence patterns, embedded once each and kept in a file."""
+
+    def __init__(self, embedder: Any, path: Path) -> None:
+        self.embedder = embedder
+        self.path = path
+        self._known: dict[str, Any] = {}
+        self._new = 0
+        if path.exists():
+            with np.load(path, allow_pickle=False) as saved:
+                self._known = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
+
+    async def vectors(self, texts: list[str]) -> Any:
+        keys = [pattern(t) for t in texts]
+        missing = sorted({k for k in keys if k not in self._known})
+        for i in range(0, len(missing), 64):
+            batch = missing[i:i + 64]
+            for key, vector in zip(batch, await self.embedder.embed(batch, "document"),
+                                   strict=True):
+                self._known[key] = vector
+            self._new += len(batch)
+            if self._new >= 2000:
+                self.save()
+        return np.stack([self._known[k] for k in keys])
+
+    def save(self) -> None:
+        if self._new:
+            keys = list(self._known)
+            tmp = self.path.with_suffix(".tmp.npz")
+            np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._known[k] for k in keys]))
+            os.replace(tmp, self.path)
+            self._new = 0
+
+
+async def fill(store: Any, patterns: PatternVectors, people: int, memories: int,
+               progress: Callable[[str], None]) -> float:
+    from omoide.memory.records import to_payload
+    from omoide.types import VectorRecord
+
+    started = time.perf_counter()
+    step = max(1, people // 20)
+    for i in range(people):
+        ms = person_memories(i, memories)
+        for j in range(0, len(ms), 1000):
+            chunk = ms[j:j + 1000]
+            vectors = await patterns.vectors([m.text for m in chunk])
+            await store.upsert(person(i), [VectorRecord(m.id, v, to_payload(m))
+                                           for m, v in zip(chunk, vectors, strict=True)])
+        if (i + 1) % step == 0 or i + 1 == people:
+            patterns.save()
+            progress(f"filled {i + 1}/{people} people in {time.perf_counter() - started:.0f} s")
+    return time.perf_counter() - started
+
+
+# -- phase 2: in process ----------------------------------------------------------------
+async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
+                     marker: Path, progress: Callable[[str], None]) -> dict[str, Any]:
+    from omoide.config import validate_config
+    from omoide.memory.engine import MemoryEngine
+    from omoide.runtime import Runtime
+
+    settings = validate_config(raw, source="bench scale")
+    out: dict[str, Any] = {}
+    runtime = Runtime(settings)
+    await runtime.start("embed")
+    embedder = runtime.embedder
+    fingerprint = await embedder.fingerprint()
+    try:
+        for module in ("qdrant_client", "chromadb"):  # time the store, not its imports
+            with suppress(ImportError):
+                importlib.import_module(module)
+        started = time.perf_counter()
+        await runtime.start("store")
+        await runtime.store.open(fingerprint)
+        out["open_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        if not marker.exists():
+            progress(f"filling {args.people} x {args.memories}")
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", fingerprint.model)
+            patterns = PatternVectors(embedder, work.parent / f"patterns-{name}.npz")
+            out["fill_s"] = round(await fill(runtime.store, patterns, args.people,
+                                             args.memories, progress), 1)
+            marker.write_text(json.dumps({"people": args.people, "memories": args.memories,
+                                          "model": fingerprint.model}), encoding="utf-8")
+        else:
+            out["fill_s"] = "reused"
+        memory = settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
+        data_dir = work / f"in-process-{int(time.time())}"  # no saved indexes yet
+        sample = random.Random(5).sample(range(args.people), min(args.sample, args.people))
+
+        async def index_times(engine: MemoryEngine) -> list[float]:
+            times = []
+            for i in sample:
+                t = time.perf_counter()
+                await engine.index(person(i))
+                times.append((time.perf_counter() - t) * 1000)
+            return times
+
+        first = MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
+                             data_dir=data_dir, timezone=settings.assistant.timezone)
+        await first.start()
+        out["index_build_ms"] = pct(await index_times(first))
+        await first.stop()  # saves the indexes
+        engine = MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
+                              data_dir=data_dir, timezone=settings.assistant.timezone)
+        await engine.start()
+        try:
+            out["index_load_ms"] = pct(await index_times(engine))
+            out["indexed"] = asdict(engine.indexes.stats())
+            progress(f"indexes built and loaded for {len(sample)} people")
+            plan = [(person(i), q) for i in sample
+                    for q in questions_about(person_memories(i, args.memories))]
+            random.Random(6).shuffle(plan)
+            total: list[float] = []
+            without: list[float] = []
+            got = failed = 0
+            for k in range(args.queries + 3):
+                user, question = plan[k % len(plan)]
+                recall = await engine.recall(user, question, NOW)
+                if recall.error or recall.timed_out:
+                    failed += 1
+                if k < 3:
+                    continue  # warm-up
+                got += bool(recall.memories)
+                total.append(recall.timings_ms["total"])
+                without.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
+            out["recall_with_embedding_ms"] = pct(total)
+            out["recall_without_embedding_ms"] = pct(without)
+            out["recall_with_memory"] = round(got / max(1, len(total)), 3)
+            out["recall_failed"] = failed
+        finally:
+            await engine.stop()
+    finally:
+        await runtime.stop()
+    return out
+
+
+# -- phase 3: a server process ----------------------------------------------------------
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def proc_stats(pid: int | None) -> dict[str, float]:
+    """RSS (MB) and open file descriptors of a process (Linux /proc)."""
+    if pid is None:
+        return {}
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss_kb = next(int(line.split()[1]) for line in status.splitlines()
+                      if line.startswith("VmRSS"))
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, StopIteration):
+        return {}
+    return {"rss_mb": round(rss_kb / 1024, 1), "open_files": fds}
+
+
+@dataclass
+class Round:
+    name: str
+    clients: int
+    turns: int
+    turn_ms: dict[str, float] = field(default_factory=dict)
+    retrieve_ms: dict[str, float] = field(default_factory=dict)
+    with_memory: float = 0.0
+    out_of_time: float = 0.0
+    failed: int = 0
+    seconds: float = 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def until_quiet(*pids: int, share: float = 0.15, window_s: float = 1.0,
+                      limit_s: float = 300.0) -> float:
+    """Wait until the processes together use less than ``share`` of a core over
+    ``window_s`` (the server, and a store server it waits on)."""
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        before = sum(cpu_seconds(p) for p in pids)
+        await asyncio.sleep(window_s)
+        if sum(cpu_seconds(p) for p in pids) - before < share * window_s:
+            break
+    return time.monotonic() - started
+
+
+class Sampler:
+    """Peak RSS and open files of a process, sampled in the background."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak: dict[str, float] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            for k, v in proc_stats(self.pid).items():
+                self.peak[k] = max(self.peak.get(k, 0.0), v)
+            await asyncio.sleep(0.25)
+
+    def __enter__(self) -> Sampler:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def run_round(client: Any, url: str, name: str, plan: list[tuple[str, str]],
+                    clients: int) -> Round:
+    turns: list[float] = []
+    retrieves: list[float] = []
+    got = late = failed = 0
+    todo: Iterator[tuple[str, str]] = iter(plan)
+
+    async def one_client() -> None:
+        nonlocal got, late, failed
+        for user, question in todo:
+            t = time.perf_counter()
+            try:
+                r = await client.post(f"{url}/v1/turns", json={
+                    "user": user, "text": question, "now": NOW.isoformat()})
+                body = r.json()
+                ok = r.status_code == 200
+            except Exception:  # noqa: BLE001 - counted as a failed turn
+                ok, body = False, {}
+            turns.append((time.perf_counter() - t) * 1000)
+            if not ok:
+                failed += 1
+                continue
+            stage = (body.get("trace") or {}).get("stages", {}).get("retrieve") or {}
+            if stage.get("end_ms") is not None:
+                retrieves.append(stage["end_ms"] - stage["start_ms"])
+            if "time budget" in (stage.get("note") or ""):
+                late += 1
+            got += bool(body.get("memories"))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one_client() for _ in range(clients)))
+    n = max(1, len(plan))
+    return Round(name, clients, len(plan), pct(turns), pct(retrieves), round(got / n, 3),
+                 round(late / n, 3), failed, round(time.perf_counter() - started, 1))
+
+
+def round_people(option: str, clients: int) -> int:
+    """People per round from ``--round-people`` (0: one per turn)."""
+    return clients if option == "clients" else int(option)
+
+
+def round_plan(people: list[int], turns: int, memories: int, offset: int,
+               round_people: int) -> list[tuple[str, str]]:
+    chosen = people[:round_people] if round_people else people[:turns]
+    asked: dict[int, list[str]] = {}
+    plan = []
+    for k in range(turns):
+        i = chosen[k % len(chosen)]
+        qs = asked.setdefault(i, questions_about(person_memories(i, memories)))
+        plan.append((person(i), qs[(offset + k // len(chosen)) % len(qs)]))
+    return plan
+
+
+def yaml_data(path: Path) -> dict[str, Any]:
+    import yaml
+
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data
+
+
+class ServerProcess:
+    """``omoide serve`` on a config, started and stopped by the bench."""
+
+    def __init__(self, raw: dict[str, Any], work: Path, name: str) -> None:
+        import yaml
+
+        self.config = work / f"{name}-{int(time.time())}.yaml"
+        self.config.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
+        self.log_path = self.config.with_suffix(".log")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    async def start(self, client: Any, out: dict[str, Any]) -> int:
+        """Start it; record ``listening_s`` and ``ready_s``; return its pid."""
+        import httpx
+
+        omoide = Path(sys.executable).with_name("omoide")
+        with self.log_path.open("wb") as log:
+            started = time.monotonic()
+            self.proc = subprocess.Popen(
+                [str(omoide), "serve", "--config", str(self.config), "--port", str(self.port)],
+                stdout=log, stderr=subprocess.STDOUT)
+        status = "down"
+        while status != "ready":
+            if self.proc.poll() is not None or time.monotonic() - started > 600:
+                raise RuntimeError(f"the server did not become ready ({status}); see"
+                                   f" {self.log_path}")
+            try:
+                status = (await client.get(f"{self.url}/healthz")).json()["status"]
+                out.setdefault("listening_s", round(time.monotonic() - started, 2))
+            except (httpx.TransportError, ValueError):
+                pass
+            await asyncio.sleep(0.05)
+        out["ready_s"] = round(time.monotonic() - started, 2)
+        from omoide.server.tokens import TokenStore
+
+        data_dir = Path(yaml_data(self.config)["server"]["data_dir"])
+        client.headers["Authorization"] = f"Bearer {TokenStore(data_dir).admin_token()}"
+        return self.proc.pid
+
+    def stop(self) -> str:
+        """Stop it; return its log."""
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        return self.log_path.read_text(errors="replace")
+
+
+async def empty_baseline(raw: dict[str, Any], work: Path) -> dict[str, Any]:
+    """Seconds to ready and RSS of the same server over an empty store."""
+    import httpx
+
+    empty = json.loads(json.dumps(raw))
+    store = empty["store"]
+    if "path" in store:
+        store["path"] = str(work / f"empty-store-{int(time.time())}")
+    else:
+        store["collection"] = f"empty{int(time.time())}"
+    out: dict[str, Any] = {}
+    server = ServerProcess(empty, work, "empty")
+    try:
+        async with httpx.AsyncClient(timeout=60) as client:
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
+    finally:
+        server.stop()
+    return out
+
+
+async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
+                       progress: Callable[[str], None],
+                       store_pids: tuple[int, ...] = ()) -> dict[str, Any]:
+    import httpx
+
+    out: dict[str, Any] = {}
+    if not args.no_empty_baseline:
+        out["empty_store"] = await empty_baseline(raw, work)
+        progress(f"server over an empty store: {out['empty_store']}")
+    server = ServerProcess(raw, work, "server")
+    url = server.url
+    try:
+        async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(
+                max_connections=512, max_keepalive_connections=512)) as client:
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
+            progress(f"server ready in {out['ready_s']} s: {out['at_ready']}")
+            fresh = list(range(args.people))
+            random.Random(11).shuffle(fresh)
+            rounds: list[Round] = []
+            asked: list[int] = []
+            with Sampler(pid) as sampler:
+                for c in [int(x) for x in args.clients.split(",")]:
+                    turns = args.turns or 4 * c
+                    per_round = round_people(args.round_people, c)
+                    want = per_round or turns
+                    cold = fresh[:want] if len(fresh) >= want else None
+                    if cold is not None:
+                        fresh = fresh[want:]
+                    elif not rounds:  # fewer people than turns: they are all new anyway
+                        cold = fresh
+                    if cold is not None:
+                        plan = round_plan(cold, turns, args.memories, 0, per_round)
+                        rounds.append(await run_round(client, url, "after ready", plan, c))
+                        progress(f"round {asdict(rounds[-1])}")
+                    people = cold or list(range(min(want, args.people)))
+                    asked = asked or people
+                    out.setdefault("settle_s", []).append(
+                        round(await until_quiet(pid, *store_pids), 1))
+                    plan = round_plan(people, turns, args.memories, 1, per_round)
+                    rounds.append(await run_round(client, url, "settled", plan, c))
+                    progress(f"round {asdict(rounds[-1])}")
+                load_ended = time.monotonic()
+                caught_up, left = None, None
+                while time.monotonic() - load_ended < args.extraction_wait_s:
+                    pending = (await client.get(f"{url}/v1/memory/pending")).json()["pending"]
+                    left = sum(p["exchanges"] for p in pending)
+                    if not left:
+                        caught_up = round(time.monotonic() - load_ended, 1)
+                        break
+                    await asyncio.sleep(1.0)
+            out["rounds"] = [asdict(r) for r in rounds]
+            out["peak"] = sampler.peak
+            out["extraction_caught_up_s"] = caught_up
+            out["extraction_pending_left"] = left if caught_up is None else 0
+            health = (await client.get(f"{url}/healthz")).json()
+            out["query_lane"] = health["components"].get("embed", {}).get("queries")
+            out["final"] = proc_stats(pid)
+    finally:
+        text = server.stop()
+    out["store_calls_over_timeout"] = text.count("took longer than")
+    out["recalls_out_of_time_logged"] = text.count("no memory this turn")
+    if args.restart and asked:
+        out["restart"] = await restart_phase(raw, work, args, asked, progress, store_pids)
+    return out
+
+
+async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
+                        people: list[int], progress: Callable[[str], None],
+                        store_pids: tuple[int, ...] = ()) -> dict[str, Any]:
+    """The same server started again on the same data: the people of the first round
+    ask again right after ready (their indexes were saved), then once it is quiet."""
+    import httpx
+
+    out: dict[str, Any] = {}
+    server = ServerProcess(raw, work, "restart")
+    clients = int(args.clients.split(",")[0])
+    turns = args.turns or 4 * clients
+    try:
+        async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(
+                max_connections=512, max_keepalive_connections=512)) as client:
+            pid = await server.start(client, out)
+            out["at_ready"] = proc_stats(pid)
+            rounds = [await run_round(client, server.url, "after restart", round_plan(
+                people, turns, args.memories, 2, round_people(args.round_people, clients)),
+                clients)]
+            out["settle_s"] = round(await until_quiet(pid, *store_pids), 1)
+            rounds.append(await run_round(client, server.url, "settled after restart",
+                                          round_plan(people, turns, args.memories, 3,
+                                                     round_people(args.round_people,
+                                                                  clients)), clients))
+            out["rounds"] = [asdict(r) for r in rounds]
+            out["final"] = proc_stats(pid)
+            progress(f"restart: {out}")
+    finally:
+        text = server.stop()
+    out["store_calls_over_timeout"] = text.count("took longer than")
+    return out
+
+
+# -- the run ----------------------------------------------------------------------------
+async def run_store(kind: str, raw: dict[str, Any], root: Path, args: argparse.Namespace,
+                    progress: Callable[[str], None]) -> dict[str, Any]:
+    from omoide_store_chroma.local_server import LocalChromaServer
+
+    report: dict[str, Any] = {"store": kind, "people": args.people, "memories": args.memories}
+    with ExitStack() as stack:
+        chroma_port = None
+        if kind == "chroma_server":
+            chroma = stack.enter_context(LocalChromaServer(root / "chroma-server"))
+            chroma_port = chroma.port
+        store = store_section(kind, root, chroma_port)
+        marker = root / f"filled-{kind}.json"
+        if marker.exists():
+            filled = json.loads(marker.read_text(encoding="utf-8"))
+            if (filled["people"], filled["memories"]) != (args.people, args.memories):
+                raise SystemExit(f"{root} holds {filled['people']} x {filled['memories']} for"
+                                 f" {kind}; use another --dir")
+        phase = settings_for(raw, store, root / "in-process-config", args.index_budget_mb,
+                             query_cache=False)
+        report["in_process"] = await in_process(phase, root, args, marker, progress)
+        progress(f"{kind} in process: {report['in_process']}")
+        if not args.no_server:
+            phase = settings_for(raw, store, root / f"server-data-{int(time.time())}",
+                                 args.index_budget_mb, query_cache=True,
+                                 extraction_idle_s=args.extraction_idle_s)
+            report["server"] = await server_phase(
+                phase, root, args, progress,
+                (chroma.pid,) if kind == "chroma_server" and chroma.pid else ())
+            if kind == "chroma_server":
+                report["server"]["chroma_server"] = proc_stats(chroma.pid)
+    return report
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    import yaml
+
+    raw = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    kinds = [k.strip() for k in args.store.split(",") if k.strip()]
+    for k in kinds:
+        store_section(k, Path("."), 0)  # unknown names fail before any work
+
+    def progress(line: str) -> None:
+        print(f"[bench scale] {line}", file=sys.stderr, flush=True)
+
+    reports = []
+    with ExitStack() as stack:
+        base = Path(args.dir) if args.dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="omoide-bench-scale-")))
+        for kind in kinds:
+            root = base / f"{kind}-{args.people}x{args.memories}"
+            root.mkdir(parents=True, exist_ok=True)
+            reports.append(await run_store(kind, raw, root.resolve(), args, progress))
+    load = os.getloadavg()
+    result = {"load_average": [round(x, 2) for x in load], "cpus": os.cpu_count(),
+              "config": args.config, "reports": reports}
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(render(result))
+    return 0
+
+
+def render(result: dict[str, Any]) -> str:
+    """The reports as one Markdown table, a column per store."""
+    reports = result["reports"]
+    rows: list[tuple[str, list[str]]] = []
+
+    def row(label: str, get: Callable[[dict[str, Any]], Any]) -> None:
+        cells = []
+        for r in reports:
+            try:
+                value = get(r)
+            except (KeyError, IndexError, TypeError):
+                value = None
+            cells.append("–" if value is None else str(value))
+        rows.append((label, cells))
+
+    def p(d: dict[str, float]) -> str:
+        return f"{d['p50']} / {d['p95']}"
+
+    row("people × memories", lambda r: f"{r['people']} × {r['memories']}")
+    row("fill (s; vectors per sentence pattern)", lambda r: r["in_process"]["fill_s"])
+    row("open store (ms)", lambda r: r["in_process"]["open_ms"])
+    row("index build per person p50 / p95 (ms)", lambda r: p(r["in_process"]["index_build_ms"]))
+    row("index load (saved copy) p50 / p95 (ms)", lambda r: p(r["in_process"]["index_load_ms"]))
+    row("recall without embedding p50 / p95 (ms)",
+        lambda r: p(r["in_process"]["recall_without_embedding_ms"]))
+    row("recall with embedding p50 / p95 (ms)",
+        lambda r: p(r["in_process"]["recall_with_embedding_ms"]))
+    row("in-process recalls with memory", lambda r: r["in_process"]["recall_with_memory"])
+    row("server over an empty store: ready (s) / RSS (MB)",
+        lambda r: f"{r['server']['empty_store']['ready_s']} /"
+        f" {r['server']['empty_store']['at_ready']['rss_mb']}")
+    row("server listening / ready (s)",
+        lambda r: f"{r['server']['listening_s']} / {r['server']['ready_s']}")
+    row("RSS at ready / peak / end (MB)", lambda r: " / ".join(str(x) for x in (
+        r["server"]["at_ready"]["rss_mb"], r["server"]["peak"]["rss_mb"],
+        r["server"]["final"]["rss_mb"])))
+    row("open files at ready / peak", lambda r: f"{r['server']['at_ready']['open_files']} /"
+        f" {r['server']['peak']['open_files']}")
+    n_rounds = max((len(r.get("server", {}).get("rounds", [])) for r in reports), default=0)
+    for i in range(n_rounds):
+        rows.extend(_round_rows(reports, i))
+    row("turn p95 right after ready ÷ settled", lambda r: _ratio(r["server"]["rounds"]))
+    row("restart: ready (s) / RSS (MB)", lambda r: f"{r['server']['restart']['ready_s']} /"
+        f" {r['server']['restart']['at_ready']['rss_mb']}")
+    for i in range(2):
+        rows.extend(_round_rows([{"server": (r.get("server") or {}).get("restart") or {}}
+                                 for r in reports], i))
+    row("turn p95 right after restart ÷ settled",
+        lambda r: _ratio(r["server"]["restart"]["rounds"], "after restart",
+                         "settled after restart"))
+    row("extraction caught up after the load (s)",
+        lambda r: r["server"]["extraction_caught_up_s"]
+        if r["server"]["extraction_caught_up_s"] is not None
+        else f"not within the wait ({r['server']['extraction_pending_left']} pending)")
+    row("store calls over their timeout", lambda r: r["server"]["store_calls_over_timeout"])
+    row("query lane (asked / cached / shared / model calls)", lambda r: "{asked} / {cached} /"
+        " {shared} / {batches}".format(**r["server"]["query_lane"]))
+    row("chroma server RSS (MB)", lambda r: r["server"]["chroma_server"]["rss_mb"])
+    header = "| | " + " | ".join(r["store"] for r in reports) + " |"
+    lines = [header, "|---|" + "---|" * len(reports)]
+    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    load = result["load_average"]
+    lines.append(f"\nload average {load[0]} {load[1]} {load[2]} on {result['cpus']} CPUs;"
+                 f" config {result['config']}")
+    return "\n".join(lines)
+
+
+def _round_rows(reports: list[dict[str, Any]], i: int) -> list[tuple[str, list[str]]]:
+    """Three table rows for the ``i``-th round of every report."""
+    picked = [(r.get("server") or {}).get("rounds", []) for r in reports]
+    first = next((rs[i] for rs in picked if len(rs) > i), None)
+    if first is None:
+        return []
+    label = f"{first['name']}, {first['clients']} clients × {first['turns']} turns"
+
+    def cells(show: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [show(rs[i]) if len(rs) > i else "–" for rs in picked]
+
+    return [
+        (f"{label}: turn p50 / p95 (ms)",
+         cells(lambda r: f"{r['turn_ms']['p50']} / {r['turn_ms']['p95']}")),
+        (f"{label}: retrieve p95 (ms)", cells(lambda r: str(r["retrieve_ms"]["p95"]))),
+        (f"{label}: with memory / out of time",
+         cells(lambda r: f"{r['with_memory']:.1%} / {r['out_of_time']:.1%}")),
+    ]
+
+
+def _ratio(rounds: list[dict[str, Any]], first: str = "after ready",
+           then: str = "settled") -> str | None:
+    cold = next((r for r in rounds if r["name"] == first), None)
+    settled = next((r for r in rounds if r["name"] == then
+                    and cold is not None and r["clients"] == cold["clients"]), None)
+    if cold is None or settled is None or not settled["turn_ms"]["p95"]:
+        return None
+    return f"{cold['turn_ms']['p95'] / settled['turn_ms']['p95']:.2f}"

@@ -1,0 +1,88 @@
+"""What a robust recall reads from, gathered within its time budget: the person's index
+and the query vector.
+
+Both may be late when many people talk at once: the query embedding waits behind
+other people's, and a person's index is built on their first turn. A recall never
+spends its whole budget waiting for one of them:
+
+1. it waits for the query vector up to ``query_embed_wait_share`` of the budget;
+2. then for the index up to ``index.first_turn_wait_share`` (both were started at the
+   turn's beginning, so these waits overlap the work);
+3. if it has neither yet, it takes whichever comes first, up to :data:`READ_SHARE` of
+   the budget, leaving the rest for reading.
+
+With the index and no vector, the lexical, temporal and entity channels recall alone;
+with the vector and no index, a dense search of the store finds the candidates and the
+index channels judge those. A late embedding is given up: if its model call has not
+started it is dropped (fresh queries go first), else it lands in the query cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from omoide.components import Embedder
+from omoide.memory.config import MemoryConfig
+from omoide.memory.index import UserIndex
+from omoide.memory.index_cache import IndexCache
+from omoide.types import FloatArray
+
+READ_SHARE = 0.8
+"""Share of the time budget after which a recall stops waiting for its inputs."""
+
+LATE_EMBEDDING = "late: recalled without the dense channel"
+
+
+@dataclass
+class ReadInputs:
+    index: UserIndex | None
+    vector: FloatArray | None
+    embed_ms: float = 0.0
+    """Time spent waiting for the query vector (whether it came or not)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
+                        user: str, query_text: str, wants_vector: bool,
+                        started: float) -> ReadInputs:
+    """The index and vector of one recall that began at ``started`` (perf_counter).
+
+    Call :meth:`IndexCache.request` for ``user`` first, as early as possible.
+    """
+    budget_s = config.time_budget_ms / 1000
+    if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
+        return ReadInputs(indexes.peek(user), None)
+    t = time.perf_counter()
+    embedding = asyncio.ensure_future(embedder.embed_query(query_text))
+    vector = await _within(embedding, budget_s * config.query_embed_wait_share)
+    embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
+    index = await indexes.wait(user, budget_s * config.index.first_turn_wait_share)
+    if index is None and vector is None:
+        left = started + budget_s * READ_SHARE - time.perf_counter()
+        waiting = asyncio.ensure_future(indexes.wait(user, max(0.0, left)))
+        done, _ = await asyncio.wait({embedding, waiting}, timeout=max(0.0, left),
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if embedding in done:
+            vector = embedding.result()
+        if waiting.done():
+            index = waiting.result()
+        else:
+            waiting.cancel()
+        embed_ms = (time.perf_counter() - t) * 1000
+    out = ReadInputs(index, vector, embed_ms)
+    if vector is None:
+        embedding.cancel()
+        out.notes["embedding"] = LATE_EMBEDDING
+    return out
+
+
+async def _within(task: asyncio.Future[Any], seconds: float) -> Any:
+    """``task``'s result, or None when it is not done within ``seconds`` (it goes on)."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), seconds)
+    except TimeoutError:
+        return None
+

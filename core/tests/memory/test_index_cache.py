@@ -1,0 +1,274 @@
+"""Per-person indexes: built on a person's first recall from bounded pages, dense recall
+from the store until then, writes during a build kept, a memory budget, refreshes only
+for stores other processes write."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from omoide.components import ScrollPage
+from omoide.memory.index_cache import ENTRY_BYTES
+from omoide.testing.doubles import (
+    HashEmbedder,
+    HashEmbedderConfig,
+    InMemoryStore,
+    MemoryStoreConfig,
+)
+from omoide.types import EmbedPurpose, Exchange, FloatArray, Memory, Priority
+
+JST = ZoneInfo("Asia/Tokyo")
+NOW = datetime(2026, 9, 27, 21, 0, tzinfo=JST)
+QUESTION = "箱根の予定覚えてる?"
+
+
+def hakone(i: int, user: str = "me") -> Memory:
+    return Memory(f"h{i:03d}", user, f"あなたは{i + 1}月に箱根に行く予定だ。", NOW)
+
+
+def guitar(i: int, user: str = "me") -> Memory:
+    return Memory(f"g{i:03d}", user, f"あなたは毎週{i}回ギターの練習をしている。", NOW)
+
+
+class PagedStore(InMemoryStore):
+    """The in-memory store double, recording every page read; ``gate`` (when set) holds
+    every page after the first until it is opened."""
+
+    def __init__(self, config: MemoryStoreConfig) -> None:
+        super().__init__(config)
+        self.pages: list[tuple[str, str | None, int]] = []
+        self.gate: asyncio.Event | None = None
+        self.paged = asyncio.Event()
+        self.shared_store = False
+        self.search_limits: list[int] = []
+
+    async def _search(self, user: str, vector: Any, limit: int,
+                      where: dict[str, Any] | None) -> Any:
+        self.search_limits.append(limit)
+        return await super()._search(user, vector, limit, where)
+
+    async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
+        self.pages.append((user, cursor, limit))
+        self.paged.set()
+        if cursor is not None and self.gate is not None:
+            await self.gate.wait()
+        return await super()._scroll_page(user, cursor, limit)
+
+    @property
+    def shared(self) -> bool:
+        return self.shared_store
+
+
+class SlowQueries(HashEmbedder):
+    """The hashing double, answering queries (only) after ``seconds``."""
+
+    def __init__(self, ms: float) -> None:
+        super().__init__(HashEmbedderConfig(dims=64))
+        self.delay_s = ms / 1000
+
+    async def _embed(self, texts: Sequence[str], purpose: EmbedPurpose,
+                     priority: Priority) -> FloatArray:
+        if purpose == "query":
+            await asyncio.sleep(self.delay_s)
+        return await super()._embed(texts, purpose, priority)
+
+
+async def _until(condition: Any, what: str) -> None:
+    """Wait for a background task to reach ``condition`` (generous, not a timing check)."""
+    for _ in range(2000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def test_no_index_is_built_at_start(make_engine) -> None:  # type: ignore[no-untyped-def]
+    first = await make_engine()
+    await first.add_memories("me", [hakone(0)])
+    await first.add_memories("you", [hakone(1, "you")])
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store)
+    assert store.pages == []
+    assert engine.indexes.stats().people == 0
+
+
+async def test_an_index_is_read_in_pages_of_the_configured_size(make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 16})
+    await engine.add_memories("me", [guitar(i) for i in range(40)])
+    index = await engine.index("me")
+    assert len(index) == 40
+    assert [(u, limit) for u, _, limit in store.pages] == [("me", 16)] * 3
+
+
+async def test_a_person_whose_index_is_not_ready_gets_dense_recall_from_the_store(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    # fewer memories than the dense search returns: the hashing double ranks poorly
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()  # the build stops after its first page
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+    store.gate.set()
+    await engine.index("me")
+    again = await engine.recall("me", QUESTION, NOW)
+    assert "index" not in again.details
+    assert [r.memory.id for r in again.memories] == ["h000"]
+
+
+async def test_a_first_recall_uses_an_index_that_is_built_within_the_wait(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine(time_budget_ms=60_000, index={"first_turn_wait_share": 0.9})
+    await engine.add_memories("me", [hakone(0), guitar(1)])
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert "index" not in recall.details
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+
+
+async def test_writes_made_during_a_build_win_over_the_pages_read_after_them(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [guitar(i) for i in range(12)])
+    store.gate = asyncio.Event()
+    engine.indexes.request("me")
+    await _until(lambda: len(store.pages) >= 2, "the build reads its second page")
+    # g011 (on the last page) is forgotten and g010 rewritten while the build waits
+    assert await engine.forget("me", "g011")
+    await engine.add_memories("me", [Memory("g010", "me", "あなたは箱根に住んでいる。", NOW)])
+    store.gate.set()
+    index = await engine.index("me")
+    assert "g011" not in index
+    assert index.get("g010").text == "あなたは箱根に住んでいる。"  # type: ignore[union-attr]
+    assert len(index) == 11
+
+
+async def test_the_least_recently_used_index_is_dropped_beyond_the_budget(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    per_person = 10 * (ENTRY_BYTES + 64 * 4)
+    budget_mb = 2.5 * per_person / 2**20  # room for two people of ten memories
+    engine = await make_engine(index={"budget_mb": budget_mb})
+    for user in ("a", "b", "c"):
+        await engine.add_memories(user, [hakone(i, user) for i in range(10)])
+    await engine.index("a")
+    await engine.index("b")
+    await engine.recall("a", QUESTION, NOW)  # a is now more recent than b
+    await engine.index("c")
+    assert engine.indexes.stats().people == 2
+    assert engine.indexes.peek("b") is None
+    assert engine.indexes.peek("a") is not None
+    assert (await engine.recall("b", QUESTION, NOW)).memories  # rebuilt on demand
+
+
+async def test_an_index_larger_than_the_whole_budget_is_not_kept(make_engine) -> None:  # type: ignore[no-untyped-def]
+    budget_mb = 5 * (ENTRY_BYTES + 64 * 4) / 2**20  # five memories' worth
+    engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+    assert len(await engine.index("me")) == 0  # once the build gave up: nothing kept
+    stats = engine.indexes.stats()
+    assert (stats.people, stats.too_big) == (0, 1)
+
+
+async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    store.shared_store = True
+    engine = await make_engine(store=store, index={"refresh_s": 0.001})
+    await engine.add_memories("me", [guitar(1)])
+    await engine.index("me")
+    other = await make_engine(store=store)  # another process writing the same store
+    await other.add_memories("me", [hakone(0)])
+    await asyncio.sleep(0.01)
+    engine.indexes.peek("me")  # stale: refreshed in the background
+    await _until(lambda: "h000" in (engine.indexes.peek("me") or ()), "the refresh")
+
+
+async def test_an_index_over_a_store_only_this_process_opens_is_never_reread(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"refresh_s": 0.001})
+    await engine.add_memories("me", [guitar(1)])
+    await engine.index("me")
+    read = len(store.pages)
+    await asyncio.sleep(0.01)
+    assert engine.indexes.peek("me") is not None
+    await engine.recall("me", QUESTION, NOW)
+    assert len(store.pages) == read
+
+
+async def test_extracted_memories_reach_a_ready_index_at_once(make_engine) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from .conftest import fake_chat
+
+    engine = await make_engine()
+    await engine.add_memories("me", [guitar(1)])
+    await engine.index("me")
+    engine.chat = fake_chat(json.dumps({"facts": [
+        {"text": "あなたは来月箱根に行く予定だ。", "kind": "plan"}]}, ensure_ascii=False))
+    await engine.chat.start()
+    await engine.record_exchange(Exchange("ex1", "me", "来月箱根に行くんだ", "いいね", NOW))
+    report = await engine.extract_now("me")
+    index = engine.indexes.peek("me")
+    assert index is not None and report.stored[0].id in index
+
+
+async def test_a_recall_whose_embedding_is_late_answers_from_the_other_channels(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    slow = SlowQueries(400)
+    engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
+    await engine.add_memories("me", [hakone(0), guitar(1)])
+    await engine.index("me")
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["embedding"] == "late: recalled without the dense channel"
+    assert not recall.timed_out
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+
+
+async def test_a_late_query_embedding_is_kept_for_the_next_turn(make_engine) -> None:  # type: ignore[no-untyped-def]
+    slow = SlowQueries(200)
+    engine = await make_engine(embedder=slow, query_embed_wait_share=0.01, time_budget_ms=2_000)
+    await engine.add_memories("me", [hakone(0)])
+    await engine.index("me")
+    first = await engine.recall("me", QUESTION, NOW)
+    assert "embedding" in first.details
+    for _ in range(400):
+        again = await engine.recall("me", QUESTION, NOW)
+        if "embedding" not in again.details:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("the late embedding never reached a later turn")
+    stats = slow.query_stats()
+    assert stats is not None and stats.embedded == 1  # embedded once, for every turn
+
+
+async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_comes_first(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    slow = SlowQueries(1_500)
+    engine = await make_engine(store=store, embedder=slow, time_budget_ms=2_000,
+                               query_embed_wait_share=0.01,
+                               index={"page_size": 4, "first_turn_wait_share": 0.01})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(6)])
+    store.gate = asyncio.Event()
+
+    async def open_gate_soon() -> None:
+        await asyncio.sleep(0.1)
+        assert store.gate is not None
+        store.gate.set()
+
+    opener = asyncio.create_task(open_gate_soon())
+    recall = await engine.recall("me", QUESTION, NOW)
+    await opener
+    assert "index" not in recall.details  # the index came first ...
+    assert recall.details["embedding"] == "late: recalled without the dense channel"
+    assert [r.memory.id for r in recall.memories] == ["h000"]  # ... and found it

@@ -1,0 +1,29 @@
+"""``omoide bench scale`` runs end to end on a tiny store and reports every figure (its
+targets are measured by running it at scale, not asserted here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+
+@pytest.mark.slow
+def test_bench_scale_fills_recalls_serves_and_reports(omoide_cli: Any) -> None:
+    result = omoide_cli("bench", "scale", "--people", "3", "--memories", "6", "--clients", "2",
+                        "--turns", "4", "--sample", "2", "--queries", "4",
+                        "--extraction-idle-s", "1", "--extraction-wait-s", "60",
+                        "--no-empty-baseline", "--json", timeout=600)
+    assert result.returncode == 0, result.stderr
+    [report] = json.loads(result.stdout)["reports"]
+    assert (report["store"], report["people"], report["memories"]) == ("qdrant", 3, 6)
+    local = report["in_process"]
+    assert local["recall_failed"] == 0 and local["recall_with_memory"] > 0
+    assert set(local["recall_without_embedding_ms"]) == {"p50", "p95", "max"}
+    server = report["server"]
+    assert server["ready_s"] > 0 and server["at_ready"]["open_files"] > 0
+    assert [r["name"] for r in server["rounds"]] == ["after ready", "settled"]
+    assert all(r["failed"] == 0 for r in server["rounds"])
+    assert server["store_calls_over_timeout"] == 0
+    assert server["extraction_caught_up_s"] is not None
