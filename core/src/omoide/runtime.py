@@ -63,6 +63,10 @@ class Runtime:
             "memory.retrieve", RecallEngine)
         self.extractor: Extractor | None = self._get(  # type: ignore[assignment]
             "memory.extract", Extractor)
+        if self.extractor is not None:  # before start(), which may already ask the host
+            from omoide.memory.stage_hosts import ExtractorHostView
+            self.extractor.attach(ExtractorHostView(lambda: self.chat,
+                                                    settings.assistant.timezone))
         primary: Embedder = self._get("embed", Embedder)  # type: ignore[assignment]
         fallback = settings.envelope.embed.fallback
         if fallback is not None:

@@ -75,8 +75,8 @@ class MemoryEngineCapabilities(Capabilities):
     contextual: bool = False
     """Recalls for remarks that ask nothing about the past (「箱根って寒いかな」)."""
     uses_index: bool = False
-    """Reads the core's per-person index (:meth:`PersonMemory.index`); the core then
-    builds known people's indexes at start, so a first recall does not wait for one."""
+    """Reads the core's per-person index (:meth:`PersonMemory.index`); ``omoide eval
+    --misses`` then explains a miss channel by channel from that index."""
 
 
 @dataclass(frozen=True)

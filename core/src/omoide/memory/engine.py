@@ -95,6 +95,8 @@ class MemoryEngine:
             config.retrieve_stage, "memory.retrieve")
         self.extractor: Extractor = extractor or _extractor(
             config.extract, "memory.extract")
+        # attached now: a runtime may start the extractor before this engine starts
+        self.extractor.attach(ExtractorHostView(lambda: self.chat, timezone))
         self._read_engines: dict[str, asyncio.Future[RecallEngine]] = {}
         self._own_stages: list[Component[Any]] = []
         self.embedder = embedder
@@ -128,7 +130,6 @@ class MemoryEngine:
             return
         await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
-        self.extractor.attach(ExtractorHostView(lambda: self.chat, self.timezone))
         for stage in (self.read_engine, self.extractor):
             await self._start_stage(stage)
         await self._extraction_runner().finish_unfinished()
