@@ -41,7 +41,7 @@ def configs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
         config = {
             "assistant": {"name": "かな", "timezone": "Asia/Tokyo"},
             # the server re-reads an index the CLI changed once it is this old
-            "memory": {"engine": "robust", "robust": {"index_refresh_s": 0.2}},
+            "memory": {"engine": "robust", "index": {"refresh_s": 0.2}},
             "asr": {"use": "fake"}, "tts": {"use": "fake"},
             "embed": {"use": "e5"},
             "store": {"use": "chroma", "host": chroma.host, "port": chroma.port},

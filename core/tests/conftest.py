@@ -9,5 +9,6 @@ from omoide.plugins import PluginRegistry, build_registry
 
 @pytest.fixture
 def registry() -> PluginRegistry:
-    """A registry with only the ``testing`` plugin (the doubles) loaded."""
-    return build_registry([("asr", "fake")])
+    """A registry with the ``testing`` plugin (the doubles) and omoide's ``memory`` plugin
+    (the memory stages every config uses) loaded."""
+    return build_registry([("asr", "fake"), ("memory_engine", "robust")])

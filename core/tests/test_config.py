@@ -22,7 +22,7 @@ tts: {use: fake}
 @pytest.fixture(scope="module")
 def registry():  # type: ignore[no-untyped-def]
     return build_registry([(k, "fake") for k in ("vad", "asr", "embedder", "store", "chat",
-                                                  "tts")])
+                                                  "tts")] + [("memory_engine", "robust")])
 
 
 def _check(text: str, registry, environ=None):  # type: ignore[no-untyped-def]
@@ -38,7 +38,8 @@ def _problems(text: str, registry, environ=None) -> dict[str, str]:  # type: ign
 
 def test_a_valid_config_yields_every_stage(registry) -> None:  # type: ignore[no-untyped-def]
     settings = _check(FAKES, registry)
-    assert set(settings.components) == {"asr", "embed", "store", "chat", "tts"}
+    assert set(settings.components) == {"asr", "embed", "store", "chat", "tts",
+                                        "memory.retrieve", "memory.extract"}
     assert settings.components["embed"].config.dims == 32  # type: ignore[attr-defined]
 
 

@@ -21,7 +21,7 @@ tts: {use: fake}
 
 @pytest.fixture(scope="module")
 def registry():  # type: ignore[no-untyped-def]
-    return build_registry([("tool", "fake"), ("asr", "fake")])
+    return build_registry([("tool", "fake"), ("asr", "fake"), ("memory_engine", "robust")])
 
 
 def _problems(text: str, registry) -> dict[str, str]:  # type: ignore[no-untyped-def]

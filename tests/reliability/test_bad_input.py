@@ -34,7 +34,7 @@ from omoide.testing.http import LocalServer
 
 MiB = 1024 * 1024
 CONFIG = """
-memory: {engine: baseline, baseline: {threshold: -1}, extraction: {on_disconnect: false}}
+memory: {retrieve: {use: baseline, threshold: -1}, extraction: {on_disconnect: false}}
 vad: {use: fake}
 asr: {use: fake, text: 今日は何の日？}
 embed: {use: fake}

@@ -32,9 +32,11 @@ from pydantic import (
     field_validator,
 )
 
-from omoide.components import Component, ComponentConfig
+from omoide.components import Component, StrictConfig
+from omoide.config_moves import without_moved_settings
 from omoide.errors import ConfigError, ConfigProblem
-from omoide.memory.config import MemoryConfig
+from omoide.memory.config import DEFAULT_ENGINE, DEFAULT_EXTRACTOR, MemoryConfig
+from omoide.stage_spec import StageSpec as StageSpec
 
 
 class EnvValue(str):
@@ -63,6 +65,9 @@ STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "stor
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
 # YAML list section -> component kind of each entry
 LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
+ENGINE_SHORTHAND = "memory.engine"
+"""``memory.engine: NAME`` is ``memory.retrieve: {use: NAME}``; problems are reported at
+the path the YAML used."""
 
 
 class _Strict(BaseModel):
@@ -212,17 +217,6 @@ class ToolCallSettings(_Strict):
                                  "call stays open (it is also closed by their next turn).")
 
 
-class StageSpec(BaseModel):
-    """``{use: NAME, ...options}``; the options are validated in phase 2."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    use: str = Field(description="Registered component name.")
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
 class EmbedFallbackSpec(StageSpec):
     """A secondary embedder used only while it answers and agrees with the primary."""
 
@@ -261,7 +255,7 @@ class ComponentChoice:
     path: str
     kind: str
     cls: type[Component[Any]]
-    config: ComponentConfig
+    config: StrictConfig
 
 
 @dataclass(frozen=True)
@@ -270,7 +264,8 @@ class Settings:
 
     envelope: Envelope
     components: dict[str, ComponentChoice]
-    """YAML path ("asr", "embed.fallback", "devices[0]") -> the validated choice."""
+    """YAML path ("asr", "embed.fallback", "devices[0]", "memory.retrieve") -> the
+    validated choice."""
     source: str | None = None
 
     @property
@@ -353,7 +348,7 @@ def pydantic_problems(exc: ValidationError, prefix: str, model: type[BaseModel] 
         msg = err["msg"]
         if err["type"] == "extra_forbidden" and model is not None:
             fields = _fields_at(model, loc[:-1])
-            hint = _did_you_mean(str(loc[-1]), fields)
+            hint = did_you_mean(str(loc[-1]), fields)
             msg = f"unknown setting{hint}" + (f" (known: {', '.join(sorted(fields))})"
                                               if fields and not hint else "")
         problems.append(ConfigProblem(_loc_path(prefix, loc), msg))
@@ -374,7 +369,8 @@ def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return list(getattr(current, "model_fields", {}))
 
 
-def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the candidate closest to ``word``, or ""."""
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -393,7 +389,8 @@ def _phase_one(data: dict[str, Any], environ: dict[str, str] | os._Environ[str]
     """Envelope validation; when it fails, the stage specs that do parse are still
     returned so phase 2 can report their problems in the same run."""
     problems: list[ConfigProblem] = []
-    resolved = resolve_env(data, "", problems, environ)
+    resolved, moved = without_moved_settings(resolve_env(data, "", problems, environ))
+    problems.extend(moved)
     try:
         envelope = Envelope.model_validate(resolved)
     except ValidationError as exc:
@@ -421,6 +418,15 @@ def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
         if isinstance(nodes, list):
             for i, node in enumerate(nodes):
                 add(f"{section}[{i}]", kind, node)
+    memory = data.get("memory")
+    memory = memory if isinstance(memory, dict) else {}
+    if "retrieve" in memory:
+        add("memory.retrieve", "memory_engine", memory["retrieve"])
+    elif isinstance(memory.get("engine"), str):
+        add(ENGINE_SHORTHAND, "memory_engine", {"use": memory["engine"]})
+    else:
+        add("memory.retrieve", "memory_engine", {"use": DEFAULT_ENGINE})
+    add("memory.extract", "extractor", memory.get("extract", {"use": DEFAULT_EXTRACTOR}))
     return out
 
 
@@ -439,6 +445,11 @@ def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
         out.append(("embed.fallback", "embedder", envelope.embed.fallback))
     out.extend((f"devices[{i}]", "device", spec) for i, spec in enumerate(envelope.devices))
     out.extend((f"tools[{i}]", "tool", spec) for i, spec in enumerate(envelope.tools))
+    memory = envelope.memory
+    shorthand = memory.retrieve is None and memory.engine is not None
+    out.append((ENGINE_SHORTHAND if shorthand else "memory.retrieve", "memory_engine",
+                memory.retrieve_stage))
+    out.append(("memory.extract", "extractor", memory.extract))
     return out
 
 
@@ -448,6 +459,7 @@ def _validate_stages(specs: list[tuple[str, str, StageSpec]], registry: Any
     problems: list[ConfigProblem] = []
     choices: dict[str, ComponentChoice] = {}
     for path, kind, spec in specs:
+        use_path = path if path == ENGINE_SHORTHAND else _join(path, "use")
         cls = registry.components[kind].get(spec.use)
         if cls is None:
             broken = registry.failed_provider(kind, spec.use)
@@ -456,16 +468,17 @@ def _validate_stages(specs: list[tuple[str, str, StageSpec]], registry: Any
                        f" load: {broken.error}")
             else:
                 available = registry.available(kind)
-                msg = (f"unknown {kind} {spec.use!r}{_did_you_mean(spec.use, available)};"
+                msg = (f"unknown {kind} {spec.use!r}{did_you_mean(spec.use, available)};"
                        f" available: {', '.join(available) or 'none installed'}")
-            problems.append(ConfigProblem(_join(path, "use"), msg))
+            problems.append(ConfigProblem(use_path, msg))
             continue
         try:
             config = cls.Config.model_validate(spec.options)
         except ValidationError as exc:
             problems.extend(pydantic_problems(exc, path, cls.Config))
             continue
-        choices[path] = ComponentChoice(path, kind, cls, config)
+        key = "memory.retrieve" if path == ENGINE_SHORTHAND else path
+        choices[key] = ComponentChoice(key, kind, cls, config)
     names = [s.use for p, _, s in specs if p.startswith("devices[")]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(ConfigProblem("devices", f"device {dup!r} is listed twice"))

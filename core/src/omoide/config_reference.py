@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,7 +13,8 @@ from omoide.memory.config import MemoryConfig
 from omoide.plugins import PluginRegistry
 
 SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
-                   "chat": "chat", "tts": "tts", "device": "devices[]", "tool": "tools[]"}
+                   "chat": "chat", "tts": "tts", "device": "devices[]", "tool": "tools[]",
+                   "memory_engine": "memory.retrieve", "extractor": "memory.extract"}
 
 
 def _default(field: Any) -> str:
@@ -32,6 +34,7 @@ def _default(field: Any) -> str:
 def _type(field: Any) -> str:
     ann = field.annotation
     name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+    name = re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", name)  # omoide.stage_spec.StageSpec -> StageSpec
     return name.replace("|", "\\|")
 
 

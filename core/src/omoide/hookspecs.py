@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         ChatModel,
         Device,
         Embedder,
+        Extractor,
+        RecallEngine,
         Tool,
         VectorStore,
     )
@@ -81,6 +83,25 @@ def register_tools(register: Callable[[type[Tool]], None]) -> None:
 
     A config enables one by listing it under ``tools:`` (``- {use: NAME, ...}``);
     see :mod:`omoide.components.tool`.
+    """
+
+
+@hookspec
+def register_memory_engines(register: Callable[[type[RecallEngine]], None]) -> None:
+    """Register memory engine classes: the read path, what a turn recalls.
+
+    A config picks one with ``memory: {retrieve: {use: NAME, ...}}``; omoide's own
+    ``baseline`` and ``robust`` register through this hook too. See
+    :mod:`omoide.components.memory_engine`.
+    """
+
+
+@hookspec
+def register_extractors(register: Callable[[type[Extractor]], None]) -> None:
+    """Register extractor classes: exchanges in, facts about the person out.
+
+    A config picks one with ``memory: {extract: {use: NAME, ...}}``; omoide's own
+    ``chat`` registers through this hook too. See :mod:`omoide.components.extractor`.
     """
 
 

@@ -38,6 +38,7 @@ REGISTRATION_HOOKS: dict[str, str] = {
     "register_vad": "vad", "register_asr": "asr", "register_embedders": "embedder",
     "register_stores": "store", "register_chat_models": "chat", "register_tts": "tts",
     "register_devices": "device", "register_tools": "tool",
+    "register_memory_engines": "memory_engine", "register_extractors": "extractor",
 }
 
 

@@ -19,6 +19,8 @@ from omoide.components import (
     Component,
     Device,
     Embedder,
+    Extractor,
+    RecallEngine,
     Tool,
     VectorStore,
 )
@@ -57,6 +59,14 @@ class Runtime:
                                       if p.startswith("devices[")]
         self.tools: list[Tool] = [c for p, c in self._by_path.items()  # type: ignore[misc]
                                   if p.startswith("tools[")]
+        self.read_engine: RecallEngine | None = self._get(  # type: ignore[assignment]
+            "memory.retrieve", RecallEngine)
+        self.extractor: Extractor | None = self._get(  # type: ignore[assignment]
+            "memory.extract", Extractor)
+        if self.extractor is not None:  # before start(), which may already ask the host
+            from omoide.memory.stage_hosts import ExtractorHostView
+            self.extractor.attach(ExtractorHostView(lambda: self.chat,
+                                                    settings.assistant.timezone))
         primary: Embedder = self._get("embed", Embedder)  # type: ignore[assignment]
         fallback = settings.envelope.embed.fallback
         if fallback is not None:
@@ -76,7 +86,8 @@ class Runtime:
         return comp
 
     def components(self) -> dict[str, Component[Any]]:
-        """Every component by YAML path ("asr", "embed", "embed.fallback", "devices[0]"...)."""
+        """Every component by YAML path ("asr", "embed", "embed.fallback", "devices[0]",
+        "memory.retrieve"...)."""
         out = dict(self._by_path)
         if self.embedder is not self._by_path.get("embed"):
             out["embed"] = self.embedder
@@ -114,9 +125,11 @@ class Runtime:
 
     @cached_property
     def memory(self) -> MemoryService:
-        """The memory engine over this runtime's embedder, store and chat model."""
+        """The memory engine over this runtime's embedder, store and chat model, with the
+        configured read engine and extractor."""
         from omoide.memory.engine import MemoryEngine
 
         return MemoryEngine(self.settings.memory, embedder=self.embedder, store=self.store,
                             chat=self.chat, data_dir=self.settings.data_dir,
-                            timezone=self.settings.assistant.timezone)
+                            timezone=self.settings.assistant.timezone,
+                            read_engine=self.read_engine, extractor=self.extractor)

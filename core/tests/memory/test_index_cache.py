@@ -181,7 +181,7 @@ async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
     store.shared_store = True
-    engine = await make_engine(store=store, robust={"index_refresh_s": 0.001})
+    engine = await make_engine(store=store, index={"refresh_s": 0.001})
     await engine.add_memories("me", [guitar(1)])
     await engine.index("me")
     other = await make_engine(store=store)  # another process writing the same store
@@ -194,7 +194,7 @@ async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
 async def test_an_index_over_a_store_only_this_process_opens_is_never_reread(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
-    engine = await make_engine(store=store, robust={"index_refresh_s": 0.001})
+    engine = await make_engine(store=store, index={"refresh_s": 0.001})
     await engine.add_memories("me", [guitar(1)])
     await engine.index("me")
     read = len(store.pages)

@@ -220,3 +220,11 @@ tts: {{use: fake}}
     assert main([*base[:2], "show", *base[2:], "--all"]) == 0
     out = capsys.readouterr().out
     assert "0 facts" in out and "卵アレルギー" in out     # kept, as an episodic memory
+
+
+def test_eval_refuses_an_engine_no_plugin_registers_and_names_the_registered_ones(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--config", str(config), "--data", str(write_probe(tmp_path)),
+                 "--engine", "robst", "--no-progress"]) != 0
+    err = capsys.readouterr().err
+    assert "did you mean 'robust'" in err and "baseline" in err

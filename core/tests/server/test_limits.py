@@ -37,7 +37,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
 
     from .conftest import register_devices
 
-    registry = build_registry([("asr", "fake")])
+    registry = build_registry([("asr", "fake"), ("memory_engine", "robust")])
     module = types.ModuleType("probe_devices")
     module.register_devices = register_devices  # type: ignore[attr-defined]
     registry.load_module("probe_devices", module)

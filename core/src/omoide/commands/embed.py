@@ -108,7 +108,7 @@ async def similarity(embedder: Any, engine: str, query: str, memory: str) -> dic
 
 def _similarity_command(args: argparse.Namespace) -> int:
     async def work(embedder: Any, settings: Any) -> int:
-        engine = settings.memory.engine
+        engine = settings.memory.retrieve_stage.use
         result = await similarity(embedder, engine, args.query, args.memory)
         if args.json:
             print(json.dumps(result, ensure_ascii=False))

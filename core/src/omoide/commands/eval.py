@@ -4,6 +4,11 @@
         [--data eval/locomo10.json] [--engine baseline,robust] [--json] [--misses]
         [--speak [--speak-cache FILE]]
 
+``--engine`` names registered memory engines (``omoide plugins``: kind
+``memory_engine``; omoide's own are ``baseline`` and ``robust``). The one the config
+picks (``memory.retrieve``) runs with the config's options, the others with their
+defaults.
+
 One table per data file. ``--misses`` lists every miss with its reason (the gate, what
 the utterance was taken for, what was heard, the dates, where the expected memory
 stood). ``--speak`` first runs every query through the configured TTS and ASR (so
@@ -30,12 +35,13 @@ from omoide.commands._common import EXIT_FAILED
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("eval", help="score memory retrieval (baseline vs robust) on data sets")
+    p = sub.add_parser("eval", help="score memory engines (baseline vs robust...) on data sets")
     p.add_argument("--config", required=True, help="config file (YAML): embedder, memory")
     p.add_argument("--data", required=True, action="append", metavar="FILE",
                    help="probe-format JSONL or LoCoMo JSON (repeatable)")
     p.add_argument("--engine", default="baseline,robust",
-                   help="comma-separated read engines (default: baseline,robust)")
+                   help="comma-separated registered memory engines (default:"
+                        " baseline,robust; the configured one with the config's options)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--store", choices=("memory", "configured"), default="memory",
                    help="in-memory store double (default) or a temporary copy of the "
@@ -80,6 +86,23 @@ def _check_data_file(path: Path) -> list[str]:
     return check_locomo_file(path) if head.startswith(b"[") else check_probe_file(path)
 
 
+def _unknown_engines(engines: list[str]) -> str | None:
+    """Why ``engines`` cannot be evaluated (a name no plugin registers), or None."""
+    from omoide.config import did_you_mean
+    from omoide.plugins import build_registry
+
+    if not engines:
+        return "--engine names no engine"
+    registry = build_registry([("memory_engine", e) for e in engines])
+    known = registry.available("memory_engine")
+    unknown = [e for e in engines if e not in known]
+    if not unknown:
+        return None
+    hints = "".join(did_you_mean(e, known) for e in unknown)
+    return (f"unknown memory engine(s) {', '.join(unknown)}{hints}; registered:"
+            f" {', '.join(known) or 'none'}")
+
+
 def _temporary_store(settings: Any, tmp: Path) -> Any:
     choice = settings.components["store"]
     fields = type(choice.config).model_fields
@@ -109,9 +132,9 @@ async def _run(args: argparse.Namespace) -> int:
 
     settings = load_or_exit(args.config)
     engines = [e.strip() for e in args.engine.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ("baseline", "robust")]
-    if unknown:
-        print(f"unknown engine(s) {unknown}; choose from baseline, robust", file=sys.stderr)
+    problem = _unknown_engines(engines)
+    if problem:
+        print(problem, file=sys.stderr)
         return EXIT_FAILED
     paths = [Path(d) for d in args.data]
     problems = [problem for p in paths for problem in _check_data_file(p)]
@@ -144,7 +167,8 @@ async def _run(args: argparse.Namespace) -> int:
         # The whole read budget is for quality here; timeouts would hide misses.
         memory_config = settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
         engine = MemoryEngine(memory_config, embedder=cache or embedder, store=store,
-                              chat=None, data_dir=tmp, timezone=settings.assistant.timezone)
+                              chat=None, data_dir=tmp, timezone=settings.assistant.timezone,
+                              read_engine=runtime.read_engine, extractor=runtime.extractor)
         await engine.start()
         progress = None
         if not args.no_progress:

@@ -12,10 +12,31 @@ from omoide.components.base import (
                                     ComponentConfig,
                                     ComponentState,
                                     ComponentStatus,
+                                    StrictConfig,
 )
 from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
 from omoide.components.embedder import Embedder, EmbedderConfig
+from omoide.components.extractor import (
+    ExtractionFormatError,
+    ExtractionRequest,
+    Extractor,
+    ExtractorCapabilities,
+    ExtractorConfig,
+    ExtractorHost,
+    Fact,
+    TooManyFacts,
+)
+from omoide.components.memory_engine import (
+    MemoryEngineCapabilities,
+    MemoryEngineConfig,
+    MemoryHit,
+    PersonMemory,
+    RecallEngine,
+    RecallNotes,
+    RecallRequest,
+    RecallResult,
+)
 from omoide.components.store import (
     ScrollPage,
     StoreCapabilities,
@@ -38,6 +59,7 @@ from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
 KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
     "chat": ChatModel, "tts": TTS, "device": Device, "tool": Tool,
+    "memory_engine": RecallEngine, "extractor": Extractor,
 }
 
 __all__ = [
@@ -61,10 +83,27 @@ __all__ = [
                                     "Embedder",
                                     "EmbedderConfig",
                                     "EndOfSpeechDetector",
+                                    "ExtractionFormatError",
+                                    "ExtractionRequest",
+                                    "Extractor",
+                                    "ExtractorCapabilities",
+                                    "ExtractorConfig",
+                                    "ExtractorHost",
+                                    "Fact",
+                                    "MemoryEngineCapabilities",
+                                    "MemoryEngineConfig",
+                                    "MemoryHit",
+                                    "PersonMemory",
+                                    "RecallEngine",
+                                    "RecallNotes",
+                                    "RecallRequest",
+                                    "RecallResult",
                                     "RecognitionContext",
                                     "ScrollPage",
                                     "StoreCapabilities",
+                                    "StrictConfig",
                                     "TTSConfig",
+                                    "TooManyFacts",
                                     "Tool",
                                     "ToolConfig",
                                     "ToolContext",

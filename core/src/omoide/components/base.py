@@ -30,14 +30,20 @@ log = logging.getLogger("omoide.components")
 T = TypeVar("T")
 
 
-class ComponentConfig(BaseModel):
-    """Base of every component's config: strict (unknown keys are errors).
+class StrictConfig(BaseModel):
+    """Base of every component's config: strict (unknown keys are errors) and frozen.
 
     Subclasses describe every field (``Field(description=...)``); the package
-    contract checks both.
+    contract checks both. Most kinds extend :class:`ComponentConfig`, which adds the
+    call policy; a kind whose calls the core bounds by its own settings (the memory
+    engines, by ``memory.time_budget_ms``) extends this one.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ComponentConfig(StrictConfig):
+    """A component config with the call policy the template methods apply."""
 
     timeout_s: float = Field(30.0, gt=0, description="Time budget of one call, in seconds.")
     retries: int = Field(1, ge=0, le=10,
@@ -67,7 +73,7 @@ class ComponentStatus:
     reason: str | None = None
 
 
-ConfigT = TypeVar("ConfigT", bound=ComponentConfig)
+ConfigT = TypeVar("ConfigT", bound=StrictConfig)
 
 
 class Component(ABC, Generic[ConfigT]):
@@ -81,7 +87,7 @@ class Component(ABC, Generic[ConfigT]):
 
     kind: ClassVar[str] = "component"
     name: ClassVar[str]
-    Config: ClassVar[type[ComponentConfig]] = ComponentConfig
+    Config: ClassVar[type[StrictConfig]] = ComponentConfig
     capabilities: ClassVar[Capabilities] = Capabilities()
     stand_in: ClassVar[str | None] = None
 
@@ -139,10 +145,15 @@ class Component(ABC, Generic[ConfigT]):
         """Run ``attempt`` under this component's time budget and retry policy.
 
         Retries only :class:`ComponentError` with ``retryable`` set, with jittered
-        exponential backoff. Anything else propagates at once.
+        exponential backoff. Anything else propagates at once. A component whose
+        config has no call policy (not a :class:`ComponentConfig`) must pass both.
         """
-        budget = self.config.timeout_s if timeout_s is None else timeout_s
-        tries = 1 + (self.config.retries if retries is None else retries)
+        if timeout_s is None or retries is None:
+            if not isinstance(self.config, ComponentConfig):
+                raise TypeError(f"{self.kind} {self.name}: _call needs timeout_s and retries")
+            timeout_s = self.config.timeout_s if timeout_s is None else timeout_s
+            retries = self.config.retries if retries is None else retries
+        budget, tries = timeout_s, 1 + retries
         delay = 0.2
         for i in range(tries):
             started = time.perf_counter()

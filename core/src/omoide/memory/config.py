@@ -1,29 +1,41 @@
-"""The ``memory:`` section of the config."""
+"""The ``memory:`` section of the config, and the options of omoide's own read engines.
+
+The read engine and the extractor are stages picked with ``use:``
+(``memory.retrieve``, ``memory.extract``); their options sit beside ``use:`` and are
+validated by the chosen component's ``Config`` (:class:`BaselineSettings` for
+``baseline``, :class:`RobustSettings` for ``robust``). Everything around the stages
+(the time budget, how many memories at most, the profile budget, the journal and the
+extraction batches, retries and quarantine) is the core's and stays here.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field
+from omoide.components.memory_engine import MemoryEngineConfig
+from omoide.stage_spec import StageSpec
+
+DEFAULT_ENGINE = "robust"
+DEFAULT_EXTRACTOR = "chat"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class BaselineSettings(_Strict):
-    """The reference algorithm's numbers."""
+class BaselineSettings(MemoryEngineConfig):
+    """The reference algorithm's numbers (``memory.retrieve: {use: baseline, ...}``)."""
 
     candidates: int = Field(8, ge=1, description="Top-k by raw cosine before the date bonus.")
     recency_weight: float = Field(0.05, ge=0, description="Weight of exp(-age_days/half_life).")
     recency_days: float = Field(14.0, gt=0,
                                 description="Decay constant of the recency bonus, days.")
     threshold: float = Field(0.45, description="Minimum score to inject.")
-    max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
 
 
-class RobustSettings(_Strict):
-    """Numbers of the robust engine (see ``shared/memory.md``)."""
+class RobustSettings(MemoryEngineConfig):
+    """Numbers of the robust engine (``memory.retrieve: {use: robust, ...}``; see
+    ``shared/memory.md``)."""
 
     dense_candidates: int = Field(24, ge=1, le=200,
                                   description="Memories fetched from the dense channel.")
@@ -31,9 +43,6 @@ class RobustSettings(_Strict):
         True, description="Run the dense channel on the vectors cached in the per-user index"
         " (built from the store, kept current on this server's writes) instead of a store"
         " search per query.")
-    index_refresh_s: float = Field(
-        300.0, gt=0, description="Rebuild a user's index from the store in the background"
-        " when it is older than this (picks up other servers' writes to a shared store).")
     rrf_k: float = Field(10.0, gt=0, description="Rank-fusion constant: 1/(k + rank).")
     lexical_keep_ratio: float = Field(
         0.5, ge=0, le=1, description="Lexical candidates kept: score at least this share of"
@@ -103,6 +112,10 @@ class ExtractionSettings(_Strict):
     on_disconnect: bool = Field(True, description="Extract when a device session closes.")
     attempts: int = Field(3, ge=1, description="Tries per extraction call before it stays"
                           " pending (an unreadable answer is asked again).")
+    timeout_s: float = Field(
+        300.0, gt=0, le=3600, description="Time budget of one extraction call (one batch,"
+        " whatever the extractor); a call past it counts as a service outage: the exchanges"
+        " stay pending.")
     max_attempts: int = Field(
         3, ge=1, description="Failed extractions of one exchange on its own (an answer that"
         " cannot be used, a refusal) before it is quarantined: set aside with the reason, so"
@@ -145,6 +158,10 @@ class IndexSettings(_Strict):
     keep_max_memories: int = Field(
         20_000, ge=0, description="Indexes of more memories are rebuilt at each start, not"
         " kept (loading one saves little and writing it takes seconds).")
+    refresh_s: float = Field(
+        300.0, gt=0, description="Rebuild a person's index (the lexical, temporal and dense"
+        " index engines such as `robust` read) from the store in the background when it is"
+        " older than this (picks up other servers' writes to a shared store).")
     first_turn_wait_share: float = Field(
         0.3, ge=0, le=1, description="Share of memory.time_budget_ms a recall waits for a"
         " person's index that is being built (their first turn since start or since it was"
@@ -155,8 +172,18 @@ class IndexSettings(_Strict):
 class MemoryConfig(_Strict):
     """Long-term memory: where it lives, how it is written and read."""
 
-    engine: Literal["robust", "baseline"] = Field(
-        "robust", description="Read engine: `robust` (default) or the reference `baseline`.")
+    retrieve: StageSpec | None = Field(
+        None, description="The read engine and its options: `{use: robust}` (the default;"
+        " options: the robust engine's table), `{use: baseline}` (the reference's algorithm,"
+        " for comparison) or a plugin's memory engine (`omoide plugins`).")
+    engine: str | None = Field(
+        None, description="Shorthand for `retrieve: {use: NAME}` without options"
+        " (`engine: baseline`), as configs said before `retrieve`; give one or the other.")
+    extract: StageSpec = Field(
+        default_factory=lambda: StageSpec(use=DEFAULT_EXTRACTOR),
+        description="How exchanges become facts: `{use: chat}` (the configured chat model"
+        " with omoide's prompt) or a plugin's extractor. Journal, batches, dedup,"
+        " retries and quarantine stay the core's (`extraction`).")
     max_results: int = Field(3, ge=0, le=10, description="Memories injected at most.")
     time_budget_ms: float = Field(
         300.0, gt=0, description="Retrieval longer than this is dropped for the turn.")
@@ -174,13 +201,24 @@ class MemoryConfig(_Strict):
         " exchanges copied into a new one, and the manifest rewritten. Off: refuse to start"
         " and say which file and how to proceed (`omoide serve --accept-data-loss` sets it"
         " for one start).")
-    baseline: BaselineSettings = Field(default_factory=BaselineSettings,
-                                       description="Numbers of the baseline engine.")
-    robust: RobustSettings = Field(default_factory=RobustSettings,
-                                   description="Numbers of the robust engine.")
     profile: ProfileSettings = Field(default_factory=ProfileSettings,
                                      description="The profile block (durable facts).")
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings,
                                            description="When and how facts are extracted.")
     index: IndexSettings = Field(default_factory=IndexSettings,
                                  description="Per-person indexes: memory budget and building.")
+
+    @field_validator("engine")
+    @classmethod
+    def _one_spelling(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and info.data.get("retrieve") is not None:
+            raise ValueError("`engine` is a shorthand for `retrieve: {use: NAME}`; give one"
+                             " or the other")
+        return v
+
+    @property
+    def retrieve_stage(self) -> StageSpec:
+        """The read engine chosen (``retrieve``, else ``engine``, else ``robust``)."""
+        if self.retrieve is not None:
+            return self.retrieve
+        return StageSpec(use=self.engine or DEFAULT_ENGINE)

@@ -1,8 +1,15 @@
-"""The memory engine: journal, extraction, dedup, the two read engines, memory control.
+"""The memory engine: journal, extraction, dedup, the read path, memory control.
 
 :class:`MemoryEngine` implements :class:`omoide.memory.api.MemoryService` for the turn
 pipeline and adds what ``omoide memory`` and the HTTP routes need (search, get,
 forget, export, import, pending, reembed).
+
+Two stages are components a config picks (``memory.retrieve``, ``memory.extract``):
+the read engine (:class:`omoide.components.RecallEngine`: ``robust``, ``baseline`` or a
+plugin's) and the extractor (:class:`omoide.components.Extractor`: ``chat`` or a
+plugin's). Everything around them is this engine's: the journal, the extraction
+batches with their exactly-once replay, dedup and supersession, quarantine, the store
+writes and the per-person indexes.
 
 Every store call names the user; the per-user lexical/temporal index is built from
 the store a page at a time on the person's first recall, kept current on writes and
@@ -25,12 +32,21 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from omoide.components import ChatModel, Embedder, VectorStore
-from omoide.errors import ComponentError, InvalidInput
+from omoide.components import (
+    ChatModel,
+    Component,
+    ComponentState,
+    Embedder,
+    ExtractionRequest,
+    Extractor,
+    RecallEngine,
+    RecallRequest,
+    VectorStore,
+)
+from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
-from omoide.memory.baseline import baseline_read
 from omoide.memory.config import MemoryConfig
-from omoide.memory.extraction import ExtractionFormatError, Fact, build_messages, parse_facts
+from omoide.memory.extraction import Fact
 from omoide.memory.extraction_runner import ExtractionRunner
 from omoide.memory.import_format import (
     ImportFailed,
@@ -40,16 +56,18 @@ from omoide.memory.import_format import (
     imported_memory_id,
 )
 from omoide.memory.index import UserIndex
-from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
+from omoide.memory.index_cache import IndexCache, dense_only_index
 from omoide.memory.index_store import IndexStore
 from omoide.memory.journal import DeadLetter, Journal, PendingSummary
 from omoide.memory.journal_keeper import JournalKeeper
 from omoide.memory.lexicon import analyzer
 from omoide.memory.profile import Classification, Profile
-from omoide.memory.read_inputs import gather_inputs
 from omoide.memory.records import from_payload, to_json, to_payload
-from omoide.memory.robust import prepare, robust_read, wants_embedding
+from omoide.memory.robust import prepare
+from omoide.memory.stage_hosts import ExtractorHostView, PersonView
+from omoide.memory.stage_loader import build_stage
 from omoide.memory.text import dedup_key
+from omoide.stage_spec import StageSpec
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
 
@@ -59,16 +77,28 @@ IMPORT_BATCH = 64
 """Memories an import embeds and stores at a time before letting other work run."""
 
 
-SHORTFALL_NOTES = ("embedding", "index")
-"""Keys of a recall's details that say what it did without (see :mod:`.read_inputs`)."""
-
-
 class MemoryEngine:
-    """Long-term memory for every user of one server."""
+    """Long-term memory for every user of one server.
+
+    ``read_engine`` and ``extractor`` are the configured stages (a runtime passes the
+    ones it built); when not given they are built from ``config.retrieve`` /
+    ``config.extract`` through the plugin registry, started by :meth:`start` and
+    stopped by :meth:`stop`.
+    """
 
     def __init__(self, config: MemoryConfig, *, embedder: Embedder, store: VectorStore,
-                 chat: ChatModel | None, data_dir: Path, timezone: str) -> None:
+                 chat: ChatModel | None, data_dir: Path, timezone: str,
+                 read_engine: RecallEngine | None = None,
+                 extractor: Extractor | None = None) -> None:
         self.config = config
+        self.read_engine: RecallEngine = read_engine or _read_engine(
+            config.retrieve_stage, "memory.retrieve")
+        self.extractor: Extractor = extractor or _extractor(
+            config.extract, "memory.extract")
+        # attached now: a runtime may start the extractor before this engine starts
+        self.extractor.attach(ExtractorHostView(lambda: self.chat, timezone))
+        self._read_engines: dict[str, asyncio.Future[RecallEngine]] = {}
+        self._own_stages: list[Component[Any]] = []
         self.embedder = embedder
         self.store = store
         self.chat = chat
@@ -80,7 +110,7 @@ class MemoryEngine:
                                     accept_data_loss=config.accept_data_loss)
         saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
                  if config.index.keep_on_disk else None)
-        self._indexes = IndexCache(store, timezone, config.index, config.robust.index_refresh_s,
+        self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
                                    saved)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
@@ -100,10 +130,12 @@ class MemoryEngine:
             return
         await self.keeper.open(self.store)
         await self.store.open(await self.embedder.fingerprint())
+        for stage in (self.read_engine, self.extractor):
+            await self._start_stage(stage)
         await self._extraction_runner().finish_unfinished()
         await asyncio.to_thread(lambda: analyzer().available)  # load the dictionary now
         self._started = True
-        if self.chat is not None:
+        if not (self.extractor.capabilities.uses_chat_model and self.chat is None):
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
         # Indexes are built on each person's first recall, not here: start-up stays the
         # same with 10 people or 10,000.
@@ -123,54 +155,93 @@ class MemoryEngine:
         await self.keeper.close()
         await self._indexes.stop()
         self.journal.close()
+        for stage in reversed(self._own_stages):
+            try:
+                await stage.stop()
+            except Exception:
+                log.exception("stopping %s %s failed", stage.kind, stage.name)
+        self._own_stages.clear()
+        self._read_engines.clear()
         self._started = False
+
+    async def _start_stage(self, stage: Component[Any]) -> None:
+        """Start a stage nobody started yet (a runtime starts the ones it built)."""
+        if stage.status.state is not ComponentState.READY:
+            await stage.start()
+            self._own_stages.append(stage)
 
     # -- read path -----------------------------------------------------------------
     async def recall(self, user: str, query: str, now: datetime, *,
                      engine: str | None = None) -> Recall:
-        """Memories to inject for ``query``, and the person's profile; never raises,
-        never exceeds the budget (a recall that runs out of time still carries the
-        profile when the person's index is ready: a safety fact is never lost to it)."""
-        engine = engine or self.config.engine
-        timings: dict[str, float] = {"embed": 0.0, "search": 0.0}
-        details: dict[str, Any] = {}
-        started = time.perf_counter()
+        """Memories to inject for ``query``, and the person's profile, from the configured
+        read engine (or the registered engine named ``engine``: evaluation); never
+        raises, never exceeds the budget (a recall that runs out of time still carries
+        the profile when the person's index is ready: a safety fact is never lost to
+        it). See :meth:`omoide.components.RecallEngine.recall`."""
         if now.tzinfo is None:
             now = now.replace(tzinfo=self._tz)
         now = now.astimezone(self._tz)
         try:
-            memories = await asyncio.wait_for(
-                self._recall(user, query, now, engine, timings, details),
-                timeout=self.config.time_budget_ms / 1000.0)
-        except TimeoutError:
-            timings["total"] = (time.perf_counter() - started) * 1000
-            log.warning("recall for %s ran past %.0f ms: no memory this turn", user,
-                        self.config.time_budget_ms)
-            return Recall([], engine, timings, timed_out=True, details=details,
-                          profile=self.cached_profile(user, engine))
-        except Exception as exc:  # noqa: BLE001 - the turn goes on without memory
-            timings["total"] = (time.perf_counter() - started) * 1000
-            log.warning("recall for %s failed: %s", user, exc)
-            return Recall([], engine, timings, error=f"{type(exc).__name__}: {exc}",
-                          details=details, profile=self.cached_profile(user, engine))
-        profile = self.cached_profile(user, engine)
-        timings["total"] = (time.perf_counter() - started) * 1000
-        shortfalls = tuple(f"{key}: {details[key]}" for key in SHORTFALL_NOTES
-                           if key in details)
-        return Recall(memories, engine, timings, details=details, profile=profile,
-                      shortfalls=shortfalls)
+            reader = await self.read_engine_named(engine)
+        except Exception as exc:  # noqa: BLE001 - an unknown engine: no memory, said why
+            return Recall([], engine or self.read_engine.name, {"embed": 0.0, "search": 0.0},
+                          error=f"{type(exc).__name__}: {exc}")
+        return await reader.recall(self.person(user), self._recall_request(query, now))
+
+    def person(self, user: str) -> PersonView:
+        """``user``'s memory as a read engine sees it (bound to them)."""
+        return PersonView(user, store=self.store, embedder=self.embedder,
+                          timezone=self.timezone, indexes=self._indexes, config=self.config)
+
+    def _recall_request(self, query: str, now: datetime) -> RecallRequest:
+        profile = self.config.profile
+        return RecallRequest(query, now, self.config.max_results,
+                             profile.budget_chars if profile.enabled else None,
+                             self.config.time_budget_ms)
+
+    async def read_engine_named(self, name: str | None) -> RecallEngine:
+        """The configured read engine, or the registered one called ``name`` (built with
+        its default options and started on first use: ``omoide eval --engine``)."""
+        if name is None or name == self.read_engine.name:
+            return self.read_engine
+        future = self._read_engines.get(name)
+        if future is None:
+            future = asyncio.ensure_future(self._started_engine(name))
+            self._read_engines[name] = future
+        try:
+            return await asyncio.shield(future)
+        except Exception:
+            self._read_engines.pop(name, None)  # e.g. an unknown name: ask again next time
+            raise
+
+    async def _started_engine(self, name: str) -> RecallEngine:
+        engine = _read_engine(StageSpec(use=name), "memory.retrieve")
+        await self._start_stage(engine)
+        return engine
+
+    def _known_read_engines(self) -> list[RecallEngine]:
+        """The read engines in use (the configured one and any started by name)."""
+        out = [self.read_engine]
+        out += [f.result() for f in self._read_engines.values()
+                if f.done() and not f.cancelled() and f.exception() is None]
+        return out
 
     # -- profile -----------------------------------------------------------------------
     def cached_profile(self, user: str, engine: str | None = None) -> Profile:
-        """The profile from the person's index if it is built (no waiting, no I/O).
+        """The profile the read engine has ready for ``user`` (no waiting, no I/O).
 
-        Empty for the reference ``baseline`` engine (the reference had no profile) and
-        when ``memory.profile.enabled`` is off.
+        Empty for engines without a profile (the reference ``baseline``) and when
+        ``memory.profile.enabled`` is off.
         """
-        if (engine or self.config.engine) == "baseline" or not self.config.profile.enabled:
+        if not self.config.profile.enabled:
             return Profile()
-        index = self._indexes.peek(user)
-        return index.profile(self.config.profile.budget_chars) if index else Profile()
+        reader = self.read_engine
+        if engine is not None and engine != reader.name:
+            future = self._read_engines.get(engine)
+            if future is None or not future.done() or future.exception() is not None:
+                return Profile()
+            reader = future.result()
+        return reader.ready_profile(self.person(user), self.config.profile.budget_chars)
 
     async def profile(self, user: str) -> Profile:
         """The person's profile within the configured budget (builds the index if needed)."""
@@ -186,49 +257,6 @@ class MemoryEngine:
             if c is not None and not m.superseded_by:
                 out.append((m, c))
         return sorted(out, key=lambda mc: mc[0].created_at)
-
-    async def _recall(self, user: str, query: str, now: datetime, engine: str,
-                      timings: dict[str, float], details: dict[str, Any],
-                      ) -> list[RetrievedMemory]:
-        if engine == "baseline":
-            t = time.perf_counter()
-            vector = (await self.embedder.embed([query], "document", Priority.INTERACTIVE))[0]
-            timings["embed"] = (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            out = await baseline_read(self.store, user, vector, now, self.config.baseline)
-            timings["search"] = (time.perf_counter() - t) * 1000
-            return out
-        started = time.perf_counter()
-        self._indexes.request(user)  # built while the query is embedded, if not ready
-        prepared = prepare(query, now)
-        timings["analyse"] = (time.perf_counter() - started) * 1000
-        inputs = await gather_inputs(self._indexes, self.embedder, self.config, user,
-                                     prepared.text, wants_embedding(prepared, self.config.robust),
-                                     started)
-        timings["embed"] = inputs.embed_ms
-        details.update(inputs.notes)
-        t = time.perf_counter()
-        settings, index = self.config.robust, inputs.index
-        in_profile: frozenset[str] = frozenset()
-        if index is not None and self.config.profile.enabled:
-            in_profile = index.profile(self.config.profile.budget_chars).ids
-        if index is None and inputs.vector is not None:
-            # Not built yet (or over the memory budget): the dense search of the store
-            # finds the candidates this turn, the index channels judge only those.
-            index = await index_of_hits(self.store, user, inputs.vector,
-                                        settings.dense_candidates, self.timezone)
-            settings = settings.model_copy(update={"dense_from_index": False})
-            details["index"] = "not ready: dense recall from the store"
-        elif index is None and wants_embedding(prepared, self.config.robust):
-            details["index"] = "not ready and no query vector in time: nothing to recall from"
-        result = await robust_read(self.store,
-                                   index if index is not None else dense_only_index(
-                                       user, self.timezone),
-                                   user, prepared, inputs.vector, now,
-                                   settings, self.config.max_results, in_profile)
-        timings["search"] = (time.perf_counter() - t) * 1000
-        details.update(result.details)
-        return result.memories
 
     async def index(self, user: str) -> UserIndex:
         """The user's lexical/temporal index, waiting for it to be built (an empty one
@@ -353,30 +381,20 @@ class MemoryEngine:
                                 settings=self.config.extraction, timezone=self.timezone)
 
     async def _ask_for_facts(self, exchanges: Sequence[Exchange]) -> list[Fact]:
-        if self.chat is None:
-            # retryable: configuring a chat model makes these exchanges extractable
-            raise ComponentError("no chat model is configured for extraction", retryable=True)
+        """The extractor's facts for one batch, under the core's retries and budget."""
         cfg = self.config.extraction
-        messages = build_messages(exchanges, self.timezone, cfg.max_statement_chars)
-        last: Exception | None = None
-        for attempt in range(cfg.attempts):
-            try:
-                raw = await self.chat.complete(messages, json_output=True)
-                return parse_facts(raw)
-            except (ComponentError, ExtractionFormatError) as exc:
-                last = exc
-                if isinstance(exc, ComponentError) and not exc.retryable:
-                    break
-                if attempt < cfg.attempts - 1:
-                    await asyncio.sleep(min(4.0, 0.25 * 2 ** attempt))
-        assert last is not None
-        raise last
+        request = ExtractionRequest(exchanges[0].user if exchanges else "", tuple(exchanges),
+                                    self.timezone, cfg.max_statement_chars)
+        return await self.extractor.extract(request, attempts=cfg.attempts,
+                                            timeout_s=cfg.timeout_s)
 
     async def _put(self, user: str, items: Iterable[tuple[Memory, Any]]) -> None:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
         self.keeper.note_memories_stored()
         self._indexes.written(user, items)
+        for reader in self._known_read_engines():
+            await reader.stored(self.person(user), [m for m, _ in items])
 
     # -- memory control --------------------------------------------------------------
     async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -448,6 +466,8 @@ class MemoryEngine:
             return False
         await self.store.delete(user, [memory_id])
         self._indexes.forgotten(user, memory_id)
+        for reader in self._known_read_engines():
+            await reader.forgotten(self.person(user), [memory_id])
         return True
 
     async def export(self, user: str) -> list[dict[str, Any]]:
@@ -570,3 +590,18 @@ class MemoryEngine:
             counts[u] = len(ms)
         return counts
 
+
+def _read_engine(spec: StageSpec, path: str) -> RecallEngine:
+    """A new memory engine for ``spec`` (found through the plugin registry)."""
+    component = build_stage(RecallEngine.kind, spec, path)
+    if not isinstance(component, RecallEngine):
+        raise TypeError(f"{path}: {type(component).__name__} is not a RecallEngine")
+    return component
+
+
+def _extractor(spec: StageSpec, path: str) -> Extractor:
+    """A new extractor for ``spec`` (found through the plugin registry)."""
+    component = build_stage(Extractor.kind, spec, path)
+    if not isinstance(component, Extractor):
+        raise TypeError(f"{path}: {type(component).__name__} is not an Extractor")
+    return component

@@ -271,7 +271,8 @@ class Evaluator:
             "dense_margin": d.get("dense_margin")}
         if q.get("spoken"):
             miss["spoken"] = q["spoken"]
-        if recall.engine != "baseline" and expect:
+        reader = await self.engine.read_engine_named(recall.engine)
+        if reader.capabilities.uses_index and expect:
             from omoide.memory.robust import explain, prepare
             index = await self.engine.index(user)
             where: dict[str, str] = {}
@@ -336,8 +337,7 @@ class Evaluator:
         total = sum(len(p[3]) for p in plan)
         done = 0
         saved = self.engine.config
-        self.engine.config = saved.model_copy(update={
-            "max_results": k, "baseline": saved.baseline.model_copy(update={"max_results": k})})
+        self.engine.config = saved.model_copy(update={"max_results": k})
         try:
             for user, ids, now, qa in plan:
                 for q in qa:

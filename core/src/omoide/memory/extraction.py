@@ -26,20 +26,29 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 import json_repair
 
+from omoide.components.extractor import (
+    FACT_KINDS,
+    MAX_FACT_CHARS,
+    MAX_FACTS,
+    ExtractionFormatError,
+    Fact,
+    TooManyFacts,
+)
 from omoide.memory.dates import format_stamp
 from omoide.memory.profile import stored_kind
 from omoide.types import ChatMessage, Exchange
 
-KINDS = ("plan", "event", "preference", "habit", "person", "profile", "other")
+__all__ = ["MAX_FACTS", "MAX_FACT_CHARS", "ExtractionFormatError", "Fact", "TooManyFacts",
+           "build_messages", "conversation_block", "one_line", "parse_facts",
+           "unextractable"]
+
+KINDS = FACT_KINDS
 MAX_OUTPUT_CHARS = 20_000
-MAX_FACT_CHARS = 200
-MAX_FACTS = 30
 CUT_MARK = "…"
 # Relative dates reach about a year ahead or back of when something was said.
 _DATE_REACH = timedelta(days=400)
@@ -59,25 +68,6 @@ SYSTEM_PROMPT = """あなたは会話ログから「ユーザー本人につい�
 
 出力は次のJSONだけ:
 {"facts": [{"text": "あなたは…", "kind": "plan|event|preference|habit|person|profile|other", "profile": false, "category": null, "entities": ["固有名詞", "…"]}]}"""
-
-
-class ExtractionFormatError(ValueError):
-    """The chat model's answer could not be read as facts."""
-
-
-class TooManyFacts(ExtractionFormatError):
-    """The answer holds more than ``MAX_FACTS`` facts; ``facts`` has all of them."""
-
-    def __init__(self, facts: list[Fact]) -> None:
-        super().__init__(f"{len(facts)} facts is more than {MAX_FACTS}")
-        self.facts = facts
-
-
-@dataclass(frozen=True)
-class Fact:
-    text: str
-    kind: str
-    entities: tuple[str, ...]
 
 
 def conversation_block(exchanges: Sequence[Exchange], timezone: str,

@@ -25,6 +25,10 @@
 4. Candidates are ordered by reciprocal-rank fusion of the channels (newer first
    on ties); superseded memories never appear, nor do memories already in the
    profile block; at most ``max_results``.
+
+:class:`RobustEngine` is this read path as the ``robust`` memory engine: it reads the
+core's per-person index and returns the person's profile (lasting facts, every
+turn) with the episodic memories.
 """
 
 from __future__ import annotations
@@ -32,15 +36,24 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import time
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from rapidfuzz import fuzz
 
-from omoide.components import VectorStore
+from omoide.components import (
+    MemoryEngineCapabilities,
+    PersonMemory,
+    RecallEngine,
+    RecallNotes,
+    RecallRequest,
+    RecallResult,
+)
 from omoide.memory.config import RobustSettings
 from omoide.memory.index import LexicalMatch, UserIndex
+from omoide.memory.index_cache import dense_only_index
 from omoide.memory.intent import Intent, detect
 from omoide.memory.lexicon import (
     TEMPORAL_READINGS,
@@ -49,7 +62,7 @@ from omoide.memory.lexicon import (
     rewrite_temporal_reading,
 )
 from omoide.memory.phonetic import SoundIndex, min_similarity, sound_key
-from omoide.memory.records import from_payload
+from omoide.memory.profile import Profile
 from omoide.memory.temporal import DateSpan, resolve
 from omoide.memory.text import canonical, query_copy
 from omoide.types import FloatArray, RetrievedMemory
@@ -216,11 +229,12 @@ def weekend_fallback(index: UserIndex, spans: tuple[DateSpan, ...],
     return None
 
 
-async def robust_read(store: VectorStore, index: UserIndex, user: str, q: PreparedQuery,
+async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
                       vector: FloatArray | None, now: datetime, settings: RobustSettings,
                       max_results: int, in_profile: frozenset[str] = frozenset(),
                       ) -> RobustResult:
-    """Episodic memories to inject for ``q`` (see the module doc for the gate).
+    """Episodic memories of ``memory``'s person to inject for ``q`` (see the module doc
+    for the gate); ``index`` is theirs.
 
     ``in_profile``: ids of memories the profile block already carries; they are
     never repeated here.
@@ -242,10 +256,10 @@ async def robust_read(store: VectorStore, index: UserIndex, user: str, q: Prepar
     cached = settings.dense_from_index and index.has_all_vectors
     dense: dict[str, float] = {}
     if vector is not None and not cached:
-        for hit in await store.search(user, vector, settings.dense_candidates):
-            dense[hit.id] = hit.score
-            if hit.id not in index:
-                index.add(from_payload(hit.id, hit.payload))
+        for hit in await memory.search(vector, settings.dense_candidates):
+            dense[hit.memory.id] = hit.score
+            if hit.memory.id not in index:
+                index.add(hit.memory)
         details["dense_source"] = "store"
 
     superseded = index.superseded
@@ -475,3 +489,56 @@ def explain(index: UserIndex, q: PreparedQuery, vector: FloatArray | None,
             row["temporal"] = round(temporal[mid], 3)
         out[mid] = row
     return out
+
+
+class RobustEngine(RecallEngine):
+    """The default memory engine: channels, rank fusion, an evidence gate, contextual
+    recall and the profile block (see the module doc)."""
+
+    name = "robust"
+    Config = RobustSettings
+    config: RobustSettings
+    capabilities: ClassVar[MemoryEngineCapabilities] = MemoryEngineCapabilities(
+        profile=True, contextual=True, uses_index=True)
+
+    async def _recall(self, memory: PersonMemory, request: RecallRequest,
+                      notes: RecallNotes) -> RecallResult:
+        started = time.perf_counter()
+        memory.prepare_index()  # built while the query is embedded, if not ready
+        with notes.timed("analyse"):
+            prepared = prepare(request.query, request.now)
+        inputs = await memory.index_and_vector(
+            prepared.text, wants_embedding(prepared, self.config), started)
+        notes.timings_ms["embed"] = inputs.embed_ms
+        notes.details.update(inputs.notes)
+        if "embedding" in inputs.notes:
+            notes.shortfalls.append(f"query embedding {inputs.notes['embedding']}")
+        budget = request.profile_budget_chars
+        with notes.timed("search"):
+            settings, index = self.config, inputs.index
+            profile = (index.profile(budget) if index is not None and budget is not None
+                       else Profile())
+            if index is None and inputs.vector is not None:
+                # Not built yet (or over the memory budget): the dense search of the store
+                # finds the candidates this turn, the index channels judge only those.
+                index = await memory.index_of_nearest(inputs.vector, settings.dense_candidates)
+                settings = settings.model_copy(update={"dense_from_index": False})
+                notes.details["index"] = "not ready: dense recall from the store"
+                notes.shortfalls.append("index not ready: dense recall from the store only")
+            elif index is None and wants_embedding(prepared, self.config):
+                notes.shortfalls.append(
+                    "index not ready and no query vector in time: nothing to recall from")
+            result = await robust_read(
+                memory, index if index is not None else dense_only_index(memory.user,
+                                                                         memory.timezone),
+                prepared, inputs.vector, request.now, settings, request.max_results,
+                profile.ids)
+        notes.details.update(result.details)
+        if inputs.index is None and budget is not None:
+            # the index may have become ready meanwhile: the profile is never held back
+            profile = self._ready_profile(memory, budget)
+        return RecallResult(result.memories, profile)
+
+    def _ready_profile(self, memory: PersonMemory, budget_chars: int) -> Profile:
+        index = memory.ready_index()
+        return index.profile(budget_chars) if index is not None else Profile()

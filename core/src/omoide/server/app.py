@@ -204,7 +204,7 @@ class OmoideServer:
                    if self.memory_state is ComponentState.READY else None)
         if problem:  # e.g. the journal fails: exchanges go to the spill file meanwhile
             state, reason = ComponentState.FAILED.value, str(problem)
-        comps["memory"] = {"kind": "memory", "name": self.settings.memory.engine,
+        comps["memory"] = {"kind": "memory", "name": self.settings.memory.retrieve_stage.use,
                            "state": state, "reason": reason, "stand_in": None}
         states = {c["state"] for c in comps.values()}
         if self.ready.is_set():

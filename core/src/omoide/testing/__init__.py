@@ -17,14 +17,18 @@ _CONTRACTS = {"ASRContract", "ChatModelContract", "ComponentContract", "DeviceCo
               "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
               "VectorStoreContract",
               "assert_config_strict_and_described"}
+_MEMORY_CONTRACTS = {"ExtractorContract", "MemoryEngineContract"}
 
-__all__ = sorted([*_CONTRACTS, "PluginPackageContract"])
+__all__ = sorted([*_CONTRACTS, *_MEMORY_CONTRACTS, "PluginPackageContract"])
 
 
 def __getattr__(name: str) -> Any:
     if name in _CONTRACTS:
         from omoide.testing import contracts
         return getattr(contracts, name)
+    if name in _MEMORY_CONTRACTS:
+        from omoide.testing import memory_contracts
+        return getattr(memory_contracts, name)
     if name == "PluginPackageContract":
         from omoide.testing.package import PluginPackageContract
         return PluginPackageContract
