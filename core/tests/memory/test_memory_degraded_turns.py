@@ -125,3 +125,9 @@ def test_a_failing_recall_says_the_turn_had_no_memory(client: TestClient) -> Non
     engine.store.scroll_page = broken
     body = turn(client)
     assert any("recall failed" in d and "store down" in d for d in body["degraded"])
+
+
+def test_the_trace_names_the_read_engine_that_recalled(client: TestClient) -> None:
+    turn(client)
+    trace = client.get("/v1/traces").json()["traces"][-1]
+    assert trace["stages"]["retrieve"]["component"] == "robust"

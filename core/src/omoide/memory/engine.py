@@ -199,6 +199,11 @@ class MemoryEngine:
                              profile.budget_chars if profile.enabled else None,
                              self.config.time_budget_ms)
 
+    @property
+    def engine_name(self) -> str:
+        """The configured read engine's name (the trace's ``retrieve`` stage shows it)."""
+        return self.read_engine.name
+
     async def read_engine_named(self, name: str | None) -> RecallEngine:
         """The configured read engine, or the registered one called ``name`` (built with
         its default options and started on first use: ``omoide eval --engine``)."""
