@@ -99,6 +99,12 @@ class Analysis:
     """Offsets in ``sound`` where a content word (not a particle) starts."""
     sound_bounds: tuple[int, ...] = ()
     """Offsets in ``sound`` where any word starts or ends."""
+    date_reading: str = ""
+    """``reading`` for finding date words the analyser split (しゅう|まつ): verbs and
+    adjectives written in kanji keep their spelling (通う is not 火曜)."""
+    not_date_sound_starts: tuple[int, ...] = ()
+    """Offsets in ``sound`` where a verb or adjective written in kanji starts: no date
+    word is heard there (通う日 is not 火曜日)."""
 
 
 def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
@@ -118,6 +124,8 @@ def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
 
 _ASCII_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9]+$")
 _KANA_WORD = re.compile(r"^[\u3041-\u3096\u30a1-\u30faー]{2,}$")
+_KANJI = re.compile(r"[\u3400-\u9fff]")
+_INFLECTING = ("動詞", "形容詞", "助動詞")
 KATAKANA = re.compile(r"^[\u30a1-\u30faー]{2,}$")
 
 
@@ -229,18 +237,24 @@ class Analyzer:
         sound: list[str] = []
         sound_starts: list[int] = []
         bounds: list[int] = [0]
+        not_date_starts: list[int] = []
         offset = sound_offset = 0
         for w, part in zip(kept, parts, strict=True):
             key = sound_key(part)
             if w.part_of_speech()[0] not in ("助詞", "助動詞"):
                 starts.append(offset)
                 sound_starts.append(sound_offset)
+            if _never_a_date(w):
+                not_date_starts.append(sound_offset)
             offset += len(part)
             sound.append(key)
             sound_offset += len(key)
             bounds.append(sound_offset)
+        date_reading = "".join(w.surface() if _never_a_date(w) else part
+                               for w, part in zip(kept, parts, strict=True))
         return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
-                        tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds))
+                        tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds),
+                        date_reading, tuple(not_date_starts))
 
     def reading_of(self, text: str) -> str:
         """Katakana reading of ``text`` (the text itself without Sudachi)."""
@@ -266,7 +280,7 @@ class Analyzer:
                 if len(run) < n:
                     continue
                 reading = "".join(to_katakana(w.reading_form()) for w in run)
-                if reading in TEMPORAL_READINGS:
+                if reading in TEMPORAL_READINGS and not any(_never_a_date(w) for w in run):
                     out.append(TEMPORAL_READINGS[reading])
                     i += n
                     break
@@ -274,6 +288,15 @@ class Analyzer:
                 out.append(words[i].surface())
                 i += 1
         return "".join(out)
+
+
+def _never_a_date(word: Any) -> bool:
+    """A word whose sound is never taken for a date word: a verb or adjective written in
+    kanji (通う reads カヨウ like 火曜, but whoever wrote or recognised it chose the verb).
+    A date word the recogniser spelled in kana (かようび) or with wrong kanji (数末 for
+    週末) is still read as one, and so is a name: the analyser tags some date words
+    (お盆) and many mis-heard ones as names."""
+    return word.part_of_speech()[0] in _INFLECTING and bool(_KANJI.search(word.surface()))
 
 
 _ROMAJI = {

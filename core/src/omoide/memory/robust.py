@@ -104,8 +104,9 @@ def heard_date_words(analysis: Analysis) -> list[str]:
     """Date words (in kanji) heard by sound in a query whose spelling hid them
     (数末 for 週末, ライデツ for 来月); only long words, never guessed from two morae."""
     words: list[str] = []
-    for match in _TEMPORAL_SOUNDS.heard(analysis.sound, analysis.sound_starts,
-                                        analysis.sound_bounds):
+    never = set(analysis.not_date_sound_starts)
+    starts = tuple(s for s in analysis.sound_starts if s not in never)
+    for match in _TEMPORAL_SOUNDS.heard(analysis.sound, starts, analysis.sound_bounds):
         words.extend(sorted(_TEMPORAL_SOUNDS.ids(match.key)))
     return words
 
@@ -160,8 +161,8 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
             else:
                 fixed.append(s)
         spans = tuple(fixed)
-    if not spans and analysis.reading:
-        spans = tuple(resolve(rewrite_temporal_reading(analysis.reading), now.date()))
+    if not spans and analysis.date_reading:
+        spans = tuple(resolve(rewrite_temporal_reading(analysis.date_reading), now.date()))
     if not spans and intent.recall:
         for word in heard_date_words(analysis):
             spans = tuple(resolve(word, now.date()))

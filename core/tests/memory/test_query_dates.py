@@ -1,0 +1,32 @@
+"""Dates a spoken query names, as recall reads them: date words the recogniser spelled in
+kana or garbled are still dates; a verb written in kanji is never one, however it sounds
+(通う reads カヨウ like 火曜)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from omoide.memory.robust import prepare
+
+NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))   # a Sunday
+
+
+def _labels(text: str) -> list[str]:
+    return [span.label for span in prepare(text, NOW).spans]
+
+
+@pytest.mark.parametrize("text", ["ジムに通うのっていつだっけ？", "恵子と大阪でヨガに通うのっていつだっけ？",
+                                  "学校に通う日って覚えてる？"])
+def test_a_verb_that_sounds_like_a_weekday_is_not_a_date(text: str) -> None:
+    assert _labels(text) == []
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("かようびの予定覚えてる？", "火曜日"), ("火曜の予定覚えてる？", "火曜"),
+    ("数末の予定覚えてる？", "週末"), ("ねんまつって何するんだっけ", "年末"),
+    ("おとといの夜何食べたっけ", "一昨日")])
+def test_a_date_word_spelled_in_kana_or_misheard_is_still_a_date(text: str, label: str) -> None:
+    assert label in _labels(text)
