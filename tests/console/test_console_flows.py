@@ -166,10 +166,12 @@ def test_a_forgotten_memory_comes_back_with_undo(page: Any, omoide_server: Any) 
     expect(page.locator("article.memory")).to_have_count(1)
     undo = page.get_by_role("button", name="Undo forgetting “あなたは紅茶が好きだ。”")
     expect(undo).to_be_visible()
+    expect(page.locator("#profile")).not_to_contain_text("紅茶")   # it was a profile fact
     omoide_server.screenshot(page, "07-forgotten-with-undo")
     undo.click()
     expect(page.locator("#memory-note")).to_contain_text("Restored")
     expect(page.locator("article.memory")).to_have_count(2)
+    expect(page.locator("#profile")).to_contain_text("紅茶")
     with omoide_server.client() as c:
         texts = {m["text"] for m in c.get("/v1/users/fumi/memories").json()["memories"]}
     assert "あなたは紅茶が好きだ。" in texts

@@ -534,6 +534,7 @@ async function forget(ctx, id) {
   try {
     const r = await api(`${ctx.base}/memories/${enc(id)}`, { method: "DELETE" });
     await loadMemories(ctx);
+    loadProfile(ctx);  // the memory may have been a profile fact
     refreshSummary(ctx);
     if (r.undo) showUndo(ctx, r.undo);
     else $("#memory-note").textContent = "Forgotten.";
@@ -561,7 +562,7 @@ function showUndo(ctx, ticket) {
     try {
       const r = await api(`${ctx.base}/forgotten/${enc(ticket.ticket)}/restore`, { method: "POST" });
       bar.remove();
-      if ($("#memories")) { await loadMemories(ctx); refreshSummary(ctx); }
+      if ($("#memories")) { await loadMemories(ctx); loadProfile(ctx); refreshSummary(ctx); }
       const note = $("#memory-note");
       if (note) note.textContent = r.outcome === "restored" ? `Restored “${short(r.text)}”.` : `“${short(r.text)}” is already back.`;
     } catch (err) { bar.innerHTML = `<span class="error-on-dark">Could not undo: ${esc(err.message)}</span>`; setTimeout(() => bar.remove(), 5000); }
@@ -688,7 +689,7 @@ async function loadProfile(ctx) {
     });
   }
   for (const b of $$("button[data-forget-fact]", box)) {
-    b.addEventListener("click", async () => { await forget(ctx, b.dataset.forgetFact); loadProfile(ctx); });
+    b.addEventListener("click", () => forget(ctx, b.dataset.forgetFact));
   }
 }
 
