@@ -104,15 +104,6 @@ class MemoryEngineContract(ComponentContract):
                 "週末の予定覚えてる?")
 
     @pytest.fixture
-    async def component(self, config: dict[str, Any]) -> AsyncIterator[Any]:
-        comp = self.component_cls(self.component_cls.Config.model_validate(config))
-        await comp.start()
-        try:
-            yield comp
-        finally:
-            await comp.stop()
-
-    @pytest.fixture
     async def core(self, component: RecallEngine, tmp_path: Path,
                    ) -> AsyncIterator[MemoryEngine]:
         """omoide's memory engine with ``component`` as its read engine (a generous time
