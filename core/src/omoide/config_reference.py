@@ -38,18 +38,26 @@ def _type(field: Any) -> str:
     return name.replace("|", "\\|")
 
 
-def model_table(model: type[BaseModel], prefix: str = "") -> list[str]:
+def model_table(model: type[BaseModel], prefix: str = "",
+                defaults: BaseModel | None = None) -> list[str]:
+    """Rows for ``model``'s fields; ``defaults``: the section's own default (a nested
+    section whose default differs from its model's, such as ``extract: {use: chat}``)."""
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
-    nested: list[tuple[str, type[BaseModel]]] = []
+    nested: list[tuple[str, type[BaseModel], BaseModel | None]] = []
     for name, field in model.model_fields.items():
         ann = field.annotation
         if isinstance(ann, type) and issubclass(ann, BaseModel):
-            nested.append((f"{prefix}{name}.", ann))
+            factory = field.default_factory
+            given = factory() if factory is not None else field.default  # type: ignore[call-arg]
+            given = given if isinstance(given, BaseModel) else None
+            nested.append((f"{prefix}{name}.", ann, given))
             continue
         desc = (field.description or "").replace("\n", " ").replace("|", "\\|")
-        rows.append(f"| `{prefix}{name}` | {_type(field)} | {_default(field)} | {desc} |")
-    for sub_prefix, sub in nested:
-        rows += [r for r in model_table(sub, sub_prefix)[2:]]
+        default = f"`{getattr(defaults, name)!r}`" if defaults is not None \
+            else _default(field)
+        rows.append(f"| `{prefix}{name}` | {_type(field)} | {default} | {desc} |")
+    for sub_prefix, sub, given in nested:
+        rows += [r for r in model_table(sub, sub_prefix, given)[2:]]
     return rows
 
 
