@@ -95,6 +95,35 @@ async def test_no_index_is_built_at_start(make_engine) -> None:  # type: ignore[
     assert engine.indexes.stats().people == 0
 
 
+async def test_after_a_restart_saved_indexes_load_before_anyone_asks(
+        make_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    first = await make_engine(store=store, data_dir=tmp_path / "data")
+    for user in ("me", "you"):
+        await first.add_memories(user, [hakone(0, user), guitar(1, user)])
+        await first.index(user)
+    await first.stop()  # saves the indexes
+    again = await make_engine(store=store, data_dir=tmp_path / "data")
+    await again.indexes.settle()
+    assert again.indexes.peek("me") is not None and again.indexes.peek("you") is not None
+    assert again.indexes.loads_done == 2 and again.indexes.builds_done == 0
+
+
+async def test_with_warm_people_0_a_saved_index_loads_on_its_first_turn_only(
+        make_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    first = await make_engine(store=store, data_dir=tmp_path / "data")
+    await first.add_memories("me", [hakone(0)])
+    await first.index("me")
+    await first.stop()
+    again = await make_engine(store=store, data_dir=tmp_path / "data",
+                              index={"warm_people": 0})
+    await again.indexes.settle()
+    assert again.indexes.peek("me") is None
+    assert (await again.recall("me", QUESTION, NOW)).memories
+    assert again.indexes.loads_done == 1
+
+
 async def test_an_index_is_read_in_pages_of_the_configured_size(make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())
     engine = await make_engine(store=store, index={"page_size": 16})

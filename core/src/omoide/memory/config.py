@@ -158,6 +158,11 @@ class IndexSettings(_Strict):
     keep_max_memories: int = Field(
         20_000, ge=0, description="Indexes of more memories are rebuilt at each start, not"
         " kept (loading one saves little and writing it takes seconds).")
+    warm_people: int = Field(
+        200, ge=0, le=100_000, description="After a start, load the saved indexes of up to"
+        " this many people in the background (the most recently written first, within"
+        " half of budget_mb), so their first turns have their profile and index at once"
+        " instead of waiting for a load. 0: each is loaded on that person's first turn.")
     refresh_s: float = Field(
         300.0, gt=0, description="Rebuild a person's index (the lexical, temporal and dense"
         " index engines such as `robust` read) from the store in the background when it is"

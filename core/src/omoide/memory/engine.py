@@ -138,7 +138,9 @@ class MemoryEngine:
         if not (self.extractor.capabilities.uses_chat_model and self.chat is None):
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
         # Indexes are built on each person's first recall, not here: start-up stays the
-        # same with 10 people or 10,000.
+        # same with 10 people or 10,000. Saved ones of recent people load in the
+        # background (memory.index.warm_people).
+        self._indexes.warm()
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():

@@ -107,6 +107,7 @@ class IndexCache:
         self._generation: dict[str, int] = {}
         """Changes per person's ready index (read by the saving thread)."""
         self._saver: asyncio.Task[None] | None = None
+        self._warmer: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.builds_done = 0
         self.loads_done = 0
@@ -205,8 +206,36 @@ class IndexCache:
         if self._saved is not None:
             self._in_background(self._runner.run(self._saved.clear, Priority.INTERACTIVE))
 
+    def warm(self) -> None:
+        """Load saved indexes in the background, most recently written first, up to
+        ``warm_people`` people and half the memory budget (returns at once). Loads run at
+        batch priority: a turn's own request goes first."""
+        if self._saved is not None and self.settings.warm_people and self._warmer is None:
+            self._warmer = asyncio.get_running_loop().create_task(self._warm())
+
+    async def _warm(self) -> None:
+        saved = self._saved
+        assert saved is not None
+        try:
+            people = await self._runner.run(
+                functools.partial(saved.recent, self.settings.warm_people), Priority.BATCH)
+        except Exception as exc:  # noqa: BLE001 - a cold start is slower, not broken
+            log.warning("could not list the saved indexes: %s", exc)
+            return
+        room = self.budget_bytes // 2
+        for user, memories in people:
+            room -= self._estimate(memories)
+            if room < 0:
+                break
+            build = None if user in self._ready else self._start(user, Priority.BATCH)
+            if build is not None:
+                await asyncio.gather(build.task, return_exceptions=True)
+
     async def settle(self) -> None:
-        """Wait for the builds, saves and deletes under way (tests, benchmarks)."""
+        """Wait for the builds, saves and deletes under way, and the warm start
+        (tests, benchmarks)."""
+        if self._warmer is not None:
+            await asyncio.gather(self._warmer, return_exceptions=True)
         while self._builds or self._background:
             await asyncio.gather(*[b.task for b in self._builds.values()], *self._background,
                                  return_exceptions=True)
@@ -214,8 +243,9 @@ class IndexCache:
     async def stop(self) -> None:
         """Cancel builds, save what changed, release the file and the worker."""
         tasks = [b.task for b in self._builds.values()]
-        if self._saver is not None:
-            tasks.append(self._saver)
+        for task in (self._warmer, self._saver):
+            if task is not None:
+                tasks.append(task)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

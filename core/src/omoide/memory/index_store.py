@@ -121,6 +121,14 @@ class IndexStore:
             (user, index_version(), len(idx), blob))
         return True
 
+    def recent(self, limit: int) -> list[tuple[str, int]]:
+        """Up to ``limit`` people with a current saved index, (user, memories), the most
+        recently written first (a write deletes the row; the next save adds it anew)."""
+        rows = self._conn().execute(
+            "SELECT user, memories FROM indexes WHERE version=? ORDER BY rowid DESC LIMIT ?",
+            (index_version(), limit)).fetchall()
+        return [(str(user), int(memories)) for user, memories in rows]
+
     def delete(self, user: str) -> None:
         self._conn().execute("DELETE FROM indexes WHERE user=?", (user,))
 
