@@ -1,8 +1,9 @@
-"""Japanese national holidays (the rules of the 祝日法), for 連休 and named days.
+"""Japanese national holidays, for 連休 and named days (「海の日」「GW」).
 
-Computed, not tabulated, so any year works: fixed days, Happy-Monday days, the
-equinoxes (the usual astronomical approximation valid 1980-2099), substitute
-holidays (振替休日) and a weekday sandwiched between two holidays (国民の休日).
+The calendar is the `holidays` library's (``holidays.country_holidays("JP")``): the
+holidays by law with their Japanese names, substitute holidays (振替休日), days
+sandwiched between two holidays (国民の休日) and the years a holiday moved (the 2020
+and 2021 Olympics) or did not exist yet.
 """
 
 from __future__ import annotations
@@ -10,63 +11,31 @@ from __future__ import annotations
 from datetime import date, timedelta
 from functools import lru_cache
 
-
-def _nth_monday(year: int, month: int, n: int) -> date:
-    first = date(year, month, 1)
-    offset = (0 - first.weekday()) % 7
-    return first + timedelta(days=offset + 7 * (n - 1))
-
-
-def _vernal_equinox(year: int) -> int:
-    return int(20.8431 + 0.242194 * (year - 1980) - (year - 1980) // 4)
-
-
-def _autumnal_equinox(year: int) -> int:
-    return int(23.2488 + 0.242194 * (year - 1980) - (year - 1980) // 4)
-
-
-def named_holidays(year: int) -> dict[str, date]:
-    """Name -> date of each national holiday of ``year`` (without substitutes)."""
-    return {
-        "元日": date(year, 1, 1),
-        "成人の日": _nth_monday(year, 1, 2),
-        "建国記念の日": date(year, 2, 11),
-        "天皇誕生日": date(year, 2, 23),
-        "春分の日": date(year, 3, _vernal_equinox(year)),
-        "昭和の日": date(year, 4, 29),
-        "憲法記念日": date(year, 5, 3),
-        "みどりの日": date(year, 5, 4),
-        "こどもの日": date(year, 5, 5),
-        "海の日": _nth_monday(year, 7, 3),
-        "山の日": date(year, 8, 11),
-        "敬老の日": _nth_monday(year, 9, 3),
-        "秋分の日": date(year, 9, _autumnal_equinox(year)),
-        "スポーツの日": _nth_monday(year, 10, 2),
-        "文化の日": date(year, 11, 3),
-        "勤労感謝の日": date(year, 11, 23),
-    }
+_NOT_NAMED = frozenset({"振替休日", "国民の休日"})
+"""Days off that are not a holiday of their own (nobody plans for 「振替休日」 by name)."""
 
 
 @lru_cache(maxsize=64)
+def _calendar(year: int) -> dict[date, str]:
+    import holidays as calendar
+
+    return dict(calendar.country_holidays("JP", years=year, language="ja").items())
+
+
+def named_holidays(year: int) -> dict[str, date]:
+    """Name -> date of each national holiday of ``year`` (without substitutes and
+    sandwiched days); a holiday that did not exist that year is absent."""
+    return {name: d for d, name in sorted(_calendar(year).items()) if name not in _NOT_NAMED}
+
+
 def holidays(year: int) -> frozenset[date]:
     """Every day off by law in ``year``: holidays, substitutes and sandwiched days."""
-    days = set(named_holidays(year).values())
-    for d in sorted(days):
-        if d.weekday() == 6:  # a Sunday holiday moves to the next non-holiday
-            sub = d + timedelta(days=1)
-            while sub in days:
-                sub += timedelta(days=1)
-            days.add(sub)
-    for d in sorted(days):
-        mid, after = d + timedelta(days=1), d + timedelta(days=2)
-        if after in days and mid not in days and mid.weekday() != 6:
-            days.add(mid)
-    return frozenset(d for d in days if d.year == year)
+    return frozenset(_calendar(year))
 
 
 def is_day_off(d: date) -> bool:
     """Weekend or national holiday."""
-    return d.weekday() >= 5 or d in holidays(d.year)
+    return d.weekday() >= 5 or d in _calendar(d.year)
 
 
 def long_weekends(start: date, end: date, min_days: int = 3) -> list[tuple[date, date]]:

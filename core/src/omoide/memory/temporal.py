@@ -139,10 +139,18 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         "冬休み": lambda y: (date(y, 12, 25), date(y + 1, 1, 7)),
         "春休み": lambda y: (date(y, 3, 20), date(y, 4, 7)),
     }
-    for name in list(named_holidays(today.year)) + list(_HOLIDAY_ALIASES):
+    around = {n: None for y in (today.year - 1, today.year, today.year + 1)
+              for n in named_holidays(y)}  # a holiday this year lacks may be near
+    for name in list(around) + list(_HOLIDAY_ALIASES):
         canonical_name = _HOLIDAY_ALIASES.get(name, name)
-        periods[name] = (lambda n: lambda y: (named_holidays(y)[n],) * 2)(canonical_name)
+        periods[name] = (lambda n: lambda y: _holiday_span(y, n))(canonical_name)
     return periods
+
+
+def _holiday_span(year: int, name: str) -> tuple[date, date] | None:
+    """The day of holiday ``name`` in ``year``; None in a year it did not exist."""
+    day = named_holidays(year).get(name)
+    return (day, day) if day is not None else None
 
 
 @lru_cache(maxsize=8)
