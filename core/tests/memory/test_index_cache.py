@@ -104,6 +104,7 @@ async def test_after_a_restart_saved_indexes_load_before_anyone_asks(
         await first.index(user)
     await first.stop()  # saves the indexes
     again = await make_engine(store=store, data_dir=tmp_path / "data")
+    again.warm_indexes()  # what a server does once its memory has started
     await again.indexes.settle()
     assert again.indexes.peek("me") is not None and again.indexes.peek("you") is not None
     assert again.indexes.loads_done == 2 and again.indexes.builds_done == 0
@@ -118,6 +119,7 @@ async def test_with_warm_people_0_a_saved_index_loads_on_its_first_turn_only(
     await first.stop()
     again = await make_engine(store=store, data_dir=tmp_path / "data",
                               index={"warm_people": 0})
+    again.warm_indexes()
     await again.indexes.settle()
     assert again.indexes.peek("me") is None
     assert (await again.recall("me", QUESTION, NOW)).memories

@@ -63,6 +63,11 @@ class MemoryService(Protocol):
 
     async def stop(self) -> None: ...
 
+    def warm_indexes(self) -> None:
+        """A server has started: prepare what its next turns read (in the background;
+        returns at once)."""
+        ...
+
     async def recall(self, user: str, query: str, now: datetime) -> Recall:
         """Memories to inject for ``query``; never raises, never exceeds the time budget."""
         ...

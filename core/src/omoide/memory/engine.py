@@ -138,9 +138,7 @@ class MemoryEngine:
         if not (self.extractor.capabilities.uses_chat_model and self.chat is None):
             self._retry_task = asyncio.create_task(self._retry_pending_forever())
         # Indexes are built on each person's first recall, not here: start-up stays the
-        # same with 10 people or 10,000. Saved ones of recent people load in the
-        # background (memory.index.warm_people).
-        self._indexes.warm()
+        # same with 10 people or 10,000. A server then calls warm_indexes().
 
     async def stop(self) -> None:
         for timer in self._idle_timers.values():
@@ -200,6 +198,12 @@ class MemoryEngine:
         return RecallRequest(query, now, self.config.max_results,
                              profile.budget_chars if profile.enabled else None,
                              self.config.time_budget_ms)
+
+    def warm_indexes(self) -> None:
+        """Load the saved indexes of the people who talked most recently, in the
+        background (``memory.index.warm_people``): for a server, whose next turns are
+        theirs; a one-off command has no use for them. Returns at once."""
+        self._indexes.warm()
 
     @property
     def engine_name(self) -> str:

@@ -141,6 +141,7 @@ class OmoideServer:
         try:
             memory = self.memory
             await memory.start()
+            memory.warm_indexes()
             self.memory_state = ComponentState.READY
         except Exception as exc:  # noqa: BLE001 - rendered for the user
             self.memory_state = ComponentState.FAILED

@@ -384,6 +384,9 @@ class MemoryServiceDouble:
     async def stop(self) -> None:
         return None
 
+    def warm_indexes(self) -> None:
+        """Nothing to prepare."""
+
     async def recall(self, user: str, query: str, now: Any) -> Any:
         from omoide.memory.api import Recall
         if self.fail:
