@@ -39,6 +39,7 @@ from omoide.components.extractor import (
     Fact,
     TooManyFacts,
 )
+from omoide.memory.block_text import escape_block_text
 from omoide.memory.dates import format_stamp
 from omoide.memory.profile import stored_kind
 from omoide.types import ChatMessage, Exchange
@@ -86,13 +87,17 @@ def conversation_block(exchanges: Sequence[Exchange], timezone: str,
     return "\n".join(lines)
 
 
+_CONVERSATION_TAG = re.compile(r"/?\s*conversation")
+
+
 def one_line(text: str, max_chars: int | None = None) -> str:
-    """An utterance as one line of the block, cut to ``max_chars``."""
-    # A line break or a tag inside an utterance must not fake another line or end the block.
-    text = re.sub(r"\s+", " ", text).strip()
+    """An utterance as one line of the block, cut to ``max_chars``: a line break, an
+    angle bracket or the block's tag name in any width inside what someone said can
+    neither fake another line nor end the block (:mod:`omoide.memory.block_text`)."""
+    text = re.sub(r"\s+", " ", escape_block_text(text, _CONVERSATION_TAG, "(会話)"))
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars - len(CUT_MARK)] + CUT_MARK
-    return text.replace("<", "＜").replace(">", "＞")
+    return text
 
 
 def build_messages(exchanges: Sequence[Exchange], timezone: str,

@@ -1,31 +1,17 @@
 """The ``<retrieved_memory>`` block the chat model sees.
 
 Memory text comes from what people said (or from an import), so it is data, never
-markup. :func:`escape_memory_text` makes sure it can neither end the block nor start
-a line of its own:
-
-- every line or paragraph separator and control character (``\n \r \x0b \x0c
-  \x1c-\x1e \x85 \u2028 \u2029``, ANSI escapes, NUL...) becomes a space, and
-  invisible format characters (zero-width spaces, bidi overrides) are dropped, so a
-  memory is always exactly one line;
-- every character that is an angle bracket in any width or form (``< ＜ ﹤``, and the
-  look-alikes ``‹ 〈 ⟨ ˂ ᐸ ❮ 《 «`` with their closing partners) becomes a full-width
-  parenthesis, so no tag can be opened or closed;
-- the block's own tag name in any spelling (``ｒｅｔｒｉｅｖｅｄ＿ｍｅｍｏｒｙ``, ``Retrieved
-  Memory``, with zero-width or combining characters inside) is replaced, so no text can
-  even name the tag.
-
-Detection sees each character's NFKC form; the rest of the text keeps its own
-characters (a full-width 「（2026年10月3日）」 stays full-width).
+markup: :func:`escape_memory_text` keeps it on one line and unable to open, close or
+even name the block's tag, by the rules of :mod:`omoide.memory.block_text`.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
+from omoide.memory.block_text import escape_block_text
 from omoide.memory.dates import format_date_ja
 from omoide.types import RetrievedMemory
 
@@ -38,50 +24,12 @@ RULES = (
 )
 
 
-_OPENING = "‹〈〈⟨˂ᐸ❮⧼❬❰⟪《«"
-_CLOSING = "›〉〉⟩˃ᐳ❯⧽❭❱⟫》»"
 _TAG_NAME = re.compile(r"/?\s*retrieved[\s_\-‐‑‒–—―・.]*memory")
-_SPACES = re.compile(r" {2,}")
-
-
-def _neutral(ch: str) -> str:
-    """What one character becomes in the block."""
-    category = unicodedata.category(ch)
-    if category in ("Cc", "Zl", "Zp"):   # controls (\x0b \x1c \x85 ESC NUL...), separators
-        return " "
-    if category == "Cf":                 # zero-width and bidi formatting characters
-        return ""
-    folded = unicodedata.normalize("NFKC", ch)
-    if "<" in folded or ch in _OPENING:
-        return "（"
-    if ">" in folded or ch in _CLOSING:
-        return "）"
-    return ch
-
-
-def _replace_tag_names(text: str) -> str:
-    """Replace the tag name, matched on each character's NFKC, case-folded form."""
-    folded: list[str] = []
-    owner: list[int] = []
-    for i, ch in enumerate(text):
-        for f in unicodedata.normalize("NFKC", ch).casefold():
-            if unicodedata.category(f) != "Mn":   # combining marks hide nothing
-                folded.append(f)
-                owner.append(i)
-    out: list[str] = []
-    last = 0
-    for match in _TAG_NAME.finditer("".join(folded)):
-        start, end = owner[match.start()], owner[match.end() - 1] + 1
-        out += [text[last:start], "(メモ)"]
-        last = end
-    return "".join(out) + text[last:]
 
 
 def escape_memory_text(text: str) -> str:
     """Memory text made safe to place inside the block: one line, no tag, no markup."""
-    text = "".join(_neutral(c) for c in text)
-    text = _replace_tag_names(text)
-    return _SPACES.sub(" ", text).strip()
+    return escape_block_text(text, _TAG_NAME, "(メモ)")
 
 
 def render_memory_block(memories: Sequence[RetrievedMemory], timezone: str) -> str:
