@@ -75,6 +75,19 @@ def test_questions_greetings_and_weather_are_skipped(tokenizer: Any) -> None:
     assert json.loads(facts_json(prompt, tokenizer)) == {"facts": []}
 
 
+def test_questions_a_recogniser_wrote_with_a_full_stop_are_still_skipped(
+        tokenizer: Any) -> None:
+    prompt = """<conversation>
+[2026-11-30 21:00 (月)] user: 日本で一番高い山は。
+[2026-11-30 21:00 (月)] user: 週末の予定覚えてる。
+[2026-11-30 21:01 (月)] user: 富士山の高さ知ってる
+[2026-11-30 21:01 (月)] user: 来週の土曜日に友達と箱根に行くんだ。
+</conversation>"""
+    facts = json.loads(facts_json(prompt, tokenizer))["facts"]
+    assert [f["text"] for f in facts] == [
+        "あなたは来週の土曜日（2026年12月12日）に友達と箱根に行く予定だ。"]
+
+
 def test_first_person_becomes_anata_and_polite_forms_become_plain(tokenizer: Any) -> None:
     prompt = """<conversation>
 [2026-10-01 19:00 (木)] user: 私は猫が好きなんです。僕の趣味は釣りだよ。毎朝ジョギングしてます

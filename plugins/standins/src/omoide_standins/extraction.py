@@ -133,9 +133,17 @@ def split_sentences(text: str) -> list[str]:
     return [p.strip(" 　、,") for p in parts if p.strip(" 　、,")]
 
 
+# A recogniser writes a spoken question with 「。」 or nothing (日本で一番高い山は。):
+# a sentence that stops at its topic, or asks whether the assistant remembers, is a
+# question however it is punctuated (「…って」 stays a statement: 結婚するって is news).
+_SPOKEN_QUESTION_END = re.compile(r"(?:は|覚えてる|覚えている|覚えてます|知ってる)$")
+
+
 def is_question(sentence: str) -> bool:
-    s = sentence.rstrip("！!…ー〜")
+    s = sentence.rstrip("！!…ー〜。")
     if s.endswith(("?", "？")):
+        return True
+    if _SPOKEN_QUESTION_END.search(s):
         return True
     return bool(_QUESTION_END.search(s)) and bool(_INTERROGATIVE.search(s) or s.endswith("か"))
 
