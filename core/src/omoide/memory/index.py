@@ -76,6 +76,12 @@ COMMON_SHARE = 50
 """A word found in more than 1/COMMON_SHARE of a large index is common."""
 
 
+def _common_above(n: int) -> int:
+    """How many of ``n`` memories a word may be found in and still not be common (all of
+    them below :data:`LARGE_INDEX`: a small index has no common words)."""
+    return max(1, n // COMMON_SHARE) if n > LARGE_INDEX else n
+
+
 class UserIndex:
     """One user's memories with postings for lexical keys and single kanji."""
 
@@ -400,7 +406,7 @@ class UserIndex:
         if not query.sound:
             return {}
         n = max(1, len(self._entries))
-        most = n // COMMON_SHARE if n > LARGE_INDEX else n
+        most = _common_above(n)
         out: dict[str, LexicalMatch] = {}
         for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
                                        exclude):
@@ -601,7 +607,7 @@ def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[st
     low to be chosen, and scoring it costs the most. None when that leaves nothing
     (score them all).
     """
-    cap = max(1, n // COMMON_SHARE)
+    cap = _common_above(n)
     if all(len(ids) <= cap for ids, _ in matches):
         return None
     out: set[str] = set()

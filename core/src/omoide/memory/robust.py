@@ -508,8 +508,8 @@ class RobustEngine(RecallEngine):
         memory.prepare_index()  # built while the query is embedded, if not ready
         with notes.timed("analyse"):
             prepared = prepare(request.query, request.now)
-        inputs = await memory.index_and_vector(
-            prepared.text, wants_embedding(prepared, self.config), started)
+        wanted = wants_embedding(prepared, self.config)
+        inputs = await memory.index_and_vector(prepared.text, wanted, started)
         notes.timings_ms["embed"] = inputs.embed_ms
         notes.details.update(inputs.notes)
         if "embedding" in inputs.notes:
@@ -526,7 +526,7 @@ class RobustEngine(RecallEngine):
                 settings = settings.model_copy(update={"dense_from_index": False})
                 notes.details["index"] = "not ready: dense recall from the store"
                 notes.shortfalls.append("index not ready: dense recall from the store only")
-            elif index is None and wants_embedding(prepared, self.config):
+            elif index is None and wanted:
                 notes.shortfalls.append(
                     "index not ready and no query vector in time: nothing to recall from")
             result = await robust_read(
