@@ -113,3 +113,28 @@ async def test_a_question_about_a_family_member_is_answered_by_memories_about_th
 async def test_a_question_about_a_planned_place_brings_the_plan(engine: MemoryEngine) -> None:
     # memory.md's own example: nobody asked to remember, but the trip is coming
     assert await injected(engine, "箱根って今寒い？") == ["hakone"]
+
+
+async def test_a_reaction_to_someone_elses_news_does_not_answer_a_question_about_the_reactor(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("c", [
+        Memory("maria", "c", "Maria: Just yesterday I joined a nearby church. I wanted to feel"
+               " closer to a community.", SAID),
+        Memory("john", "c", "John: That's great, Maria! Joining a church can be really"
+               " encouraging. I'm thrilled for you.", SAID)])
+    asked = await engine.recall("c", "Why did Maria join a nearby church?", MONDAY)
+    assert [r.memory.id for r in asked.memories][:1] == ["maria"]
+    swapped = await engine.recall("c", "Why did John join a church?", MONDAY)
+    assert swapped.memories == [] and swapped.details["gate"] == "about someone else"
+
+
+async def test_a_question_about_a_speaker_whose_name_looks_plural_is_checked_too(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("c", [
+        Memory("john", "c", "John: I left my IT job after three years to work on games.", SAID),
+        Memory("james", "c", "James: Wow, John! Congrats on the dream job. When do you"
+               " start?", SAID)])
+    swapped = await engine.recall("c", "What made James leave his IT job?", MONDAY)
+    assert swapped.memories == [] and swapped.details["gate"] == "about someone else"

@@ -74,8 +74,9 @@ class RobustSettings(MemoryEngineConfig):
         " conversation turn's speaker, 「あなたの妹の遥は…」), inject nothing unless a"
         " candidate is that person's own: a memory about someone else answers nothing.")
     subject_ratio: float = Field(
-        0.7, ge=0, le=1, description="Subject check: when the named person's own best word"
-        " match scores under this share of the best match overall, and their closest memory"
+        0.75, ge=0, le=1, description="Subject check: when the named person's own best word"
+        " match (counting only what each conversation turn's speaker says of themselves)"
+        " scores under this share of the best match overall, and their closest memory"
         " by meaning is ``subject_gap`` further than someone else's, what the utterance"
         " describes is someone else's: nothing is injected.")
     subject_gap: float = Field(

@@ -9,7 +9,6 @@ return can still be ranked by cosine without another store call.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import time
 from collections import defaultdict
@@ -32,6 +31,7 @@ from omoide.memory.profile import (
     last_clause,
     select_profile,
 )
+from omoide.memory.subject import Subject, name_keys, subject_of
 from omoide.memory.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.text import canonical, to_katakana
 from omoide.types import FloatArray, Memory
@@ -368,9 +368,9 @@ class UserIndex:
         for term in query.terms:
             if not term.proper:
                 continue
-            for key in term.keys:
-                if key.lower() in self._subjects:
-                    out.add(key.lower())
+            for key in name_keys(term):
+                if key in self._subjects:
+                    out.add(key)
         return out
 
     def about(self, memory_id: str, people: set[str], *, own: bool = False) -> bool:
@@ -386,6 +386,13 @@ class UserIndex:
             return False   # a turn said by someone else is about its speaker
         text = e.memory.text.lower()
         return any(p in text for p in people)
+
+    def own_share(self, memory_id: str, matched: Sequence[str]) -> float:
+        """The share of ``matched`` that a turn's speaker says of themselves, not of the
+        one they talk to (:meth:`~omoide.memory.subject.Subject.own_share`); 1 for a
+        memory that is not a turn."""
+        e = self._entries.get(memory_id)
+        return 1.0 if e is None or e.subject is None else e.subject.own_share(matched)
 
     def sound_keys(self) -> list[str]:
         """Every sound key of the vocabulary."""
@@ -517,48 +524,6 @@ def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) ->
             ids.discard(memory_id)
             if not ids:
                 del table[k]
-
-
-_SPEAKER = re.compile(r"^([^\s:：]{1,40})\s?[:：]\s")
-_JA_SUBJECT = re.compile(
-    r"^あなたの((?:[^はがもをに、。]{1,12}の)?[^はがもをに、。]{1,12}?)(?:さん)?[はがも]")
-
-
-_ADDRESSED = re.compile(r"\?\s*(?:\[[^\]]*\])?\s*$|(?:？|か。?|の？?)\s*$")
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|あなた|君|きみ", re.I)
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|our|us)\b|"
-                           r"私|僕|俺|あたし", re.I)
-
-
-@dataclass(frozen=True)
-class Subject:
-    """Whom a memory is about: ``names`` (a turn's speaker, 「あなたの妹の遥は…」's 妹 and
-    遥; none for the person themselves), whether it is a quoted ``turn`` (``Name: …``),
-    and whether that turn is the speaker talking about themselves (``own``: not a
-    question to the other, not only "you")."""
-
-    names: tuple[str, ...] = ()
-    turn: bool = False
-    own: bool = True
-
-
-_NOBODY = Subject()
-
-
-def subject_of(text: str) -> Subject:
-    """Whom a memory is about (see :class:`Subject`)."""
-    m = _SPEAKER.match(text)
-    if m:
-        said = text[m.end():]
-        # News of one's own often ends with a question to the other ("…yesterday. Have
-        # you tried it?"): only a turn with no first person at all is about the listener.
-        asks_other = not _FIRST_PERSON.search(said) and bool(
-            _ADDRESSED.search(said) or _SECOND_PERSON.search(said))
-        return Subject((sys.intern(m.group(1).lower()),), True, not asks_other)
-    m = _JA_SUBJECT.match(text)
-    if m:
-        return Subject(tuple(sys.intern(p) for p in m.group(1).split("の") if p))
-    return _NOBODY
 
 
 def _sound_keys(terms: Iterable[Term]) -> dict[str, str]:

@@ -355,6 +355,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def english_key(word: str) -> str:
+    """The index key of one English word (lower case, lightly stemmed)."""
+    return _stem(word.lower())
+
+
 def english_terms(text: str) -> tuple[Term, ...]:
     """Content words of English text; capitalised words (names) are proper."""
     terms: dict[str, Term] = {}

@@ -63,6 +63,7 @@ from omoide.memory.lexicon import (
 )
 from omoide.memory.phonetic import SoundIndex, min_similarity, sound_key
 from omoide.memory.profile import Profile
+from omoide.memory.subject import name_keys
 from omoide.memory.temporal import DateSpan, resolve
 from omoide.memory.text import canonical, query_copy
 from omoide.types import FloatArray, RetrievedMemory
@@ -349,6 +350,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         details["gate"] = "about: " + details["gate"]
 
     people = index.people_named(q.analysis) if settings.subject_check else set()
+    own_shares: dict[str, float] = {}
     if people and candidates:
         # 「遥って…」 asks about 遥: a memory about someone else answers nothing (LoCoMo's
         # adversarial questions swap the speaker: "What did Caroline realise…" when
@@ -356,12 +358,17 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         # What the utterance says about them, without their name (a turn addressed
         # to them names them too).
         content = replace(q.analysis, terms=tuple(
-            t for t in q.analysis.terms if not {k.lower() for k in t.keys} & people))
+            t for t in q.analysis.terms if not name_keys(t) & people))
         about_what = index.lexical(content, q.date_words, only=candidates)
-        own_ids = [c for c in candidates if index.about(c, people, own=True)]
-        own = [about_what[c].score for c in own_ids if c in about_what]
-        best_all = max((about_what[c].score for c in candidates if c in about_what),
-                       default=0.0)
+        # Each turn counts only what its speaker says of themselves: John's "That's
+        # great, Maria! Joining a church…" is Maria's news, not John's.
+        own_shares = {c: index.own_share(c, about_what[c].matched)
+                      for c in candidates if c in about_what}
+        own_ids = [c for c in candidates if index.about(c, people, own=True)
+                   and own_shares.get(c, 1.0) > 0]
+        scored = {c: about_what[c].score * share for c, share in own_shares.items()}
+        own = [scored[c] for c in own_ids if c in scored]
+        best_all = max(scored.values(), default=0.0)
         weaker = max(own, default=0.0) < settings.subject_ratio * best_all and \
             q.intent.wh and not q.intent.asks_when
         if weaker and vector is not None:
@@ -369,7 +376,9 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
             # else's (both signals, so that one noisy channel does not decide)
             near = index.dense_top(vector, settings.dense_candidates)
             near.update(index.cosine([c for c in candidates if c not in near], vector))
-            own_near = [v for c, v in near.items() if index.about(c, people, own=True)]
+            # (a turn of theirs that shares only the other's words is not theirs)
+            own_near = [v for c, v in near.items() if index.about(c, people, own=True)
+                        and own_shares.get(c, 1.0) > 0]
             weaker = not own_near or max(own_near) < max(near.values()) - settings.subject_gap
         if not own_ids or weaker:
             # what matched is someone else's, or only their questions to the other
@@ -401,7 +410,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         spread = top[0] - top[len(top) // 2]
         if spread > 0 and top[0] - top[1] >= settings.dense_only_ratio * spread:
             closest = max(dense, key=lambda k: dense[k])
-            if people and not index.about(closest, people):
+            if people and not index.about(closest, people, own=True):
                 details["gate"] = "about someone else"
             elif not contextual:
                 candidates = {closest}
@@ -432,7 +441,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
             score += 0.5 / rrf
         if people and not q.intent.asks_when and index.about(c, people, own=True):
             # (a question about when ranks by date; who said it matters less there)
-            score += settings.subject_boost / rrf
+            score += settings.subject_boost / rrf * own_shares.get(c, 1.0)
         fused[c] = score
 
     def order(c: str) -> tuple[float, float]:
