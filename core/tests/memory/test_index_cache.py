@@ -303,3 +303,49 @@ async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_co
     assert "index" not in recall.details  # the index came first ...
     assert recall.details["embedding"] == "late: recalled without the dense channel"
     assert [r.memory.id for r in recall.memories] == ["h000"]  # ... and found it
+
+
+async def test_a_built_index_is_kept_out_of_full_garbage_collections(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide import long_lived
+    from omoide.memory import index_cache
+
+    settled: list[str] = []
+    monkeypatch.setattr(long_lived, "settle", settled.append)
+    monkeypatch.setattr(index_cache, "SETTLE_EVERY", 16)
+    engine = await make_engine(index={"page_size": 8})
+    await engine.add_memories("me", [guitar(i) for i in range(40)])
+    await engine.index("me")
+    # every 16 memories while it is built (pages of 8), then once it is installed
+    assert settled == ["the index of me, 16 memories so far",
+                       "the index of me, 32 memories so far", "the index of me"]
+
+
+async def test_a_new_index_is_prepared_whole_before_any_reader_sees_it() -> None:
+    from omoide.memory.config import IndexSettings
+    from omoide.memory.index import UserIndex
+    from omoide.memory.index_cache import IndexCache
+    from omoide.memory.records import to_payload
+    from omoide.types import VectorRecord
+
+    store = InMemoryStore(MemoryStoreConfig())
+    await store.start()
+    emb = HashEmbedder(HashEmbedderConfig(dims=64))
+    await emb.start()
+    await store.open(await emb.fingerprint())
+    memories = [guitar(i) for i in range(10)]
+    vectors = await emb.embed([m.text for m in memories], "document")
+    await store.upsert("me", [VectorRecord(m.id, v, to_payload(m))
+                              for m, v in zip(memories, vectors, strict=True)])
+    cache: IndexCache | None = None
+    seen: list[tuple[int, bool]] = []
+
+    def prepare(idx: UserIndex) -> None:
+        assert cache is not None
+        seen.append((len(idx), cache.peek("me") is not None))
+
+    cache = IndexCache(store, "Asia/Tokyo", IndexSettings(page_size=4), 300.0,
+                       prepare=prepare)
+    assert await cache.wait("me", None) is not None
+    await cache.stop()
+    assert seen == [(10, False)]

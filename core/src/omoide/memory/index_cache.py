@@ -41,6 +41,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
@@ -55,6 +56,11 @@ ENTRY_BYTES = 9_300
 """Memory one indexed memory takes besides its vector: the process's RSS grew by 9.3 KB
 per memory (vector included) indexing 20,000 synthetic Japanese memories; the dense
 channel later stacks the vectors once more, hence a vector's worth on top."""
+
+SETTLE_EVERY = 5_000
+"""Memories a build analyses between two :func:`omoide.long_lived.settle` calls (and one
+when it is installed): a large build otherwise sets off full garbage collections over
+everything it made so far, each longer than the last."""
 
 _Write = tuple[Memory, FloatArray | None] | None
 """A write seen while a build runs: the memory and its vector, or None (forgotten)."""
@@ -87,7 +93,10 @@ class IndexCache:
 
     def __init__(self, store: VectorStore, timezone: str, settings: IndexSettings,
                  refresh_s: float, saved: IndexStore | None = None,
-                 save_every_s: float = 30.0) -> None:
+                 save_every_s: float = 30.0,
+                 prepare: Callable[[UserIndex], None] | None = None) -> None:
+        """``prepare``: work on each new index (built or loaded) on the cache's worker
+        before any reader sees it (the engine makes the profile block there)."""
         self.store = store
         self.timezone = timezone
         self.settings = settings
@@ -102,6 +111,7 @@ class IndexCache:
         self._slots = asyncio.Semaphore(settings.concurrent_builds)
         self._runner = PriorityRunner("memory-index")
         self._saved = saved
+        self._prepare = prepare
         self.save_every_s = save_every_s
         self._dirty: set[str] = set()
         self._generation: dict[str, int] = {}
@@ -296,6 +306,7 @@ class IndexCache:
             started = time.perf_counter()
             idx = UserIndex(user, self.timezone)
             cursor: str | None = None
+            settled = 0
             while True:
                 page = await self.store.scroll_page(user, cursor, self.settings.page_size)
                 records = page.records
@@ -304,6 +315,9 @@ class IndexCache:
                     build.priority)
                 if records and not self._vector_bytes:
                     self._vector_bytes = int(records[0].vector.nbytes)
+                if len(idx) - settled >= SETTLE_EVERY:
+                    settled = len(idx)
+                    long_lived.settle(f"the index of {user}, {settled} memories so far")
                 if self._estimate(len(idx)) > self.budget_bytes:
                     self._too_big[user] = time.monotonic()
                     self._drop(user)
@@ -315,7 +329,8 @@ class IndexCache:
                 if page.cursor is None:
                     break
                 cursor = page.cursor
-            _apply(idx, build.pending)
+            await self._prepared(idx, build)
+            _apply(idx, build.pending)  # no await from here: no write can slip between
             self._install(user, idx)
             self.builds_done += 1
             if self._saved is not None:
@@ -335,12 +350,17 @@ class IndexCache:
         idx, memories = loaded
         if self.store.shared and await self.store.count(user) != memories:
             return None  # written by another process: rebuild from the store
+        await self._prepared(idx, build)
         _apply(idx, build.pending)
         if build.pending:
             self._mark_dirty(user)
         self._install(user, idx)
         self.loads_done += 1
         return idx
+
+    async def _prepared(self, idx: UserIndex, build: _Build) -> None:
+        if self._prepare is not None:
+            await self._runner.run(functools.partial(self._prepare, idx), build.priority)
 
     # -- saving ----------------------------------------------------------------------
     def _unsave(self, user: str) -> None:
@@ -409,6 +429,7 @@ class IndexCache:
         return memories * (ENTRY_BYTES + (self._vector_bytes or 1536))
 
     def _install(self, user: str, idx: UserIndex) -> None:
+        long_lived.settle(f"the index of {user}")
         self._too_big.pop(user, None)
         self._ready[user] = idx
         self._ready.move_to_end(user)
