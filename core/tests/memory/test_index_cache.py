@@ -349,3 +349,50 @@ async def test_a_new_index_is_prepared_whole_before_any_reader_sees_it() -> None
     assert await cache.wait("me", None) is not None
     await cache.stop()
     assert seen == [(10, False)]
+
+
+async def test_a_recall_without_its_index_searches_the_store_once(make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    # the nearest memories found for the throwaway index also serve the dense channel
+    assert store.search_limits == [24]
+    store.gate.set()
+
+
+async def test_the_dense_search_starts_while_a_recall_still_waits_for_the_index(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4,
+                                                   "first_turn_wait_share": 0.5})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()
+    recall = asyncio.create_task(engine.recall("me", QUESTION, NOW))
+    await _until(lambda: store.search_limits, "a store search")
+    assert not recall.done()  # still waiting for the index (up to 5 s) ...
+    store.gate.set()  # ... which now comes in time: the recall reads it
+    result = await recall
+    assert "index" not in result.details
+    assert [r.memory.id for r in result.memories] == ["h000"]
+
+
+def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import foreground
+
+    monkeypatch.setattr(foreground, "MAX_PAUSE_S", 60.0)
+    fg = foreground.Foreground()
+    small = threading.Thread(target=fg.step_aside, args=(foreground.LARGE_BUILD - 1,))
+    large = threading.Thread(target=fg.step_aside, args=(foreground.LARGE_BUILD,))
+    with fg.recalling():
+        small.start()
+        small.join()  # a small build never waits: the turn that started it waits for it
+        large.start()
+        large.join(0.05)
+        assert large.is_alive()
+    large.join()  # the recall ended: the build goes on
+    assert not fg.busy

@@ -45,10 +45,11 @@ from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
+from omoide.memory.foreground import Foreground
 from omoide.memory.index import UserIndex
 from omoide.memory.index_store import IndexStore
 from omoide.memory.records import from_payload
-from omoide.types import FloatArray, Memory, Priority, VectorRecord
+from omoide.types import FloatArray, Memory, Priority, VectorHit, VectorRecord
 
 log = logging.getLogger("omoide.memory.index")
 
@@ -112,6 +113,8 @@ class IndexCache:
         self._runner = PriorityRunner("memory-index")
         self._saved = saved
         self._prepare = prepare
+        self.foreground = Foreground()
+        """Recalls under way: large builds step aside for them (mark each recall)."""
         self.save_every_s = save_every_s
         self._dirty: set[str] = set()
         self._generation: dict[str, int] = {}
@@ -311,7 +314,8 @@ class IndexCache:
                 page = await self.store.scroll_page(user, cursor, self.settings.page_size)
                 records = page.records
                 await self._runner.run(
-                    functools.partial(_add_page, idx, records, frozenset(build.pending)),
+                    functools.partial(_add_page, idx, records, frozenset(build.pending),
+                                      self.foreground),
                     build.priority)
                 if records and not self._vector_bytes:
                     self._vector_bytes = int(records[0].vector.nbytes)
@@ -464,14 +468,16 @@ def _apply(idx: UserIndex, pending: dict[str, _Write]) -> None:
             idx.add(*write)
 
 
-def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[str]) -> None:
+def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[str],
+              foreground: Foreground) -> None:
     """Analyse one page into ``idx`` (on the cache's worker thread; ``idx`` is not yet
     visible to readers). Records written or forgotten during the build are skipped:
     the build applies those writes itself at the end.
 
     Analysis is pure Python and holds the GIL: every ~2 ms the thread gives it up
     (``sleep(0)``), so a busy event loop answering people runs first and builds use the
-    time it leaves (otherwise the two would share the interpreter turn about).
+    time it leaves (otherwise the two would share the interpreter turn about); a large
+    build also pauses while recalls run (see :mod:`omoide.memory.foreground`).
     """
     yielded = time.perf_counter()
     for record in records:
@@ -479,6 +485,7 @@ def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[s
             idx.add(from_payload(record.id, record.payload), record.vector)
             if time.perf_counter() - yielded > 0.002:
                 time.sleep(0)
+                foreground.step_aside(len(idx))
                 yielded = time.perf_counter()
 
 
@@ -489,13 +496,11 @@ def dense_only_index(user: str, timezone: str) -> UserIndex:
     return UserIndex(user, timezone)
 
 
-async def index_of_hits(store: VectorStore, user: str, vector: FloatArray, limit: int,
-                        timezone: str) -> UserIndex:
-    """A throwaway index of ``user``'s ``limit`` nearest memories, for a recall whose
-    index is not ready: analysed on a worker thread, so that work (about a millisecond
-    per memory) does not hold up the event loop every other turn runs on. The robust
-    engine's own dense search then finds every hit already indexed."""
-    hits = await store.search(user, vector, limit)
+async def index_of_hits(hits: Sequence[VectorHit], user: str, timezone: str) -> UserIndex:
+    """A throwaway index of ``hits`` (``user``'s nearest memories from a store search),
+    for a recall whose index is not ready: analysed on a worker thread, so that work
+    (about a millisecond per memory) does not hold up the event loop every other turn
+    runs on. The robust engine's own dense search then finds every hit already indexed."""
     idx = UserIndex(user, timezone)
 
     def analyse() -> None:

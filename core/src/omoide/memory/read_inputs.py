@@ -13,7 +13,11 @@ spends its whole budget waiting for one of them:
 
 With the index and no vector, the lexical, temporal and entity channels recall alone;
 with the vector and no index, a dense search of the store finds the candidates and the
-index channels judge those. A late embedding is given up: if its model call has not
+index channels judge those. That search is started (``on_vector``) as soon as the
+vector is there and the index is not, while the recall still waits for the index: a
+person of 100,000 memories has an index that takes a minute to build and a store
+search that takes about 100 ms (Qdrant local), so waiting first and searching after
+would not fit the budget. A late embedding is given up: if its model call has not
 started it is dropped (fresh queries go first), else it lands in the query cache.
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +52,13 @@ class ReadInputs:
 
 async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
                         user: str, query_text: str, wants_vector: bool,
-                        started: float) -> ReadInputs:
+                        started: float,
+                        on_vector: Callable[[FloatArray], None] | None = None) -> ReadInputs:
     """The index and vector of one recall that began at ``started`` (perf_counter).
 
     Call :meth:`IndexCache.request` for ``user`` first, as early as possible.
+    ``on_vector(vector)`` is called once when the vector is there before the index
+    (the caller starts the dense search it will need if the index is late).
     """
     budget_s = config.time_budget_ms / 1000
     if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
@@ -59,6 +67,8 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     embedding = asyncio.ensure_future(embedder.embed_query(query_text))
     vector = await _within(embedding, budget_s * config.query_embed_wait_share)
     embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
+    if vector is not None and on_vector is not None and indexes.peek(user) is None:
+        on_vector(vector)
     index = await indexes.wait(user, budget_s * config.index.first_turn_wait_share)
     if index is None and vector is None:
         left = started + budget_s * READ_SHARE - time.perf_counter()
@@ -67,6 +77,8 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
                                      return_when=asyncio.FIRST_COMPLETED)
         if embedding in done:
             vector = embedding.result()
+            if on_vector is not None and indexes.peek(user) is None:
+                on_vector(vector)
         if waiting.done():
             index = waiting.result()
         else:
