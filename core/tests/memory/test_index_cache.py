@@ -396,3 +396,44 @@ def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # 
         assert large.is_alive()
     large.join()  # the recall ended: the build goes on
     assert not fg.busy
+
+
+async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_read(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import index_cache
+
+    analysing = threading.Event()
+    add_page = index_cache._add_page
+
+    def held(*args: Any) -> None:
+        analysing.wait()
+        add_page(*args)
+
+    monkeypatch.setattr(index_cache, "_add_page", held)
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    engine.indexes.request("me")
+    try:
+        await _until(lambda: engine.indexes.dense("me") is not None, "the records read")
+        recall = await engine.recall("me", QUESTION, NOW)
+    finally:
+        analysing.set()
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+    assert store.search_limits == []  # the nearest came from the records, not the store
+    await engine.index("me")
+    assert engine.indexes.dense("me") is None  # dropped once the index is ready
+
+
+async def test_a_person_of_one_page_gets_no_snapshot_of_their_records(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine(index={"page_size": 64})
+    await engine.add_memories("me", [guitar(i) for i in range(10)])
+    seen: list[bool] = []
+    engine.indexes.request("me")
+    while engine.indexes.stats().building:
+        seen.append(engine.indexes.dense("me") is not None)
+        await asyncio.sleep(0)
+    assert not any(seen)

@@ -2,10 +2,11 @@
 
 A person's :class:`~omoide.memory.index.UserIndex` (lexical, temporal, cached vectors)
 is built the first time they are recalled, not at start: a background task reads
-their records with :meth:`VectorStore.scroll_page` (each page one bounded store call)
-and analyses each page on the cache's own worker thread, so no read-path call ever
-waits for a whole scan and the event loop stays free. Until the index is ready, the
-engine answers from a dense search of the store (see ``MemoryEngine._recall``).
+their records with :meth:`VectorStore.scroll_page` (each page one bounded store call),
+then analyses them a page at a time on the cache's own worker thread, so no read-path
+call ever waits for a whole scan and the event loop stays free. Until the index is
+ready, the engine answers from a dense search: of the records already read, for a
+person of more than one page (:mod:`omoide.memory.dense_snapshot`), else of the store.
 
 Writes made through this process reach the index at once: a ready index is updated
 in place (on the event loop, where it is read), and writes made while a build runs
@@ -45,6 +46,7 @@ from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
+from omoide.memory.dense_snapshot import DenseSnapshot
 from omoide.memory.foreground import Foreground
 from omoide.memory.index import UserIndex
 from omoide.memory.index_store import IndexStore
@@ -108,6 +110,8 @@ class IndexCache:
         self._total_bytes = 0
         self._vector_bytes = 0
         self._builds: dict[str, _Build] = {}
+        self._dense: dict[str, DenseSnapshot] = {}
+        """Large people's records while their index is analysed (see dense_snapshot)."""
         self._too_big: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.concurrent_builds)
         self._runner = PriorityRunner("memory-index")
@@ -144,6 +148,11 @@ class IndexCache:
             self._checked_at[user] = time.monotonic()
             self._start(user, Priority.BATCH, refresh=True)
         return idx
+
+    def dense(self, user: str) -> DenseSnapshot | None:
+        """``user``'s records as read for an index being analysed (large people only),
+        for dense recall until the index is ready; None otherwise."""
+        return self._dense.get(user)
 
     def request(self, user: str) -> None:
         """Make sure ``user``'s index is ready or being built (returns at once)."""
@@ -204,12 +213,16 @@ class IndexCache:
         build = self._builds.get(user)
         if build is not None:
             build.pending[memory_id] = None
+        dense = self._dense.get(user)
+        if dense is not None:
+            dense.forget(memory_id)
 
     def clear(self) -> None:
         """Drop every index (after the store was rebuilt, e.g. by ``reembed``)."""
         for build in self._builds.values():
             build.task.cancel()
         self._builds.clear()
+        self._dense.clear()
         self._ready.clear()
         self._bytes.clear()
         self._checked_at.clear()
@@ -292,6 +305,7 @@ class IndexCache:
     def _finished(self, user: str, build: _Build, task: asyncio.Task[UserIndex | None]) -> None:
         if self._builds.get(user) is build:
             del self._builds[user]
+            self._dense.pop(user, None)
         if not task.cancelled() and task.exception() is not None:
             log.warning("building the index of %s failed: %s", user, task.exception())
 
@@ -307,32 +321,22 @@ class IndexCache:
                 if loaded is not None:
                     return loaded
             started = time.perf_counter()
+            records = await self._read(user)
+            if records is None:
+                return None
+            if len(records) > self.settings.page_size and current is None:
+                # large: its turns get dense recall from these while they are analysed
+                self._dense[user] = await self._runner.run(
+                    functools.partial(DenseSnapshot, records), build.priority)
             idx = UserIndex(user, self.timezone)
-            cursor: str | None = None
-            settled = 0
-            while True:
-                page = await self.store.scroll_page(user, cursor, self.settings.page_size)
-                records = page.records
+            size = self.settings.page_size
+            for at in range(0, len(records), size):
                 await self._runner.run(
-                    functools.partial(_add_page, idx, records, frozenset(build.pending),
-                                      self.foreground),
+                    functools.partial(_add_page, idx, records[at:at + size],
+                                      frozenset(build.pending), self.foreground),
                     build.priority)
-                if records and not self._vector_bytes:
-                    self._vector_bytes = int(records[0].vector.nbytes)
-                if len(idx) - settled >= SETTLE_EVERY:
-                    settled = len(idx)
-                    long_lived.settle(f"the index of {user}, {settled} memories so far")
-                if self._estimate(len(idx)) > self.budget_bytes:
-                    self._too_big[user] = time.monotonic()
-                    self._drop(user)
-                    log.warning(
-                        "the index of %s needs more than memory.index.budget_mb (%.0f MB) on"
-                        " its own: %s gets dense recall from the store only; raise the budget"
-                        " to index them", user, self.settings.budget_mb, user)
-                    return None
-                if page.cursor is None:
-                    break
-                cursor = page.cursor
+                if (at + size) % SETTLE_EVERY < size:
+                    long_lived.settle(f"the index of {user}, {len(idx)} memories so far")
             await self._prepared(idx, build)
             _apply(idx, build.pending)  # no await from here: no write can slip between
             self._install(user, idx)
@@ -342,6 +346,28 @@ class IndexCache:
             log.debug("index of %s: %d memories in %.0f ms", user, len(idx),
                       (time.perf_counter() - started) * 1000)
             return idx
+
+    async def _read(self, user: str) -> list[VectorRecord] | None:
+        """Every record of ``user``, a page at a time; None when their index would not fit
+        the budget (logged)."""
+        records: list[VectorRecord] = []
+        cursor: str | None = None
+        while True:
+            page = await self.store.scroll_page(user, cursor, self.settings.page_size)
+            records.extend(page.records)
+            if records and not self._vector_bytes:
+                self._vector_bytes = int(records[0].vector.nbytes)
+            if self._estimate(len(records)) > self.budget_bytes:
+                self._too_big[user] = time.monotonic()
+                self._drop(user)
+                log.warning(
+                    "the index of %s needs more than memory.index.budget_mb (%.0f MB) on"
+                    " its own: %s gets dense recall from the store only; raise the budget"
+                    " to index them", user, self.settings.budget_mb, user)
+                return None
+            if page.cursor is None:
+                return records
+            cursor = page.cursor
 
     async def _load(self, user: str, build: _Build) -> UserIndex | None:
         """``user``'s saved index, installed, if it is current for the store."""

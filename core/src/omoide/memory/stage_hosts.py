@@ -5,10 +5,11 @@ A read engine never gets the vector store itself: :class:`PersonView` is bound t
 person, so every search, read and index it reaches is theirs (the store enforces the
 person in the query itself; see :mod:`omoide.components.store`).
 
-A recall whose person's index is not ready makes one store search, not two: it starts
+A recall whose person's index is not ready makes one dense search, not two: it starts
 when the query vector is there (see :mod:`omoide.memory.read_inputs`), and the
 nearest memories it finds serve both :meth:`PersonView.index_of_nearest` and the read
-engine's own :meth:`PersonView.search` for that vector.
+engine's own :meth:`PersonView.search` for that vector. It reads the records the index
+cache holds while it analyses a large person's index, else the store.
 """
 
 from __future__ import annotations
@@ -67,8 +68,7 @@ class PersonView:
 
     def _search_early(self, vector: FloatArray) -> None:
         if self._nearest is None or self._nearest[0] is not vector:
-            search = asyncio.ensure_future(
-                self._store.search(self._user, vector, EARLY_CANDIDATES))
+            search = asyncio.ensure_future(self._nearest_of(vector, EARLY_CANDIDATES))
             # a recall that ran out of time never awaits it: its failure is not news
             search.add_done_callback(lambda t: t.cancelled() or t.exception())
             self._nearest = (vector, EARLY_CANDIDATES, search)
@@ -80,9 +80,17 @@ class PersonView:
         if last is not None and last[0] is vector and limit <= last[1]:
             hits = await asyncio.shield(last[2])
             return sorted(hits, key=lambda h: -h.score)[:limit]
-        search = asyncio.ensure_future(self._store.search(self._user, vector, limit))
+        search = asyncio.ensure_future(self._nearest_of(vector, limit))
         self._nearest = (vector, limit, search)
         return await search
+
+    async def _nearest_of(self, vector: FloatArray, limit: int) -> list[VectorHit]:
+        """From the records read for an index being analysed when there are (a matrix
+        product off the event loop), else from the store."""
+        dense = self._indexes.dense(self._user)
+        if dense is not None:
+            return await asyncio.to_thread(dense.nearest, vector, limit)
+        return await self._store.search(self._user, vector, limit)
 
     async def get(self, ids: Sequence[str]) -> list[Memory]:
         return [from_payload(r.id, r.payload) for r in await self._store.get(self._user, ids)]
