@@ -437,3 +437,33 @@ async def test_a_person_of_one_page_gets_no_snapshot_of_their_records(make_engin
         seen.append(engine.indexes.dense("me") is not None)
         await asyncio.sleep(0)
     assert not any(seen)
+
+
+async def test_a_recall_does_not_wait_for_a_large_index_being_analysed(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import index_cache
+
+    analysing = threading.Event()
+    add_page = index_cache._add_page
+
+    def held(*args: Any) -> None:
+        analysing.wait()
+        add_page(*args)
+
+    monkeypatch.setattr(index_cache, "_add_page", held)
+    store = PagedStore(MemoryStoreConfig())
+    # the whole (large) budget would go to waiting for the index, were it waited for
+    engine = await make_engine(store=store, time_budget_ms=600_000,
+                               index={"page_size": 4, "first_turn_wait_share": 1.0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    engine.indexes.request("me")
+    try:
+        await _until(lambda: engine.indexes.dense("me") is not None, "the records read")
+        # generous, not a timing check: waiting for the held analysis would never end
+        recall = await asyncio.wait_for(engine.recall("me", QUESTION, NOW), 60)
+    finally:
+        analysing.set()
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]

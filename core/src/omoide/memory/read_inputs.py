@@ -7,7 +7,9 @@ spends its whole budget waiting for one of them:
 
 1. it waits for the query vector up to ``query_embed_wait_share`` of the budget;
 2. then for the index up to ``index.first_turn_wait_share`` (both were started at the
-   turn's beginning, so these waits overlap the work);
+   turn's beginning, so these waits overlap the work), except for an index whose
+   records are being analysed (a large person, see :mod:`omoide.memory.dense_snapshot`):
+   that takes seconds, and their records answer the dense search meanwhile;
 3. if it has neither yet, it takes whichever comes first, up to :data:`READ_SHARE` of
    the budget, leaving the rest for reading.
 
@@ -69,7 +71,10 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
     if vector is not None and on_vector is not None and indexes.peek(user) is None:
         on_vector(vector)
-    index = await indexes.wait(user, budget_s * config.index.first_turn_wait_share)
+    index_wait_s = budget_s * config.index.first_turn_wait_share
+    if indexes.dense(user) is not None:
+        index_wait_s = 0.0  # a large index being analysed: seconds away, not milliseconds
+    index = await indexes.wait(user, index_wait_s)
     if index is None and vector is None:
         left = started + budget_s * READ_SHARE - time.perf_counter()
         waiting = asyncio.ensure_future(indexes.wait(user, max(0.0, left)))
