@@ -303,3 +303,167 @@ async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_co
     assert "index" not in recall.details  # the index came first ...
     assert recall.details["embedding"] == "late: recalled without the dense channel"
     assert [r.memory.id for r in recall.memories] == ["h000"]  # ... and found it
+
+
+async def test_a_built_index_is_kept_out_of_full_garbage_collections(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide import long_lived
+    from omoide.memory import index_cache
+
+    settled: list[str] = []
+    monkeypatch.setattr(long_lived, "settle", settled.append)
+    monkeypatch.setattr(index_cache, "SETTLE_EVERY", 16)
+    engine = await make_engine(index={"page_size": 8})
+    await engine.add_memories("me", [guitar(i) for i in range(40)])
+    await engine.index("me")
+    # every 16 memories while it is built (pages of 8), then once it is installed
+    assert settled == ["the index of me, 16 memories so far",
+                       "the index of me, 32 memories so far", "the index of me"]
+
+
+async def test_a_new_index_is_prepared_whole_before_any_reader_sees_it() -> None:
+    from omoide.memory.config import IndexSettings
+    from omoide.memory.index import UserIndex
+    from omoide.memory.index_cache import IndexCache
+    from omoide.memory.records import to_payload
+    from omoide.types import VectorRecord
+
+    store = InMemoryStore(MemoryStoreConfig())
+    await store.start()
+    emb = HashEmbedder(HashEmbedderConfig(dims=64))
+    await emb.start()
+    await store.open(await emb.fingerprint())
+    memories = [guitar(i) for i in range(10)]
+    vectors = await emb.embed([m.text for m in memories], "document")
+    await store.upsert("me", [VectorRecord(m.id, v, to_payload(m))
+                              for m, v in zip(memories, vectors, strict=True)])
+    cache: IndexCache | None = None
+    seen: list[tuple[int, bool]] = []
+
+    def prepare(idx: UserIndex) -> None:
+        assert cache is not None
+        seen.append((len(idx), cache.peek("me") is not None))
+
+    cache = IndexCache(store, "Asia/Tokyo", IndexSettings(page_size=4), 300.0,
+                       prepare=prepare)
+    assert await cache.wait("me", None) is not None
+    await cache.stop()
+    assert seen == [(10, False)]
+
+
+async def test_a_recall_without_its_index_searches_the_store_once(make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    # the nearest memories found for the throwaway index also serve the dense channel
+    assert store.search_limits == [24]
+    store.gate.set()
+
+
+async def test_the_dense_search_starts_while_a_recall_still_waits_for_the_index(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4,
+                                                   "first_turn_wait_share": 0.5})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()
+    recall = asyncio.create_task(engine.recall("me", QUESTION, NOW))
+    await _until(lambda: store.search_limits, "a store search")
+    assert not recall.done()  # still waiting for the index (up to 5 s) ...
+    store.gate.set()  # ... which now comes in time: the recall reads it
+    result = await recall
+    assert "index" not in result.details
+    assert [r.memory.id for r in result.memories] == ["h000"]
+
+
+def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import foreground
+
+    monkeypatch.setattr(foreground, "MAX_PAUSE_S", 60.0)
+    fg = foreground.Foreground()
+    small = threading.Thread(target=fg.step_aside, args=(foreground.LARGE_BUILD - 1,))
+    large = threading.Thread(target=fg.step_aside, args=(foreground.LARGE_BUILD,))
+    with fg.recalling():
+        small.start()
+        small.join()  # a small build never waits: the turn that started it waits for it
+        large.start()
+        large.join(0.05)
+        assert large.is_alive()
+    large.join()  # the recall ended: the build goes on
+    assert not fg.busy
+
+
+async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_read(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import index_cache
+
+    analysing = threading.Event()
+    add_page = index_cache._add_page
+
+    def held(*args: Any) -> None:
+        analysing.wait()
+        add_page(*args)
+
+    monkeypatch.setattr(index_cache, "_add_page", held)
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    engine.indexes.request("me")
+    try:
+        await _until(lambda: engine.indexes.dense("me") is not None, "the records read")
+        recall = await engine.recall("me", QUESTION, NOW)
+    finally:
+        analysing.set()
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]
+    assert store.search_limits == []  # the nearest came from the records, not the store
+    await engine.index("me")
+    assert engine.indexes.dense("me") is None  # dropped once the index is ready
+
+
+async def test_a_person_of_one_page_gets_no_snapshot_of_their_records(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine(index={"page_size": 64})
+    await engine.add_memories("me", [guitar(i) for i in range(10)])
+    seen: list[bool] = []
+    engine.indexes.request("me")
+    while engine.indexes.stats().building:
+        seen.append(engine.indexes.dense("me") is not None)
+        await asyncio.sleep(0)
+    assert not any(seen)
+
+
+async def test_a_recall_does_not_wait_for_a_large_index_being_analysed(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from omoide.memory import index_cache
+
+    analysing = threading.Event()
+    add_page = index_cache._add_page
+
+    def held(*args: Any) -> None:
+        analysing.wait()
+        add_page(*args)
+
+    monkeypatch.setattr(index_cache, "_add_page", held)
+    store = PagedStore(MemoryStoreConfig())
+    # the whole (large) budget would go to waiting for the index, were it waited for
+    engine = await make_engine(store=store, time_budget_ms=600_000,
+                               index={"page_size": 4, "first_turn_wait_share": 1.0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    engine.indexes.request("me")
+    try:
+        await _until(lambda: engine.indexes.dense("me") is not None, "the records read")
+        # generous, not a timing check: waiting for the held analysis would never end
+        recall = await asyncio.wait_for(engine.recall("me", QUESTION, NOW), 60)
+    finally:
+        analysing.set()
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h000"]

@@ -111,7 +111,7 @@ class MemoryEngine:
         saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
                  if config.index.keep_on_disk else None)
         self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
-                                   saved)
+                                   saved, prepare=self._prepare_index)
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
@@ -186,7 +186,8 @@ class MemoryEngine:
         except Exception as exc:  # noqa: BLE001 - an unknown engine: no memory, said why
             return Recall([], engine or self.read_engine.name, {"embed": 0.0, "search": 0.0},
                           error=f"{type(exc).__name__}: {exc}")
-        return await reader.recall(self.person(user), self._recall_request(query, now))
+        with self._indexes.foreground.recalling():  # large index builds step aside
+            return await reader.recall(self.person(user), self._recall_request(query, now))
 
     def person(self, user: str) -> PersonView:
         """``user``'s memory as a read engine sees it (bound to them)."""
@@ -198,6 +199,14 @@ class MemoryEngine:
         return RecallRequest(query, now, self.config.max_results,
                              profile.budget_chars if profile.enabled else None,
                              self.config.time_budget_ms)
+
+    def _prepare_index(self, index: UserIndex) -> None:
+        """What every recall of a new index reads, made on the index worker before the
+        index is used: its profile block (a person of 100,000 memories has tens of
+        thousands of profile facts to sort; made here, they are also kept out of full
+        garbage collections with the index, see :mod:`omoide.long_lived`)."""
+        if self.config.profile.enabled:
+            index.profile(self.config.profile.budget_chars)
 
     def warm_indexes(self) -> None:
         """Load the saved indexes of the people who talked most recently, in the

@@ -2,10 +2,11 @@
 
 A person's :class:`~omoide.memory.index.UserIndex` (lexical, temporal, cached vectors)
 is built the first time they are recalled, not at start: a background task reads
-their records with :meth:`VectorStore.scroll_page` (each page one bounded store call)
-and analyses each page on the cache's own worker thread, so no read-path call ever
-waits for a whole scan and the event loop stays free. Until the index is ready, the
-engine answers from a dense search of the store (see ``MemoryEngine._recall``).
+their records with :meth:`VectorStore.scroll_page` (each page one bounded store call),
+then analyses them a page at a time on the cache's own worker thread, so no read-path
+call ever waits for a whole scan and the event loop stays free. Until the index is
+ready, the engine answers from a dense search: of the records already read, for a
+person of more than one page (:mod:`omoide.memory.dense_snapshot`), else of the store.
 
 Writes made through this process reach the index at once: a ready index is updated
 in place (on the event loop, where it is read), and writes made while a build runs
@@ -41,13 +42,16 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
+from omoide.memory.dense_snapshot import DenseSnapshot
+from omoide.memory.foreground import Foreground
 from omoide.memory.index import UserIndex
 from omoide.memory.index_store import IndexStore
 from omoide.memory.records import from_payload
-from omoide.types import FloatArray, Memory, Priority, VectorRecord
+from omoide.types import FloatArray, Memory, Priority, VectorHit, VectorRecord
 
 log = logging.getLogger("omoide.memory.index")
 
@@ -55,6 +59,11 @@ ENTRY_BYTES = 9_300
 """Memory one indexed memory takes besides its vector: the process's RSS grew by 9.3 KB
 per memory (vector included) indexing 20,000 synthetic Japanese memories; the dense
 channel later stacks the vectors once more, hence a vector's worth on top."""
+
+SETTLE_EVERY = 5_000
+"""Memories a build analyses between two :func:`omoide.long_lived.settle` calls (and one
+when it is installed): a large build otherwise sets off full garbage collections over
+everything it made so far, each longer than the last."""
 
 _Write = tuple[Memory, FloatArray | None] | None
 """A write seen while a build runs: the memory and its vector, or None (forgotten)."""
@@ -87,7 +96,10 @@ class IndexCache:
 
     def __init__(self, store: VectorStore, timezone: str, settings: IndexSettings,
                  refresh_s: float, saved: IndexStore | None = None,
-                 save_every_s: float = 30.0) -> None:
+                 save_every_s: float = 30.0,
+                 prepare: Callable[[UserIndex], None] | None = None) -> None:
+        """``prepare``: work on each new index (built or loaded) on the cache's worker
+        before any reader sees it (the engine makes the profile block there)."""
         self.store = store
         self.timezone = timezone
         self.settings = settings
@@ -98,10 +110,15 @@ class IndexCache:
         self._total_bytes = 0
         self._vector_bytes = 0
         self._builds: dict[str, _Build] = {}
+        self._dense: dict[str, DenseSnapshot] = {}
+        """Large people's records while their index is analysed (see dense_snapshot)."""
         self._too_big: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.concurrent_builds)
         self._runner = PriorityRunner("memory-index")
         self._saved = saved
+        self._prepare = prepare
+        self.foreground = Foreground()
+        """Recalls under way: large builds step aside for them (mark each recall)."""
         self.save_every_s = save_every_s
         self._dirty: set[str] = set()
         self._generation: dict[str, int] = {}
@@ -131,6 +148,11 @@ class IndexCache:
             self._checked_at[user] = time.monotonic()
             self._start(user, Priority.BATCH, refresh=True)
         return idx
+
+    def dense(self, user: str) -> DenseSnapshot | None:
+        """``user``'s records as read for an index being analysed (large people only),
+        for dense recall until the index is ready; None otherwise."""
+        return self._dense.get(user)
 
     def request(self, user: str) -> None:
         """Make sure ``user``'s index is ready or being built (returns at once)."""
@@ -191,12 +213,16 @@ class IndexCache:
         build = self._builds.get(user)
         if build is not None:
             build.pending[memory_id] = None
+        dense = self._dense.get(user)
+        if dense is not None:
+            dense.forget(memory_id)
 
     def clear(self) -> None:
         """Drop every index (after the store was rebuilt, e.g. by ``reembed``)."""
         for build in self._builds.values():
             build.task.cancel()
         self._builds.clear()
+        self._dense.clear()
         self._ready.clear()
         self._bytes.clear()
         self._checked_at.clear()
@@ -279,6 +305,7 @@ class IndexCache:
     def _finished(self, user: str, build: _Build, task: asyncio.Task[UserIndex | None]) -> None:
         if self._builds.get(user) is build:
             del self._builds[user]
+            self._dense.pop(user, None)
         if not task.cancelled() and task.exception() is not None:
             log.warning("building the index of %s failed: %s", user, task.exception())
 
@@ -294,28 +321,24 @@ class IndexCache:
                 if loaded is not None:
                     return loaded
             started = time.perf_counter()
+            records = await self._read(user)
+            if records is None:
+                return None
+            if len(records) > self.settings.page_size and current is None:
+                # large: its turns get dense recall from these while they are analysed
+                self._dense[user] = await self._runner.run(
+                    functools.partial(DenseSnapshot, records), build.priority)
             idx = UserIndex(user, self.timezone)
-            cursor: str | None = None
-            while True:
-                page = await self.store.scroll_page(user, cursor, self.settings.page_size)
-                records = page.records
+            size = self.settings.page_size
+            for at in range(0, len(records), size):
                 await self._runner.run(
-                    functools.partial(_add_page, idx, records, frozenset(build.pending)),
+                    functools.partial(_add_page, idx, records[at:at + size],
+                                      frozenset(build.pending), self.foreground),
                     build.priority)
-                if records and not self._vector_bytes:
-                    self._vector_bytes = int(records[0].vector.nbytes)
-                if self._estimate(len(idx)) > self.budget_bytes:
-                    self._too_big[user] = time.monotonic()
-                    self._drop(user)
-                    log.warning(
-                        "the index of %s needs more than memory.index.budget_mb (%.0f MB) on"
-                        " its own: %s gets dense recall from the store only; raise the budget"
-                        " to index them", user, self.settings.budget_mb, user)
-                    return None
-                if page.cursor is None:
-                    break
-                cursor = page.cursor
-            _apply(idx, build.pending)
+                if (at + size) % SETTLE_EVERY < size:
+                    long_lived.settle(f"the index of {user}, {len(idx)} memories so far")
+            await self._prepared(idx, build)
+            _apply(idx, build.pending)  # no await from here: no write can slip between
             self._install(user, idx)
             self.builds_done += 1
             if self._saved is not None:
@@ -323,6 +346,28 @@ class IndexCache:
             log.debug("index of %s: %d memories in %.0f ms", user, len(idx),
                       (time.perf_counter() - started) * 1000)
             return idx
+
+    async def _read(self, user: str) -> list[VectorRecord] | None:
+        """Every record of ``user``, a page at a time; None when their index would not fit
+        the budget (logged)."""
+        records: list[VectorRecord] = []
+        cursor: str | None = None
+        while True:
+            page = await self.store.scroll_page(user, cursor, self.settings.page_size)
+            records.extend(page.records)
+            if records and not self._vector_bytes:
+                self._vector_bytes = int(records[0].vector.nbytes)
+            if self._estimate(len(records)) > self.budget_bytes:
+                self._too_big[user] = time.monotonic()
+                self._drop(user)
+                log.warning(
+                    "the index of %s needs more than memory.index.budget_mb (%.0f MB) on"
+                    " its own: %s gets dense recall from the store only; raise the budget"
+                    " to index them", user, self.settings.budget_mb, user)
+                return None
+            if page.cursor is None:
+                return records
+            cursor = page.cursor
 
     async def _load(self, user: str, build: _Build) -> UserIndex | None:
         """``user``'s saved index, installed, if it is current for the store."""
@@ -335,12 +380,17 @@ class IndexCache:
         idx, memories = loaded
         if self.store.shared and await self.store.count(user) != memories:
             return None  # written by another process: rebuild from the store
+        await self._prepared(idx, build)
         _apply(idx, build.pending)
         if build.pending:
             self._mark_dirty(user)
         self._install(user, idx)
         self.loads_done += 1
         return idx
+
+    async def _prepared(self, idx: UserIndex, build: _Build) -> None:
+        if self._prepare is not None:
+            await self._runner.run(functools.partial(self._prepare, idx), build.priority)
 
     # -- saving ----------------------------------------------------------------------
     def _unsave(self, user: str) -> None:
@@ -409,6 +459,7 @@ class IndexCache:
         return memories * (ENTRY_BYTES + (self._vector_bytes or 1536))
 
     def _install(self, user: str, idx: UserIndex) -> None:
+        long_lived.settle(f"the index of {user}")
         self._too_big.pop(user, None)
         self._ready[user] = idx
         self._ready.move_to_end(user)
@@ -443,14 +494,16 @@ def _apply(idx: UserIndex, pending: dict[str, _Write]) -> None:
             idx.add(*write)
 
 
-def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[str]) -> None:
+def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[str],
+              foreground: Foreground) -> None:
     """Analyse one page into ``idx`` (on the cache's worker thread; ``idx`` is not yet
     visible to readers). Records written or forgotten during the build are skipped:
     the build applies those writes itself at the end.
 
     Analysis is pure Python and holds the GIL: every ~2 ms the thread gives it up
     (``sleep(0)``), so a busy event loop answering people runs first and builds use the
-    time it leaves (otherwise the two would share the interpreter turn about).
+    time it leaves (otherwise the two would share the interpreter turn about); a large
+    build also pauses while recalls run (see :mod:`omoide.memory.foreground`).
     """
     yielded = time.perf_counter()
     for record in records:
@@ -458,6 +511,7 @@ def _add_page(idx: UserIndex, records: Sequence[VectorRecord], skip: frozenset[s
             idx.add(from_payload(record.id, record.payload), record.vector)
             if time.perf_counter() - yielded > 0.002:
                 time.sleep(0)
+                foreground.step_aside(len(idx))
                 yielded = time.perf_counter()
 
 
@@ -468,13 +522,11 @@ def dense_only_index(user: str, timezone: str) -> UserIndex:
     return UserIndex(user, timezone)
 
 
-async def index_of_hits(store: VectorStore, user: str, vector: FloatArray, limit: int,
-                        timezone: str) -> UserIndex:
-    """A throwaway index of ``user``'s ``limit`` nearest memories, for a recall whose
-    index is not ready: analysed on a worker thread, so that work (about a millisecond
-    per memory) does not hold up the event loop every other turn runs on. The robust
-    engine's own dense search then finds every hit already indexed."""
-    hits = await store.search(user, vector, limit)
+async def index_of_hits(hits: Sequence[VectorHit], user: str, timezone: str) -> UserIndex:
+    """A throwaway index of ``hits`` (``user``'s nearest memories from a store search),
+    for a recall whose index is not ready: analysed on a worker thread, so that work
+    (about a millisecond per memory) does not hold up the event loop every other turn
+    runs on. The robust engine's own dense search then finds every hit already indexed."""
     idx = UserIndex(user, timezone)
 
     def analyse() -> None:

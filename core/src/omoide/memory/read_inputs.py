@@ -7,13 +7,19 @@ spends its whole budget waiting for one of them:
 
 1. it waits for the query vector up to ``query_embed_wait_share`` of the budget;
 2. then for the index up to ``index.first_turn_wait_share`` (both were started at the
-   turn's beginning, so these waits overlap the work);
+   turn's beginning, so these waits overlap the work), except for an index whose
+   records are being analysed (a large person, see :mod:`omoide.memory.dense_snapshot`):
+   that takes seconds, and their records answer the dense search meanwhile;
 3. if it has neither yet, it takes whichever comes first, up to :data:`READ_SHARE` of
    the budget, leaving the rest for reading.
 
 With the index and no vector, the lexical, temporal and entity channels recall alone;
 with the vector and no index, a dense search of the store finds the candidates and the
-index channels judge those. A late embedding is given up: if its model call has not
+index channels judge those. That search is started (``on_vector``) as soon as the
+vector is there and the index is not, while the recall still waits for the index: a
+person of 100,000 memories has an index that takes a minute to build and a store
+search that takes about 100 ms (Qdrant local), so waiting first and searching after
+would not fit the budget. A late embedding is given up: if its model call has not
 started it is dropped (fresh queries go first), else it lands in the query cache.
 """
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +54,13 @@ class ReadInputs:
 
 async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
                         user: str, query_text: str, wants_vector: bool,
-                        started: float) -> ReadInputs:
+                        started: float,
+                        on_vector: Callable[[FloatArray], None] | None = None) -> ReadInputs:
     """The index and vector of one recall that began at ``started`` (perf_counter).
 
     Call :meth:`IndexCache.request` for ``user`` first, as early as possible.
+    ``on_vector(vector)`` is called once when the vector is there before the index
+    (the caller starts the dense search it will need if the index is late).
     """
     budget_s = config.time_budget_ms / 1000
     if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
@@ -59,7 +69,12 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     embedding = asyncio.ensure_future(embedder.embed_query(query_text))
     vector = await _within(embedding, budget_s * config.query_embed_wait_share)
     embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
-    index = await indexes.wait(user, budget_s * config.index.first_turn_wait_share)
+    if vector is not None and on_vector is not None and indexes.peek(user) is None:
+        on_vector(vector)
+    index_wait_s = budget_s * config.index.first_turn_wait_share
+    if indexes.dense(user) is not None:
+        index_wait_s = 0.0  # a large index being analysed: seconds away, not milliseconds
+    index = await indexes.wait(user, index_wait_s)
     if index is None and vector is None:
         left = started + budget_s * READ_SHARE - time.perf_counter()
         waiting = asyncio.ensure_future(indexes.wait(user, max(0.0, left)))
@@ -67,6 +82,8 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
                                      return_when=asyncio.FIRST_COMPLETED)
         if embedding in done:
             vector = embedding.result()
+            if on_vector is not None and indexes.peek(user) is None:
+                on_vector(vector)
         if waiting.done():
             index = waiting.result()
         else:

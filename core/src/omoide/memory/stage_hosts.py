@@ -4,22 +4,34 @@ the host of an extractor.
 A read engine never gets the vector store itself: :class:`PersonView` is bound to one
 person, so every search, read and index it reaches is theirs (the store enforces the
 person in the query itself; see :mod:`omoide.components.store`).
+
+A recall whose person's index is not ready makes one dense search, not two: it starts
+when the query vector is there (see :mod:`omoide.memory.read_inputs`), and the
+nearest memories it finds serve both :meth:`PersonView.index_of_nearest` and the read
+engine's own :meth:`PersonView.search` for that vector. It reads the records the index
+cache holds while it analyses a large person's index, else the store.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from omoide.components import ChatModel, Embedder, MemoryHit, VectorStore
+from omoide.memory.config import RobustSettings
 from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
 from omoide.memory.read_inputs import ReadInputs, gather_inputs
 from omoide.memory.records import from_payload
-from omoide.types import FloatArray, Memory
+from omoide.types import FloatArray, Memory, VectorHit
 
 if TYPE_CHECKING:
     from omoide.memory.config import MemoryConfig
     from omoide.memory.index import UserIndex
+
+EARLY_CANDIDATES: int = RobustSettings.model_fields["dense_candidates"].default
+"""Memories the early search of a recall without its index asks for (the robust
+engine's default; a read engine asking for more searches again)."""
 
 
 class PersonView:
@@ -35,6 +47,8 @@ class PersonView:
         self._timezone = timezone
         self._indexes = indexes
         self._config = config
+        self._nearest: tuple[FloatArray, int, asyncio.Future[list[VectorHit]]] | None = None
+        """The last store search: its vector, limit and hits (shared by this recall)."""
 
     @property
     def user(self) -> str:
@@ -49,8 +63,34 @@ class PersonView:
         return self._embedder
 
     async def search(self, vector: FloatArray, limit: int) -> list[MemoryHit]:
-        hits = await self._store.search(self._user, vector, limit)
+        hits = await self._hits(vector, limit)
         return [MemoryHit(from_payload(h.id, h.payload), h.score) for h in hits]
+
+    def _search_early(self, vector: FloatArray) -> None:
+        if self._nearest is None or self._nearest[0] is not vector:
+            search = asyncio.ensure_future(self._nearest_of(vector, EARLY_CANDIDATES))
+            # a recall that ran out of time never awaits it: its failure is not news
+            search.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._nearest = (vector, EARLY_CANDIDATES, search)
+
+    async def _hits(self, vector: FloatArray, limit: int) -> list[VectorHit]:
+        """The store's ``limit`` nearest memories, from this recall's last search when it
+        was for the same vector and at least as many."""
+        last = self._nearest
+        if last is not None and last[0] is vector and limit <= last[1]:
+            hits = await asyncio.shield(last[2])
+            return sorted(hits, key=lambda h: -h.score)[:limit]
+        search = asyncio.ensure_future(self._nearest_of(vector, limit))
+        self._nearest = (vector, limit, search)
+        return await search
+
+    async def _nearest_of(self, vector: FloatArray, limit: int) -> list[VectorHit]:
+        """From the records read for an index being analysed when there are (a matrix
+        product off the event loop), else from the store."""
+        dense = self._indexes.dense(self._user)
+        if dense is not None:
+            return await asyncio.to_thread(dense.nearest, vector, limit)
+        return await self._store.search(self._user, vector, limit)
 
     async def get(self, ids: Sequence[str]) -> list[Memory]:
         return [from_payload(r.id, r.payload) for r in await self._store.get(self._user, ids)]
@@ -70,11 +110,16 @@ class PersonView:
 
     async def index_and_vector(self, query_text: str, wants_vector: bool,
                                started: float) -> ReadInputs:
-        return await gather_inputs(self._indexes, self._embedder, self._config, self._user,
-                                   query_text, wants_vector, started)
+        inputs = await gather_inputs(self._indexes, self._embedder, self._config, self._user,
+                                     query_text, wants_vector, started, self._search_early)
+        if inputs.index is not None and self._nearest is not None:
+            self._nearest[2].cancel()  # the index came in time: its search is not needed
+            self._nearest = None
+        return inputs
 
     async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
-        return await index_of_hits(self._store, self._user, vector, limit, self._timezone)
+        return await index_of_hits(await self._hits(vector, limit), self._user,
+                                   self._timezone)
 
 
 class ExtractorHostView:

@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from omoide import long_lived
 from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector
@@ -157,6 +158,7 @@ class OmoideServer:
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
                                    tools=self.tools)
+        long_lived.settle("the server's components")  # models: never garbage, never walked
         self.ready.set()
         log.info("omoide is ready")
 
