@@ -61,3 +61,14 @@ def test_a_large_index_still_scores_every_memory_sharing_a_rare_word(large: None
 def test_a_large_index_scores_a_lone_common_word_everywhere_it_occurs(large: None) -> None:
     scored = _scored(_index(), "寿司のこと覚えてる？")
     assert scored == {f"m{i:02d}" for i in range(12)} | {f"m{i:02d}" for i in range(24, 36)}
+
+
+def test_a_large_index_returns_only_its_strongest_matches(
+        large: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    prepared = prepare("蓮と寿司と石垣島のこと覚えてる？", NOW)
+    every = _index().lexical(prepared.analysis, prepared.date_words)
+    monkeypatch.setattr(index_module, "LEXICAL_KEEP", 5)
+    kept = _index().lexical(prepared.analysis, prepared.date_words)
+    assert len(every) > 5 and len(kept) == 5
+    assert min(m.score for m in kept.values()) >= \
+        max(m.score for k, m in every.items() if k not in kept)

@@ -8,6 +8,7 @@ return can still be ranked by cosine without another store call.
 
 from __future__ import annotations
 
+import heapq
 import math
 import sys
 import time
@@ -74,6 +75,10 @@ LARGE_INDEX = 5000
 
 COMMON_SHARE = 50
 """A word found in more than 1/COMMON_SHARE of a large index is common."""
+
+LEXICAL_KEEP = 1024
+"""Lexical matches a large index returns at most, the best first (the robust engine
+scores at most 256 candidates; the rest of thousands of weak matches are never chosen)."""
 
 
 def _common_above(n: int) -> int:
@@ -289,17 +294,13 @@ class UserIndex:
 
         def credit(ids: set[str], weight: float, proper: bool, label: str,
                    covers: float, exact: bool = False) -> None:
-            idf = math.log(1.0 + n / len(ids))
+            w = weight * math.log(1.0 + n / len(ids))
+            add = (w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
+                   w if exact else 0.0)
             for mid in (ids & only if only is not None else ids):
                 s = scores[mid]
-                s[3] += covers
-                s[0] += weight * idf
-                if weight >= 0.8:
-                    s[1] += weight * idf
-                if proper:
-                    s[2] += weight * idf
-                if exact:
-                    s[4] += weight * idf
+                for i, v in enumerate(add):
+                    s[i] += v
                 matched[mid].append(label)
 
         asked = 0.0
@@ -345,9 +346,15 @@ class UserIndex:
                     used_readings.add(reading)
                     credit(set(names), 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
-        return {mid: LexicalMatch(s[0], s[1], s[2], tuple(matched[mid]),
-                                  min(1.0, s[3] / asked) if asked else 0.0, s[4])
-                for mid, s in scores.items()}
+        kept: Iterable[str] = scores
+        if n > LARGE_INDEX and len(scores) > LEXICAL_KEEP:
+            # the weakest of thousands of matches would never be chosen: do not dress them
+            kept = heapq.nlargest(LEXICAL_KEEP, scores, key=lambda mid: scores[mid][0])
+        return {mid: LexicalMatch(scores[mid][0], scores[mid][1], scores[mid][2],
+                                  tuple(matched[mid]),
+                                  min(1.0, scores[mid][3] / asked) if asked else 0.0,
+                                  scores[mid][4])
+                for mid in kept}
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()
