@@ -5,10 +5,13 @@ for stores other processes write."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
+
+import pytest
 
 from omoide.components import ScrollPage
 from omoide.memory.index_cache import ENTRY_BYTES
@@ -380,8 +383,6 @@ async def test_the_dense_search_starts_while_a_recall_still_waits_for_the_index(
 
 
 def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import threading
-
     from omoide.memory import foreground
 
     monkeypatch.setattr(foreground, "MAX_PAUSE_S", 60.0)
@@ -398,10 +399,10 @@ def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # 
     assert not fg.busy
 
 
-async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_read(
-        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import threading
-
+@pytest.fixture
+def held_analysis(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Index builds read their records, then hold before analysing them until the event
+    is set (set at the end of the test in any case)."""
     from omoide.memory import index_cache
 
     analysing = threading.Event()
@@ -412,6 +413,13 @@ async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_
         add_page(*args)
 
     monkeypatch.setattr(index_cache, "_add_page", held)
+    yield analysing
+    analysing.set()
+
+
+async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_read(
+        make_engine, held_analysis: threading.Event) -> None:  # type: ignore[no-untyped-def]
+    analysing = held_analysis
     store = PagedStore(MemoryStoreConfig())
     engine = await make_engine(store=store, index={"page_size": 4, "first_turn_wait_share": 0})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
@@ -440,19 +448,8 @@ async def test_a_person_of_one_page_gets_no_snapshot_of_their_records(make_engin
 
 
 async def test_a_recall_does_not_wait_for_a_large_index_being_analysed(
-        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import threading
-
-    from omoide.memory import index_cache
-
-    analysing = threading.Event()
-    add_page = index_cache._add_page
-
-    def held(*args: Any) -> None:
-        analysing.wait()
-        add_page(*args)
-
-    monkeypatch.setattr(index_cache, "_add_page", held)
+        make_engine, held_analysis: threading.Event) -> None:  # type: ignore[no-untyped-def]
+    analysing = held_analysis
     store = PagedStore(MemoryStoreConfig())
     # the whole (large) budget would go to waiting for the index, were it waited for
     engine = await make_engine(store=store, time_budget_ms=600_000,
