@@ -96,7 +96,7 @@ async def test_a_restart_loads_the_index_instead_of_reading_the_store(start: Sta
     assert (second.indexes.stats().loaded, second.indexes.stats().built) == (1, 0)
 
 
-async def test_a_write_by_another_engine_on_the_same_data_leaves_no_stale_copy(
+async def test_a_write_by_another_engine_on_the_same_data_keeps_the_saved_copy_current(
         start: Start) -> None:
     first = await start()
     await first.add_memories("me", [memory(i) for i in range(3)])
@@ -107,8 +107,35 @@ async def test_a_write_by_another_engine_on_the_same_data_leaves_no_stale_copy(
     await command.stop()
     server = await start()
     index = await server.index("me")
-    assert "m9" in index
-    assert (server.indexes.stats().loaded, server.indexes.stats().built) == (0, 1)
+    assert "m9" in index and len(index) == 4
+    assert (server.indexes.stats().loaded, server.indexes.stats().built) == (1, 0)
+
+
+async def test_a_write_while_the_index_is_not_in_memory_keeps_the_saved_copy_current(
+        start: Start) -> None:
+    engine = await start()
+    await engine.add_memories("me", [memory(i) for i in range(3)])
+    await engine.index("me")
+    await engine.stop()
+    again = await start()   # the index is saved, not loaded
+    await again.add_memories("me", [memory(9)])
+    await again.indexes.settle()
+    index = await again.index("me")
+    assert "m9" in index and len(index) == 4
+    assert (again.indexes.stats().loaded, again.indexes.stats().built) == (1, 0)
+
+
+async def test_a_forget_while_the_index_is_not_in_memory_drops_the_saved_copy(
+        start: Start) -> None:
+    engine = await start()
+    await engine.add_memories("me", [memory(i) for i in range(3)])
+    await engine.index("me")
+    await engine.stop()
+    again = await start()
+    await again.forget("me", "m1")
+    index = await again.index("me")
+    assert "m1" not in index and len(index) == 2
+    assert (again.indexes.stats().loaded, again.indexes.stats().built) == (0, 1)
 
 
 async def test_over_a_shared_store_a_saved_index_is_rebuilt_when_the_count_differs(

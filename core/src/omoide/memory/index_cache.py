@@ -186,8 +186,11 @@ class IndexCache:
     def written(self, user: str, items: Iterable[tuple[Memory, FloatArray | None]]) -> None:
         """Memories this process just stored for ``user`` (call on the event loop)."""
         items = list(items)
-        self._unsave(user)
         idx = self._ready.get(user)
+        if idx is None and user not in self._builds:
+            self._extend_saved(user, items)
+        else:
+            self._unsave(user)
         if idx is not None:
             def add(idx: UserIndex = idx) -> None:
                 for memory, vector in items:
@@ -399,6 +402,23 @@ class IndexCache:
         if self._saved is not None:
             self._in_background(self._runner.run(
                 functools.partial(self._saved.delete, user), Priority.INTERACTIVE))
+
+    def _extend_saved(self, user: str, items: list[tuple[Memory, FloatArray | None]]) -> None:
+        """Add a write to ``user``'s saved copy while their index is not in memory (queued
+        like :meth:`_unsave`, so no later load reads the copy without it); a copy that
+        cannot be brought up to date is deleted."""
+        saved = self._saved
+        if saved is None:
+            return
+
+        def extend() -> None:
+            try:
+                saved.extend(user, items)
+            except Exception as exc:  # noqa: BLE001 - a cache: rebuilt if not current
+                log.warning("updating the saved index of %s failed: %s", user, exc)
+                saved.delete(user)
+
+        self._in_background(self._runner.run(extend, Priority.INTERACTIVE))
 
     def _mutate(self, user: str, change: Callable[[], None]) -> None:
         """Change a ready index (counted, so a copy pickled meanwhile is not written)."""

@@ -11,8 +11,11 @@ a row per person with the index pickled and compressed, the number of memories i
 holds, and a version. The version is a hash of the source of :mod:`omoide.memory` and
 of the analyser's dictionary version, so any change to how indexes are made makes the
 rows stale (they are rebuilt). The index cache deletes a person's row on every write
-of theirs and saves it again later, so a row is never older than the person's last
-write (see :mod:`omoide.memory.index_cache` for when a loaded row is used).
+of theirs whose index is in memory and saves it again later; a write for a person whose
+index is not in memory is added to their row instead (one job on the cache's worker,
+queued like the delete it replaces), so their next first turn still loads it. Either
+way a row is never older than the person's last write (see
+:mod:`omoide.memory.index_cache` for when a loaded row is used).
 
 The file holds pickles: it is written by omoide only, in the data directory, with
 owner-only permissions — the same trust as the journal beside it.
@@ -28,12 +31,13 @@ import os
 import pickle
 import sqlite3
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
 
 from omoide.memory.index import UserIndex
+from omoide.types import FloatArray, Memory
 
 log = logging.getLogger("omoide.memory.index")
 
@@ -120,6 +124,18 @@ class IndexStore:
             " memories=excluded.memories, blob=excluded.blob",
             (user, index_version(), len(idx), blob))
         return True
+
+    def extend(self, user: str, memories: Sequence[tuple[Memory, FloatArray | None]]) -> bool:
+        """Add (or re-index) ``memories`` in ``user``'s saved index, if there is a current
+        one: their index need not be in memory for their saved copy to stay current.
+        False when there is none (nothing to keep current) or the copy was dropped."""
+        loaded = self.load(user)
+        if loaded is None:
+            return False
+        idx = loaded[0]
+        for memory, vector in memories:
+            idx.add(memory, vector)
+        return self.save(user, idx) and len(idx) <= self.max_memories
 
     def recent(self, limit: int) -> list[tuple[str, int]]:
         """Up to ``limit`` people with a current saved index, (user, memories), the most
