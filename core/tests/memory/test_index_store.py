@@ -224,3 +224,19 @@ def test_the_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
     assert (tmp_path / "i.sqlite3").stat().st_mode & 0o077 == 0
     assert sqlite3.connect(tmp_path / "i.sqlite3").execute(
         "SELECT memories FROM indexes").fetchone() == (0,)
+
+
+async def test_a_write_drops_a_large_saved_copy_rather_than_rewrite_it(
+        start: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omoide.memory import index_store
+
+    monkeypatch.setattr(index_store, "EXTEND_AT_MOST", 2)
+    engine = await start()
+    await engine.add_memories("me", [memory(i) for i in range(3)])
+    await engine.index("me")
+    await engine.stop()
+    again = await start()
+    await again.add_memories("me", [memory(9)])
+    index = await again.index("me")
+    assert "m9" in index and len(index) == 4
+    assert (again.indexes.stats().loaded, again.indexes.stats().built) == (0, 1)
