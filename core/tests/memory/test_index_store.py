@@ -111,13 +111,19 @@ async def test_a_write_by_another_engine_on_the_same_data_keeps_the_saved_copy_c
     assert (server.indexes.stats().loaded, server.indexes.stats().built) == (1, 0)
 
 
-async def test_a_write_while_the_index_is_not_in_memory_keeps_the_saved_copy_current(
-        start: Start) -> None:
+async def restarted_with_a_saved_index(start: Start) -> MemoryEngine:
+    """An engine started over the data of one that indexed three memories of "me" and
+    stopped: their index is saved, not loaded."""
     engine = await start()
     await engine.add_memories("me", [memory(i) for i in range(3)])
     await engine.index("me")
     await engine.stop()
-    again = await start()   # the index is saved, not loaded
+    return await start()
+
+
+async def test_a_write_while_the_index_is_not_in_memory_keeps_the_saved_copy_current(
+        start: Start) -> None:
+    again = await restarted_with_a_saved_index(start)
     await again.add_memories("me", [memory(9)])
     await again.indexes.settle()
     index = await again.index("me")
@@ -127,11 +133,7 @@ async def test_a_write_while_the_index_is_not_in_memory_keeps_the_saved_copy_cur
 
 async def test_a_forget_while_the_index_is_not_in_memory_drops_the_saved_copy(
         start: Start) -> None:
-    engine = await start()
-    await engine.add_memories("me", [memory(i) for i in range(3)])
-    await engine.index("me")
-    await engine.stop()
-    again = await start()
+    again = await restarted_with_a_saved_index(start)
     await again.forget("me", "m1")
     index = await again.index("me")
     assert "m1" not in index and len(index) == 2
@@ -231,11 +233,7 @@ async def test_a_write_drops_a_large_saved_copy_rather_than_rewrite_it(
     from omoide.memory import index_store
 
     monkeypatch.setattr(index_store, "EXTEND_AT_MOST", 2)
-    engine = await start()
-    await engine.add_memories("me", [memory(i) for i in range(3)])
-    await engine.index("me")
-    await engine.stop()
-    again = await start()
+    again = await restarted_with_a_saved_index(start)
     await again.add_memories("me", [memory(9)])
     index = await again.index("me")
     assert "m9" in index and len(index) == 4
