@@ -295,12 +295,15 @@ class UserIndex:
         def credit(ids: set[str], weight: float, proper: bool, label: str,
                    covers: float, exact: bool = False) -> None:
             w = weight * math.log(1.0 + n / len(ids))
-            add = (w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
-                   w if exact else 0.0)
+            noun, name, whole = (w if weight >= 0.8 else 0.0, w if proper else 0.0,
+                                 w if exact else 0.0)
             for mid in (ids & only if only is not None else ids):
                 s = scores[mid]
-                for i, v in enumerate(add):
-                    s[i] += v
+                s[0] += w
+                s[1] += noun
+                s[2] += name
+                s[3] += covers
+                s[4] += whole
                 matched[mid].append(label)
 
         asked = 0.0
