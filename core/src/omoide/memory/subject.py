@@ -61,7 +61,7 @@ class Subject:
         return len(own) / len(matched)
 
 
-NOBODY = Subject()
+_NOBODY = Subject()
 
 
 def subject_of(text: str) -> Subject:
@@ -78,7 +78,7 @@ def subject_of(text: str) -> Subject:
     m = _JA_SUBJECT.match(text)
     if m:
         return Subject(tuple(sys.intern(p) for p in m.group(1).split("の") if p))
-    return NOBODY
+    return _NOBODY
 
 
 def listener_words(said: str) -> frozenset[str]:
