@@ -72,6 +72,27 @@ async def test_queries_that_arrive_during_a_call_go_together_in_the_next(
     assert [batch for _, batch in embedder.calls] == [["最初の質問"], ["質問0", "質問1", "質問2"]]
 
 
+async def test_urgent_queries_go_into_the_next_call_ahead_of_earlier_ones(
+        embedder: CountingEmbedder) -> None:
+    embedder.hold = asyncio.Event()
+    first = asyncio.create_task(embedder.embed_query("最初の質問"))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    # the lane takes 8 at a time: 9 ordinary queries wait, then two urgent ones come
+    later = [asyncio.create_task(embedder.embed_query(f"質問{i}")) for i in range(9)]
+    urgent = [asyncio.create_task(embedder.embed_query(f"初めての人{i}", urgent=True))
+              for i in range(2)]
+    # an ordinary query asked again as urgent moves ahead too
+    again = asyncio.create_task(embedder.embed_query("質問8", urgent=True))
+    await asyncio.sleep(0)
+    embedder.hold.set()
+    await asyncio.gather(first, *later, *urgent, again)
+    assert [batch for _, batch in embedder.calls] == [
+        ["最初の質問"],
+        ["質問8", "初めての人0", "初めての人1", "質問0", "質問1", "質問2", "質問3", "質問4"],
+        ["質問5", "質問6", "質問7"]]
+
+
 async def test_identical_queries_are_embedded_once(embedder: CountingEmbedder) -> None:
     vectors = await asyncio.gather(*(embedder.embed_query("箱根っていつだっけ") for _ in range(5)))
     assert embedder.calls == [("query", ["箱根っていつだっけ"])]

@@ -81,14 +81,15 @@ class Embedder(Component[EmbedderConfig]):
                  for i in range(0, len(texts), size)]
         return _unit_rows(np.concatenate(parts))
 
-    async def embed_query(self, text: str) -> FloatArray:
+    async def embed_query(self, text: str, *, urgent: bool = False) -> FloatArray:
         """One query vector, interactive priority, through the query lane (batched with
-        other people's queries, shared with identical ones, cached)."""
+        other people's queries, shared with identical ones, cached). ``urgent``: ahead
+        of the queries waiting that are not (a recall with nothing else to go on)."""
         lane = self._query_lane
         if lane is None:
             lane = self._query_lane = QueryLane(self._embed_queries, self.config.query_batch,
                                                 self.config.query_cache)
-        return await lane.embed(text)
+        return await lane.embed(text, urgent=urgent)
 
     def query_stats(self) -> QueryLaneStats | None:
         """What the query lane did so far (None before the first query)."""

@@ -11,6 +11,11 @@ front of an embedder's query calls:
   that result instead of being embedded again;
 * **a cache** of the ``cache_size`` most recent query vectors.
 
+A query asked as **urgent** goes ahead of the others waiting: the memory engine asks
+so for a person whose index is not ready, whose recall has nothing to go on without
+the vector, while a person with an index still recalls by words when their vector is
+late. Under load the few model calls there are go where they matter.
+
 A query whose callers all gave up (cancelled their wait: their recall went on without
 the vector) is dropped if its model call has not started — under load, stale queries
 must not delay fresh ones; once started, the call finishes and the vector lands in the
@@ -62,14 +67,18 @@ class QueryLane:
         self._worker: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiters: dict[str, int] = {}
+        self._urgent: set[str] = set()
+        """Waiting texts asked as urgent (they go into the next model call first)."""
         self._dropped = 0
         self._asked = self._cached = self._shared = self._batches = self._embedded = 0
 
-    async def embed(self, text: str) -> FloatArray:
-        """The query vector of ``text`` (a fresh copy the caller may keep)."""
+    async def embed(self, text: str, *, urgent: bool = False) -> FloatArray:
+        """The query vector of ``text`` (a fresh copy the caller may keep); ``urgent``:
+        ahead of every query waiting that is not."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # a new event loop (a test, a command): start afresh
             self._waiting.clear()
+            self._urgent.clear()
             self._running.clear()
             self._waiters.clear()
             self._worker, self._loop = None, loop
@@ -87,6 +96,8 @@ class QueryLane:
             self._waiting[text] = future
             if self._worker is None or self._worker.done():
                 self._worker = loop.create_task(self._drain())
+        if urgent and text in self._waiting:
+            self._urgent.add(text)
         self._waiters[text] = self._waiters.get(text, 0) + 1
         try:
             vector = await asyncio.shield(future)
@@ -96,6 +107,7 @@ class QueryLane:
                 del self._waiters[text]
                 if self._waiting.get(text) is future and not future.done():
                     del self._waiting[text]  # nobody waits and it has not started: drop it
+                    self._urgent.discard(text)
                     future.cancel()
                     self._dropped += 1
         return vector.copy()
@@ -113,14 +125,23 @@ class QueryLane:
             if not future.done():
                 future.cancel()
         self._waiting.clear()
+        self._urgent.clear()
+
+    def _next_batch(self) -> list[str]:
+        """Up to ``max_batch`` waiting texts, urgent ones first, each in arrival order;
+        moved to running."""
+        urgent = [t for t in self._waiting if t in self._urgent][:self.max_batch]
+        rest = [t for t in self._waiting if t not in self._urgent] \
+            if len(urgent) < self.max_batch else []
+        texts = urgent + rest[:self.max_batch - len(urgent)]
+        for text in texts:
+            self._running[text] = self._waiting.pop(text)
+            self._urgent.discard(text)
+        return texts
 
     async def _drain(self) -> None:
         while self._waiting:
-            texts: list[str] = []
-            while self._waiting and len(texts) < self.max_batch:
-                text, future = self._waiting.popitem(last=False)
-                self._running[text] = future
-                texts.append(text)
+            texts = self._next_batch()
             self._batches += 1
             self._embedded += len(texts)
             try:

@@ -519,7 +519,7 @@ class CachedEmbedder:
         return np.stack([self._cache[(purpose, t)] for t in texts]) if texts else \
             np.zeros((0, self.dims), dtype=np.float32)
 
-    async def embed_query(self, text: str) -> Any:
+    async def embed_query(self, text: str, *, urgent: bool = False) -> Any:
         return (await self.embed([text], "query"))[0]
 
     async def fingerprint(self) -> Any:

@@ -20,7 +20,9 @@ vector is there and the index is not, while the recall still waits for the index
 person of 100,000 memories has an index that takes a minute to build and a store
 search that takes about 100 ms (Qdrant local), so waiting first and searching after
 would not fit the budget. A late embedding is given up: if its model call has not
-started it is dropped (fresh queries go first), else it lands in the query cache.
+started it is dropped (fresh queries go first), else it lands in the query cache. The
+query of a person with no index yet is urgent (it goes ahead in the query lane): a
+recall with an index still has the lexical channels without it.
 """
 
 from __future__ import annotations
@@ -66,7 +68,9 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
         return ReadInputs(indexes.peek(user), None)
     t = time.perf_counter()
-    embedding = asyncio.ensure_future(embedder.embed_query(query_text))
+    # without an index the vector is all a recall has to go on: it is embedded first
+    embedding = asyncio.ensure_future(
+        embedder.embed_query(query_text, urgent=indexes.peek(user) is None))
     vector = await _within(embedding, budget_s * config.query_embed_wait_share)
     embed_ms = (time.perf_counter() - t) * 1000  # the time spent waiting for the vector
     if vector is not None and on_vector is not None and indexes.peek(user) is None:
