@@ -464,3 +464,41 @@ async def test_a_recall_does_not_wait_for_a_large_index_being_analysed(
         analysing.set()
     assert recall.details["index"] == "not ready: dense recall from the store"
     assert [r.memory.id for r in recall.memories] == ["h000"]
+
+
+async def test_after_a_restart_a_person_too_large_to_keep_an_index_gets_dense_recall_from_their_saved_records(
+        make_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    large = {"page_size": 4, "keep_max_memories": 8, "first_turn_wait_share": 0}
+    first = await make_engine(store=store, data_dir=tmp_path / "data", index=large)
+    await first.add_memories("me", [guitar(i) for i in range(15)] + [hakone(0)])
+    await first.index("me")
+    await first.indexes.settle()
+    # written and forgotten after the records were saved: kept in their log
+    await first.add_memories("me", [hakone(1)])
+    await first.forget("me", "h000")
+    await first.stop()
+    store.gate = asyncio.Event()  # the store is slow to read after a start
+    store.pages.clear()
+    again = await make_engine(store=store, data_dir=tmp_path / "data", index=large)
+    try:
+        again.indexes.request("me")
+        await _until(lambda: again.indexes.dense("me") is not None, "the saved records")
+        recall = await again.recall("me", QUESTION, NOW)
+        assert again.indexes.peek("me") is None  # its read is held at the second page
+    finally:
+        store.gate.set()
+    assert recall.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in recall.memories] == ["h001"]
+    assert store.search_limits == []  # the nearest came from the saved records
+
+
+async def test_a_person_within_keep_max_memories_has_no_saved_records(
+        make_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine(data_dir=tmp_path / "data",
+                               index={"page_size": 4, "keep_max_memories": 100})
+    await engine.add_memories("me", [guitar(i) for i in range(15)])
+    await engine.index("me")
+    await engine.indexes.settle()
+    assert not (tmp_path / "data" / "dense").exists() or \
+        not list((tmp_path / "data" / "dense").iterdir())

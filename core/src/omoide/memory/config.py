@@ -158,7 +158,9 @@ class IndexSettings(_Strict):
         " instead of analysing every memory again (about 70 ms).")
     keep_max_memories: int = Field(
         20_000, ge=0, description="Indexes of more memories are rebuilt at each start, not"
-        " kept (loading one saves little and writing it takes seconds).")
+        " kept (loading one saves little and writing it takes seconds); the vectors and texts"
+        " read for them are kept in server.data_dir/dense/ instead, so their first turns"
+        " after a start get dense recall while the store is read.")
     warm_people: int = Field(
         200, ge=0, le=100_000, description="After a start, load the saved indexes of up to"
         " this many people in the background (the most recently written first, within"

@@ -46,6 +46,7 @@ from omoide.components import (
 from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.config import MemoryConfig
+from omoide.memory.dense_saved import SavedSnapshots
 from omoide.memory.extraction import Fact
 from omoide.memory.extraction_runner import ExtractionRunner
 from omoide.memory.import_format import (
@@ -111,7 +112,8 @@ class MemoryEngine:
         saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
                  if config.index.keep_on_disk else None)
         self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
-                                   saved, prepare=self._prepare_index)
+                                   saved, prepare=self._prepare_index,
+                                   snapshots=SavedSnapshots(self.data_dir / "dense"))
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}

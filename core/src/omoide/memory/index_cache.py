@@ -29,6 +29,11 @@ touching the store. For a store other processes write, it is used only when the
 store still holds as many of the person's memories. Writes never wait for a save: a
 copy pickled while the index changed is not written (a generation count per person
 tells), and is tried again later.
+
+A person too large for a saved index (``keep_max_memories``) has the records read for
+their build kept instead (:mod:`omoide.memory.dense_saved`, with a log of the writes
+and forgets since): their next build after a start loads those first, so their turns
+get dense recall within a second while the store is opened and read again.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
+from omoide.memory.dense_saved import SavedSnapshots
 from omoide.memory.dense_snapshot import DenseSnapshot
 from omoide.memory.foreground import Foreground
 from omoide.memory.index import UserIndex
@@ -97,9 +103,12 @@ class IndexCache:
     def __init__(self, store: VectorStore, timezone: str, settings: IndexSettings,
                  refresh_s: float, saved: IndexStore | None = None,
                  save_every_s: float = 30.0,
-                 prepare: Callable[[UserIndex], None] | None = None) -> None:
+                 prepare: Callable[[UserIndex], None] | None = None,
+                 snapshots: SavedSnapshots | None = None) -> None:
         """``prepare``: work on each new index (built or loaded) on the cache's worker
-        before any reader sees it (the engine makes the profile block there)."""
+        before any reader sees it (the engine makes the profile block there).
+        ``snapshots``: where the records of people too large for ``saved`` are kept
+        (used only with ``saved``)."""
         self.store = store
         self.timezone = timezone
         self.settings = settings
@@ -112,10 +121,13 @@ class IndexCache:
         self._builds: dict[str, _Build] = {}
         self._dense: dict[str, DenseSnapshot] = {}
         """Large people's records while their index is analysed (see dense_snapshot)."""
+        self._dense_loading: dict[str, asyncio.Future[DenseSnapshot | None]] = {}
+        """Saved snapshots being loaded (see dense_saved)."""
         self._too_big: dict[str, float] = {}
         self._slots = asyncio.Semaphore(settings.concurrent_builds)
         self._runner = PriorityRunner("memory-index")
         self._saved = saved
+        self._snapshots = snapshots if saved is not None else None
         self._prepare = prepare
         self.foreground = Foreground()
         """Recalls under way: large builds step aside for them (mark each recall)."""
@@ -153,6 +165,14 @@ class IndexCache:
         """``user``'s records as read for an index being analysed (large people only),
         for dense recall until the index is ready; None otherwise."""
         return self._dense.get(user)
+
+    async def dense_loaded(self, user: str) -> DenseSnapshot | None:
+        """:meth:`dense`, after waiting for ``user``'s saved snapshot if it is being
+        loaded (well under a second; the store search it saves may take seconds)."""
+        loading = self._dense_loading.get(user)
+        if loading is not None:
+            await asyncio.shield(loading)
+        return self.dense(user)
 
     def request(self, user: str) -> None:
         """Make sure ``user``'s index is ready or being built (returns at once)."""
@@ -202,6 +222,7 @@ class IndexCache:
         if build is not None:
             for memory, vector in items:
                 build.pending[memory.id] = (memory, vector)
+        self._log_to_snapshot(user, [(m.id, (m, v)) for m, v in items])
 
     def forgotten(self, user: str, memory_id: str) -> None:
         """A memory this process just deleted."""
@@ -219,6 +240,15 @@ class IndexCache:
         dense = self._dense.get(user)
         if dense is not None:
             dense.forget(memory_id)
+        self._log_to_snapshot(user, [(memory_id, None)])
+
+    def _log_to_snapshot(self, user: str, writes: list[tuple[str, _Write]]) -> None:
+        """Keep ``user``'s saved snapshot, if they have one, what the store holds
+        (queued on the worker like the saved index's delete, so a later load sees it)."""
+        snapshots = self._snapshots
+        if snapshots is not None and snapshots.has(user):
+            self._in_background(self._runner.run(
+                functools.partial(snapshots.append, user, writes), Priority.INTERACTIVE))
 
     def clear(self) -> None:
         """Drop every index (after the store was rebuilt, e.g. by ``reembed``)."""
@@ -234,6 +264,9 @@ class IndexCache:
         self._total_bytes = 0
         if self._saved is not None:
             self._in_background(self._runner.run(self._saved.clear, Priority.INTERACTIVE))
+        if self._snapshots is not None:
+            self._in_background(self._runner.run(self._snapshots.clear,
+                                                 Priority.INTERACTIVE))
 
     def warm(self) -> None:
         """Load saved indexes in the background, most recently written first, up to
@@ -323,6 +356,7 @@ class IndexCache:
                 loaded = await self._load(user, build)
                 if loaded is not None:
                     return loaded
+                await self._load_snapshot(user, build)
             started = time.perf_counter()
             records = await self._read(user)
             if records is None:
@@ -331,6 +365,8 @@ class IndexCache:
                 # large: its turns get dense recall from these while they are analysed
                 self._dense[user] = await self._runner.run(
                     functools.partial(DenseSnapshot, records), build.priority)
+            if current is None:
+                self._keep_snapshot(user, build, len(records))
             idx = UserIndex(user, self.timezone)
             size = self.settings.page_size
             for at in range(0, len(records), size):
@@ -390,6 +426,42 @@ class IndexCache:
         self._install(user, idx)
         self.loads_done += 1
         return idx
+
+    async def _load_snapshot(self, user: str, build: _Build) -> None:
+        """Answer ``user``'s dense recall from their saved snapshot while the store is
+        read (a large person only has one)."""
+        snapshots = self._snapshots
+        if snapshots is None or not snapshots.has(user):
+            return
+        loading = self._dense_loading[user] = asyncio.get_running_loop().create_future()
+        try:
+            snap = await self._runner.run(functools.partial(snapshots.load, user),
+                                          build.priority)
+        finally:
+            del self._dense_loading[user]
+            loading.set_result(None)
+        if snap is None:
+            return
+        for memory_id, write in build.pending.items():
+            if write is None:
+                snap.forget(memory_id)
+        self._dense.setdefault(user, snap)
+
+    def _keep_snapshot(self, user: str, build: _Build, memories: int) -> None:
+        """Save the records just read for a person too large for a saved index (with
+        the writes seen since the read began, copied when the save runs); drop the
+        snapshot of one who no longer is."""
+        snapshots, saved = self._snapshots, self._saved
+        if snapshots is None or saved is None:
+            return
+        dense = self._dense.get(user)
+        if memories > saved.max_memories and dense is not None:
+            self._in_background(self._runner.run(
+                lambda: snapshots.save(user, dense, dict(build.pending)),
+                Priority.INTERACTIVE))
+        elif snapshots.has(user):
+            self._in_background(self._runner.run(
+                functools.partial(snapshots.delete, user), Priority.INTERACTIVE))
 
     async def _prepared(self, idx: UserIndex, build: _Build) -> None:
         if self._prepare is not None:

@@ -87,7 +87,7 @@ class PersonView:
     async def _nearest_of(self, vector: FloatArray, limit: int) -> list[VectorHit]:
         """From the records read for an index being analysed when there are (a matrix
         product off the event loop), else from the store."""
-        dense = self._indexes.dense(self._user)
+        dense = await self._indexes.dense_loaded(self._user)
         if dense is not None:
             return await asyncio.to_thread(dense.nearest, vector, limit)
         return await self._store.search(self._user, vector, limit)
