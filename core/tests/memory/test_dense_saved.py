@@ -111,4 +111,4 @@ def test_the_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
     kept.append("me", [("m0", None)])
     paths = list((tmp_path / "dense").iterdir())
     assert len(paths) == 3
-    assert all(path.stat().st_mode & 0o077 == 0 for path in paths + [tmp_path / "dense"])
+    assert all(path.stat().st_mode & 0o077 == 0 for path in [*paths, tmp_path / "dense"])
