@@ -39,11 +39,9 @@ from omoide.memory.index import UserIndex
 from omoide.memory.index_cache import IndexCache
 from omoide.types import FloatArray
 
-READ_SHARE = 0.7
-"""Share of the time budget after which a recall stops waiting for its inputs: a vector
-that comes later leaves too little time for a store search and judging its hits when
-many first turns run at once (at 0.8, 8-13 % of 32 people's first turns right after
-ready ran out of time; at 0.7, 3-10 %, with as many keeping their memory)."""
+READ_SHARE = 0.8
+"""Share of the time budget after which a recall stops waiting for its inputs."""
+
 
 LATE_EMBEDDING = "late: recalled without the dense channel"
 
