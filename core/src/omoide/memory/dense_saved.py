@@ -15,9 +15,13 @@ Per person (file names are a hash of the user id), in ``<data_dir>/dense/``:
 * ``<key>.rows.gz`` — a JSON line with the user and the ids, then each payload as a
   JSON line in the same order (kept as text until a search returns it: loading 100,000
   takes about 0.1 s, not the 0.6 s of decoding them all);
-* ``<key>.log`` — what was written and forgotten since, one JSON line each: the index
-  cache appends every write of a person who has a snapshot, so it stays what the store
-  holds without rewriting the large files.
+* ``<key>.log`` — what was written since, one JSON line each: the index cache appends
+  every write of a person who has a snapshot, so it stays what the store holds without
+  rewriting the large files.
+
+A forget deletes the person's snapshot (the index cache does it, as it deletes their
+saved index): a forgotten memory's text must not stay on disk in a copy. Their next
+build saves a new one.
 
 A save replaces all three (a new ``.npy`` and ``.rows.gz`` are written beside and
 renamed over the old ones, then the log is emptied). The files are the owner's only:

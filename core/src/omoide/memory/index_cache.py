@@ -32,8 +32,9 @@ tells), and is tried again later.
 
 A person too large for a saved index (``keep_max_memories``) has the records read for
 their build kept instead (:mod:`omoide.memory.dense_saved`, with a log of the writes
-and forgets since): their next build after a start loads those first, so their turns
-get dense recall within a second while the store is opened and read again.
+since; a forget deletes it, like the saved index): their next build after a start
+loads those first, so their turns get dense recall within a second while the store
+is opened and read again.
 """
 
 from __future__ import annotations
@@ -240,7 +241,11 @@ class IndexCache:
         dense = self._dense.get(user)
         if dense is not None:
             dense.forget(memory_id)
-        self._log_to_snapshot(user, [(memory_id, None)])
+        snapshots = self._snapshots
+        if snapshots is not None and snapshots.has(user):
+            # the forgotten text must not stay on disk: their next build saves anew
+            self._in_background(self._runner.run(
+                functools.partial(snapshots.delete, user), Priority.INTERACTIVE))
 
     def _log_to_snapshot(self, user: str, writes: list[tuple[str, _Write]]) -> None:
         """Keep ``user``'s saved snapshot, if they have one, what the store holds
