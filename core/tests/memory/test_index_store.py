@@ -140,7 +140,7 @@ async def test_a_forget_while_the_index_is_not_in_memory_drops_the_saved_copy(
     assert (again.indexes.stats().loaded, again.indexes.stats().built) == (0, 1)
 
 
-async def test_over_a_shared_store_a_saved_index_is_rebuilt_when_the_count_differs(
+async def test_over_a_shared_store_a_saved_index_is_used_then_rebuilt_when_the_count_differs(
         start: Start) -> None:
     first = await start()
     store: CountingStore = first.store  # type: ignore[assignment]
@@ -152,9 +152,13 @@ async def test_over_a_shared_store_a_saved_index_is_rebuilt_when_the_count_diffe
     await store.upsert("me", [VectorRecord(extra.id, (await first.embedder.embed(
         [extra.text]))[0], to_payload(extra))])
     second = await start()
-    index = await second.index("me")
-    assert "m9" in index
-    assert (second.indexes.stats().loaded, second.indexes.stats().built) == (0, 1)
+    first_turn = await second.index("me")
+    assert "m9" not in first_turn  # at once, from the saved copy ...
+    second.indexes.peek("me")      # ... and checked against the store right after
+    await second.indexes.settle()
+    index = second.indexes.peek("me")
+    assert index is not None and "m9" in index
+    assert (second.indexes.stats().loaded, second.indexes.stats().built) == (1, 1)
 
 
 async def test_a_restart_over_a_store_only_it_opens_does_not_touch_the_store(

@@ -25,10 +25,12 @@ indexes changed by writes are saved every ``save_every_s``, when dropped and at 
 Every write or forget of this process deletes the person's saved copy at once (it is
 saved again later): a saved copy is never older than the person's last write, even
 after a crash, so for a store only this process opens it is used as it is, without
-touching the store. For a store other processes write, it is used only when the
-store still holds as many of the person's memories. Writes never wait for a save: a
-copy pickled while the index changed is not written (a generation count per person
-tells), and is tried again later.
+touching the store. For a store other processes write, it is used at once too and
+checked right after in the background: rebuilt when the store holds a different
+number of the person's memories. Loading a saved copy takes a few milliseconds and
+does not wait for the builds in progress (``concurrent_builds`` bounds those). Writes
+never wait for a save: a copy pickled while the index changed is not written (a
+generation count per person tells), and is tried again later.
 
 A person too large for a saved index (``keep_max_memories``) has the records read for
 their build kept instead (:mod:`omoide.memory.dense_saved`, with a log of the writes
@@ -351,16 +353,18 @@ class IndexCache:
             log.warning("building the index of %s failed: %s", user, task.exception())
 
     async def _build(self, user: str, refresh: bool) -> UserIndex | None:
+        build = self._builds[user]
+        if not refresh:
+            # a saved copy loads in a few ms: not behind the builds holding the slots
+            loaded = await self._load(user, build)
+            if loaded is not None:
+                return loaded
         async with self._slots:
-            build = self._builds[user]
             current = self._ready.get(user)
             if refresh and current is not None and \
                     await self.store.count(user) == len(current):
                 return current  # nothing was added or deleted elsewhere
             if not refresh:
-                loaded = await self._load(user, build)
-                if loaded is not None:
-                    return loaded
                 await self._load_snapshot(user, build)
             started = time.perf_counter()
             records = await self._read(user)
@@ -414,21 +418,26 @@ class IndexCache:
             cursor = page.cursor
 
     async def _load(self, user: str, build: _Build) -> UserIndex | None:
-        """``user``'s saved index, installed, if it is current for the store."""
+        """``user``'s saved index, installed, if it is current for the store.
+
+        Over a store other processes write, the copy is used at once and checked against
+        the store's count right after, in the background (the next :meth:`peek` starts
+        that refresh): a count on a Chroma server takes about 90 ms, and 32 of them at
+        once kept first turns from their index past the recall budget."""
         if self._saved is None:
             return None
         loaded = await self._runner.run(functools.partial(self._saved.load, user),
                                         build.priority)
         if loaded is None:
             return None
-        idx, memories = loaded
-        if self.store.shared and await self.store.count(user) != memories:
-            return None  # written by another process: rebuild from the store
+        idx = loaded[0]
         await self._prepared(idx, build)
         _apply(idx, build.pending)
         if build.pending:
             self._mark_dirty(user)
         self._install(user, idx)
+        if self.store.shared:
+            self._checked_at[user] = 0.0  # due for the check against the store
         self.loads_done += 1
         return idx
 
