@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -59,14 +60,21 @@ async def test_queries_asked_together_share_model_calls_and_keep_their_own_vecto
                                    atol=1e-6)
 
 
-async def test_queries_that_arrive_during_a_call_go_together_in_the_next(
-        embedder: CountingEmbedder) -> None:
+async def first_call_held(embedder: CountingEmbedder) -> asyncio.Task[Any]:
+    """A first query whose model call has started and is held (``embedder.hold``)."""
     embedder.hold = asyncio.Event()
     first = asyncio.create_task(embedder.embed_query("最初の質問"))
     await asyncio.sleep(0)
     await asyncio.sleep(0)
+    return first
+
+
+async def test_queries_that_arrive_during_a_call_go_together_in_the_next(
+        embedder: CountingEmbedder) -> None:
+    first = await first_call_held(embedder)
     later = [asyncio.create_task(embedder.embed_query(f"質問{i}")) for i in range(3)]
     await asyncio.sleep(0)
+    assert embedder.hold is not None
     embedder.hold.set()
     await asyncio.gather(first, *later)
     assert [batch for _, batch in embedder.calls] == [["最初の質問"], ["質問0", "質問1", "質問2"]]
@@ -74,10 +82,7 @@ async def test_queries_that_arrive_during_a_call_go_together_in_the_next(
 
 async def test_urgent_queries_go_into_the_next_call_ahead_of_earlier_ones(
         embedder: CountingEmbedder) -> None:
-    embedder.hold = asyncio.Event()
-    first = asyncio.create_task(embedder.embed_query("最初の質問"))
-    await asyncio.sleep(0)
-    await asyncio.sleep(0)
+    first = await first_call_held(embedder)
     # the lane takes 8 at a time: 9 ordinary queries wait, then two urgent ones come
     later = [asyncio.create_task(embedder.embed_query(f"質問{i}")) for i in range(9)]
     urgent = [asyncio.create_task(embedder.embed_query(f"初めての人{i}", urgent=True))
@@ -85,6 +90,7 @@ async def test_urgent_queries_go_into_the_next_call_ahead_of_earlier_ones(
     # an ordinary query asked again as urgent moves ahead too
     again = asyncio.create_task(embedder.embed_query("質問8", urgent=True))
     await asyncio.sleep(0)
+    assert embedder.hold is not None
     embedder.hold.set()
     await asyncio.gather(first, *later, *urgent, again)
     assert [batch for _, batch in embedder.calls] == [
