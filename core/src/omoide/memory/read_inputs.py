@@ -42,7 +42,6 @@ from omoide.types import FloatArray
 READ_SHARE = 0.8
 """Share of the time budget after which a recall stops waiting for its inputs."""
 
-
 LATE_EMBEDDING = "late: recalled without the dense channel"
 
 
