@@ -437,15 +437,37 @@ async def test_while_a_large_index_is_analysed_recalls_read_the_records_already_
     assert engine.indexes.dense("me") is None  # dropped once the index is ready
 
 
-async def test_a_person_of_one_page_gets_no_snapshot_of_their_records(make_engine) -> None:  # type: ignore[no-untyped-def]
-    engine = await make_engine(index={"page_size": 64})
-    await engine.add_memories("me", [guitar(i) for i in range(10)])
-    seen: list[bool] = []
+async def test_a_recall_takes_its_nearest_from_the_records_being_read_not_the_store(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 64,
+                                                   "first_turn_wait_share": 0})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(10)])
+    reading, read_held, asked = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    scroll_page = store._scroll_page
+
+    async def held_read(*args: Any) -> ScrollPage:
+        reading.set()
+        await read_held.wait()  # the store is slow to answer this person's read
+        return await scroll_page(*args)
+
+    dense_loaded = engine.indexes.dense_loaded
+
+    async def asking(user: str) -> Any:
+        asked.set()
+        return await dense_loaded(user)
+
+    monkeypatch.setattr(store, "_scroll_page", held_read)
+    monkeypatch.setattr(engine.indexes, "dense_loaded", asking)
     engine.indexes.request("me")
-    while engine.indexes.stats().building:
-        seen.append(engine.indexes.dense("me") is not None)
-        await asyncio.sleep(0)
-    assert not any(seen)
+    await reading.wait()
+    recall = asyncio.create_task(engine.recall("me", QUESTION, NOW))
+    await asked.wait()  # the recall has its vector, not its index: it wants the nearest
+    read_held.set()
+    result = await recall
+    assert result.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in result.memories] == ["h000"]
+    assert store.search_limits == []  # from the records read, not a second store call
 
 
 async def test_a_recall_does_not_wait_for_a_large_index_being_analysed(

@@ -6,9 +6,11 @@ are read from Qdrant local in seconds and analysed in about 40 s. And the store'
 search is slow at that size (Qdrant local re-normalises every vector on each query:
 about 110 ms; a Chroma server's search filtered to one person: 300-650 ms), too slow
 for several turns at once within the recall budget. So the index cache reads every
-page of a person larger than one page first, makes this snapshot of them, and only
-then analyses them; until the index is ready, recalls that have no index take their
-nearest memories from the snapshot (one matrix product, no store call).
+page of a person first, makes this snapshot of them, and only then analyses them;
+until the index is ready, recalls that have no index take their nearest memories
+from the snapshot (one matrix product, no store call). That holds for small people
+too: their read, already under way when a recall wants its nearest memories, ends
+sooner than a store search queued behind it.
 
 A snapshot is what the store held when it was read: a memory written since is not in
 it (the build applies it to the index), one forgotten since still is (see

@@ -76,7 +76,7 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     if vector is not None and on_vector is not None and indexes.peek(user) is None:
         on_vector(vector)
     index_wait_s = budget_s * config.index.first_turn_wait_share
-    if indexes.dense(user) is not None:
+    if indexes.analysing_large(user):
         index_wait_s = 0.0  # a large index being analysed: seconds away, not milliseconds
     index = await indexes.wait(user, index_wait_s)
     if index is None and vector is None:
