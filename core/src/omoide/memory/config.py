@@ -174,8 +174,8 @@ class IndexSettings(_Strict):
         0.3, ge=0, le=1, description="Share of memory.time_budget_ms a recall waits for a"
         " person's index that is being built (their first turn since start or since it was"
         " dropped; 90 ms of the default 300) before it answers from a dense search instead:"
-        " of the records already read when a large person's index is being analysed, else"
-        " of the store.")
+        " of the records the build has read, else of the store. A recall does not wait for"
+        " a large person's index whose records are being analysed.")
 
 
 class MemoryConfig(_Strict):

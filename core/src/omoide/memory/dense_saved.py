@@ -53,7 +53,8 @@ from omoide.types import FloatArray, Memory
 log = logging.getLogger("omoide.memory.index")
 
 Write = tuple[Memory, FloatArray | None] | None
-"""A write seen since a snapshot was read: a memory and its vector, or None (forgotten)."""
+"""A write seen since a snapshot was read (or while an index is built): a memory and its
+vector, or None (forgotten)."""
 
 
 class SavedSnapshots:
@@ -123,13 +124,11 @@ class SavedSnapshots:
     def _append(self, log_path: Path, writes: Iterable[tuple[str, Write]]) -> None:
         lines = []
         for memory_id, write in writes:
-            if write is None:
+            # forgotten, or without a vector to search by (left to the store search)
+            if write is None or write[1] is None:
                 lines.append(json.dumps({"forget": memory_id}))
                 continue
             memory, vector = write
-            if vector is None:  # no vector to search by: leave it to the store search
-                lines.append(json.dumps({"forget": memory_id}))
-                continue
             lines.append(json.dumps({
                 "id": memory_id, "payload": to_payload(memory),
                 "vector": base64.b64encode(

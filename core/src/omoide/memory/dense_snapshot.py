@@ -120,7 +120,6 @@ class DenseSnapshot:
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-
     def _payload(self, memory_id: str) -> dict[str, Any]:
         payload = self._payloads[memory_id]
         if isinstance(payload, bytes):

@@ -57,6 +57,7 @@ from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
 from omoide.memory.config import IndexSettings
 from omoide.memory.dense_saved import SavedSnapshots
+from omoide.memory.dense_saved import Write as _Write
 from omoide.memory.dense_snapshot import DenseSnapshot
 from omoide.memory.foreground import Foreground
 from omoide.memory.index import UserIndex
@@ -75,10 +76,6 @@ SETTLE_EVERY = 5_000
 """Memories a build analyses between two :func:`omoide.long_lived.settle` calls (and one
 when it is installed): a large build otherwise sets off full garbage collections over
 everything it made so far, each longer than the last."""
-
-_Write = tuple[Memory, FloatArray | None] | None
-"""A write seen while a build runs: the memory and its vector, or None (forgotten)."""
-
 
 @dataclass
 class _Build:
@@ -380,16 +377,15 @@ class IndexCache:
             if not refresh:
                 await self._load_snapshot(user, build)
             started = time.perf_counter()
-            with self._coming(user, current is None):
+            with self._coming(user) if current is None else contextlib.nullcontext():
                 records = await self._read(user)
                 if records is None:
                     return None
                 if current is None:  # its turns get dense recall from these meanwhile
-                    self._dense[user] = await self._runner.run(
+                    dense = self._dense[user] = await self._runner.run(
                         functools.partial(DenseSnapshot, records), build.priority) \
                         if len(records) > self.settings.page_size else DenseSnapshot(records)
-            if current is None:
-                self._keep_snapshot(user, build, len(records))
+                    self._keep_snapshot(user, build, dense)
             idx = UserIndex(user, self.timezone)
             size = self.settings.page_size
             for at in range(0, len(records), size):
@@ -472,12 +468,9 @@ class IndexCache:
             self._dense.setdefault(user, snap)
 
     @contextlib.contextmanager
-    def _coming(self, user: str, expected: bool = True) -> Iterator[None]:
-        """Mark ``user``'s records as on their way for the block (when ``expected``), so
-        :meth:`dense_loaded` waits for them."""
-        if not expected or user in self._dense_coming:
-            yield
-            return
+    def _coming(self, user: str) -> Iterator[None]:
+        """Mark ``user``'s records as on their way for the block, so :meth:`dense_loaded`
+        waits for them (a person has one build at a time, so one mark)."""
         coming = self._dense_coming[user] = asyncio.get_running_loop().create_future()
         try:
             yield
@@ -485,15 +478,14 @@ class IndexCache:
             del self._dense_coming[user]
             coming.set_result(None)
 
-    def _keep_snapshot(self, user: str, build: _Build, memories: int) -> None:
-        """Save the records just read for a person too large for a saved index (with
-        the writes seen since the read began, copied when the save runs); drop the
-        snapshot of one who no longer is."""
+    def _keep_snapshot(self, user: str, build: _Build, dense: DenseSnapshot) -> None:
+        """Save the records just read (``dense``) for a person too large for a saved
+        index (with the writes seen since the read began, copied when the save runs);
+        drop the snapshot of one who no longer is."""
         snapshots, saved = self._snapshots, self._saved
         if snapshots is None or saved is None:
             return
-        dense = self._dense.get(user)
-        if memories > saved.max_memories and dense is not None:
+        if len(dense) > saved.max_memories:
             self._in_background(self._runner.run(
                 lambda: snapshots.save(user, dense, dict(build.pending)),
                 Priority.INTERACTIVE))

@@ -9,7 +9,8 @@ A recall whose person's index is not ready makes one dense search, not two: it s
 when the query vector is there (see :mod:`omoide.memory.read_inputs`), and the
 nearest memories it finds serve both :meth:`PersonView.index_of_nearest` and the read
 engine's own :meth:`PersonView.search` for that vector. It reads the records the index
-cache holds while it analyses a large person's index, else the store.
+cache has read (or is reading, or loading from disk) for the person's index being
+built, else the store.
 """
 
 from __future__ import annotations
