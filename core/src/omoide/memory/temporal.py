@@ -104,8 +104,9 @@ def _weekend(today: date) -> list[tuple[date, date]]:
 
 
 @lru_cache(maxsize=8)
-def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] | None]]:
-    """Named periods and holidays (built once per day: resolving runs on every turn)."""
+def _named_periods(year: int) -> dict[str, Callable[[int], tuple[date, date] | None]]:
+    """Named periods and holidays around ``year`` (built once per year: resolving runs
+    on every turn, and on every memory an index analyses, said on many different days)."""
     def silver(y: int) -> tuple[date, date] | None:
         runs = long_weekends(date(y, 9, 1), date(y, 9, 30))
         return max(runs, key=lambda r: (r[1] - r[0]).days) if runs else None
@@ -139,7 +140,7 @@ def _named_periods(today: date) -> dict[str, Callable[[int], tuple[date, date] |
         "冬休み": lambda y: (date(y, 12, 25), date(y + 1, 1, 7)),
         "春休み": lambda y: (date(y, 3, 20), date(y, 4, 7)),
     }
-    around = {n: None for y in (today.year - 1, today.year, today.year + 1)
+    around = {n: None for y in (year - 1, year, year + 1)
               for n in named_holidays(y)}  # a holiday this year lacks may be near
     for name in list(around) + list(_HOLIDAY_ALIASES):
         canonical_name = _HOLIDAY_ALIASES.get(name, name)
@@ -154,9 +155,9 @@ def _holiday_span(year: int, name: str) -> tuple[date, date] | None:
 
 
 @lru_cache(maxsize=8)
-def _period_pattern(today: date) -> str:
-    return "|".join(sorted((re.escape(n) for n in _named_periods(today)), key=len,
-                           reverse=True))
+def _period_pattern(year: int) -> re.Pattern[str]:
+    return re.compile("|".join(sorted((re.escape(n) for n in _named_periods(year)),
+                                      key=len, reverse=True)))
 
 
 class _Scanner:
@@ -167,8 +168,8 @@ class _Scanner:
         self.used = [False] * len(text)
         self.found: list[tuple[int, DateSpan]] = []
 
-    def scan(self, pattern: str, handle: Callable[[re.Match[str]], list[tuple[date, date]]],
-             ) -> None:
+    def scan(self, pattern: str | re.Pattern[str],
+             handle: Callable[[re.Match[str]], list[tuple[date, date]]]) -> None:
         for m in re.finditer(pattern, self.text):
             if any(self.used[m.start():m.end()]):
                 continue
@@ -248,8 +249,8 @@ def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpa
 
     s.scan(r"(三|3|４|4|大型)?連休", holiday_run)
 
-    periods = _named_periods(today)
-    names = _period_pattern(today)
+    periods = _named_periods(today.year)
+    names = _period_pattern(today.year)
 
     def named(m: re.Match[str]) -> list[tuple[date, date]]:
         span = _nearest_span(today, periods[m.group(0)])
