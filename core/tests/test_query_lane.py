@@ -77,7 +77,8 @@ async def test_queries_that_arrive_during_a_call_go_together_in_the_next(
     assert embedder.hold is not None
     embedder.hold.set()
     await asyncio.gather(first, *later)
-    assert [batch for _, batch in embedder.calls] == [["最初の質問"], ["質問0", "質問1", "質問2"]]
+    assert [sorted(batch) for _, batch in embedder.calls] == [
+        ["最初の質問"], ["質問0", "質問1", "質問2"]]
 
 
 async def test_urgent_queries_go_into_the_next_call_ahead_of_earlier_ones(
@@ -93,10 +94,31 @@ async def test_urgent_queries_go_into_the_next_call_ahead_of_earlier_ones(
     assert embedder.hold is not None
     embedder.hold.set()
     await asyncio.gather(first, *later, *urgent, again)
+    next_call = embedder.calls[1][1]
+    assert set(next_call[:3]) == {"質問8", "初めての人0", "初めての人1"}
+    assert len(next_call) == 8 and [b for _, b in embedder.calls][2:] == [
+        ["質問2", "質問1", "質問0"]]
+
+
+async def test_the_newest_waiting_queries_go_first(embedder: CountingEmbedder) -> None:
+    # under load each caller waits only part of its budget: the oldest are the likeliest
+    # to have given up by the time their vector comes
+    first = await first_call_held(embedder)
+    later = [asyncio.create_task(embedder.embed_query(f"質問{i}")) for i in range(10)]
+    await asyncio.sleep(0)
+    urgent = [asyncio.create_task(embedder.embed_query(f"初めての人{i}", urgent=True))
+              for i in range(2)]
+    await asyncio.sleep(0)
+    # asked again by another person just now: as new as that ask
+    again = asyncio.create_task(embedder.embed_query("質問0"))
+    await asyncio.sleep(0)
+    assert embedder.hold is not None
+    embedder.hold.set()
+    await asyncio.gather(first, *later, *urgent, again)
     assert [batch for _, batch in embedder.calls] == [
         ["最初の質問"],
-        ["質問8", "初めての人0", "初めての人1", "質問0", "質問1", "質問2", "質問3", "質問4"],
-        ["質問5", "質問6", "質問7"]]
+        ["初めての人1", "初めての人0", "質問0", "質問9", "質問8", "質問7", "質問6", "質問5"],
+        ["質問4", "質問3", "質問2", "質問1"]]
 
 
 async def test_identical_queries_are_embedded_once(embedder: CountingEmbedder) -> None:

@@ -16,6 +16,15 @@ so for a person whose index is not ready, whose recall has nothing to go on with
 the vector, while a person with an index still recalls by words when their vector is
 late. Under load the few model calls there are go where they matter.
 
+Among the queries waiting, the **newest goes first** (urgent ones, then the others).
+Each caller waits only part of its recall's time budget, so under load a queue served
+in arrival order embeds mostly queries whose callers are about to give up, and their
+vectors come too late to be used; served newest first, the vectors that are made come
+while their recall still waits (measured with 32 people at once: 97-106 of 128 settled
+recalls went without their vector against 116-119 in arrival order, and people with no
+index yet had their memory in 27-36 % of first turns against 12-21 %). An older query
+is served as soon as the newer ones are.
+
 A query whose callers all gave up (cancelled their wait: their recall went on without
 the vector) is dropped if its model call has not started — under load, stale queries
 must not delay fresh ones; once started, the call finishes and the vector lands in the
@@ -91,6 +100,8 @@ class QueryLane:
         future = self._waiting.get(text) or self._running.get(text)
         if future is not None:
             self._shared += 1
+            if text in self._waiting:
+                self._waiting.move_to_end(text)  # asked again now: as new as its newest ask
         else:
             future = loop.create_future()
             self._waiting[text] = future
@@ -128,10 +139,11 @@ class QueryLane:
         self._urgent.clear()
 
     def _next_batch(self) -> list[str]:
-        """Up to ``max_batch`` waiting texts, urgent ones first, each in arrival order;
+        """Up to ``max_batch`` waiting texts, urgent ones first, each the newest first;
         moved to running."""
-        urgent = [t for t in self._waiting if t in self._urgent][:self.max_batch]
-        rest = [t for t in self._waiting if t not in self._urgent] \
+        newest_first = list(reversed(self._waiting))
+        urgent = [t for t in newest_first if t in self._urgent][:self.max_batch]
+        rest = [t for t in newest_first if t not in self._urgent] \
             if len(urgent) < self.max_batch else []
         texts = urgent + rest[:self.max_batch - len(urgent)]
         for text in texts:
