@@ -383,6 +383,51 @@ async def test_the_dense_search_starts_while_a_recall_still_waits_for_the_index(
     assert [r.memory.id for r in result.memories] == ["h000"]
 
 
+async def test_a_build_whose_turn_stopped_waiting_gives_way_to_one_still_waited_for(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "concurrent_builds": 1})
+    await engine.add_memories("busy", [guitar(i, "busy") for i in range(8)])
+    for user in ("waited", "gave up"):
+        await engine.add_memories(user, [hakone(0, user)])
+    store.gate = asyncio.Event()  # "busy" holds the one slot after its first page
+    indexes = engine.indexes
+    indexes.request("busy")
+    await _until(lambda: store.pages, "the first page of busy")
+    with indexes.awaited("waited"):
+        indexes.request("waited")
+        with indexes.awaited("gave up"):
+            indexes.request("gave up")
+        # the turn of "gave up" went on without its index: its build waits at batch
+        # priority, behind the build a turn still waits for (though that one asked first)
+        assert indexes.queued("gave up") and indexes.queued("waited")
+        store.gate.set()
+        await indexes.wait("waited", None)
+    await indexes.wait("gave up", None)
+    assert [user for user, cursor, _ in store.pages if cursor is None] == [
+        "busy", "waited", "gave up"]
+
+
+async def test_a_recall_with_its_vector_does_not_wait_for_a_build_not_begun(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    # a minute's budget, most of it for the index: only "not begun" can end the wait early
+    engine = await make_engine(store=store, time_budget_ms=60_000,
+                               index={"page_size": 4, "concurrent_builds": 1,
+                                      "first_turn_wait_share": 0.9})
+    await engine.add_memories("busy", [guitar(i, "busy") for i in range(8)])
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(3)])
+    store.gate = asyncio.Event()
+    engine.indexes.request("busy")  # holds the one slot
+    await _until(lambda: store.pages, "the first page of busy")
+    recall = asyncio.create_task(engine.recall("me", QUESTION, NOW))
+    await _until(recall.done, "the recall, answered from the dense search of the store")
+    result = recall.result()
+    assert result.details["index"] == "not ready: dense recall from the store"
+    assert [r.memory.id for r in result.memories] == ["h000"]
+    store.gate.set()
+
+
 def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from omoide.memory import foreground
 

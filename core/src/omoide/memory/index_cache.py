@@ -29,7 +29,8 @@ after a crash, so for a store only this process opens it is used as it is, witho
 touching the store. For a store other processes write, it is used at once too and
 checked right after in the background: rebuilt when the store holds a different
 number of the person's memories. Loading a saved copy takes a few milliseconds and
-does not wait for the builds in progress (``concurrent_builds`` bounds those). Writes
+does not wait for the builds in progress (``concurrent_builds`` bounds those; a freed
+slot goes to a build a turn waits for, the newest first: :mod:`.build_slots`). Writes
 never wait for a save: a copy pickled while the index changed is not written (a
 generation count per person tells), and is tried again later.
 
@@ -55,6 +56,7 @@ from typing import Any
 from omoide import long_lived
 from omoide.blocking import PriorityRunner
 from omoide.components import VectorStore
+from omoide.memory.build_slots import BuildSlots
 from omoide.memory.config import IndexSettings
 from omoide.memory.dense_saved import SavedSnapshots
 from omoide.memory.dense_saved import Write as _Write
@@ -82,6 +84,7 @@ class _Build:
     task: asyncio.Task[UserIndex | None]
     priority: Priority
     pending: dict[str, _Write] = field(default_factory=dict)
+    has_slot: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,9 @@ class IndexCache:
         """People whose records are being read from the store or loaded from their saved
         snapshot (see dense_saved), done when they are in ``_dense``."""
         self._too_big: dict[str, float] = {}
-        self._slots = asyncio.Semaphore(settings.concurrent_builds)
+        self._slots = BuildSlots(settings.concurrent_builds)
+        self._awaited: dict[str, int] = {}
+        """Recalls waiting for each person's index now (see :meth:`awaited`)."""
         self._runner = PriorityRunner("memory-index")
         self._saved = saved
         self._snapshots = snapshots if saved is not None else None
@@ -175,6 +180,12 @@ class IndexCache:
         dense = self._dense.get(user)
         return dense is not None and len(dense) > self.settings.page_size
 
+    def queued(self, user: str) -> bool:
+        """Whether ``user``'s index build waits, or is about to wait, for a slot while
+        others build: under load, more than one build away from ready."""
+        build = self._builds.get(user)
+        return build is not None and not build.has_slot and self._slots.full
+
     async def dense_loaded(self, user: str) -> DenseSnapshot | None:
         """:meth:`dense`, after waiting for ``user``'s records if they are being read or
         loaded from their saved snapshot: a read already under way ends sooner than a
@@ -214,6 +225,26 @@ class IndexCache:
             raise
         except Exception:  # noqa: BLE001 - logged by the build; the caller degrades
             return None
+
+    @contextlib.contextmanager
+    def awaited(self, user: str) -> Iterator[None]:
+        """Mark a recall as waiting for ``user``'s index for the block (it may call
+        :meth:`wait` more than once meanwhile). When the last recall waiting stops before
+        the build got its slot, the build drops to batch priority: it still runs, and is
+        promoted again by their next turn, but under load the slots go first to people
+        whose turn still waits (see :mod:`omoide.memory.build_slots`)."""
+        self._awaited[user] = self._awaited.get(user, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._awaited[user] - 1
+            if left:
+                self._awaited[user] = left
+            else:
+                del self._awaited[user]
+                build = self._builds.get(user)
+                if build is not None and not build.has_slot:
+                    build.priority = Priority.BATCH
 
     # -- writes ----------------------------------------------------------------------
     def written(self, user: str, items: Iterable[tuple[Memory, FloatArray | None]]) -> None:
@@ -369,7 +400,8 @@ class IndexCache:
             loaded = await self._load(user, build)
             if loaded is not None:
                 return loaded
-        async with self._slots:
+        async with self._slots.held(lambda: build.priority):
+            build.has_slot = True
             current = self._ready.get(user)
             if refresh and current is not None and \
                     await self.store.count(user) == len(current):

@@ -9,7 +9,9 @@ spends its whole budget waiting for one of them:
 2. then for the index up to ``index.first_turn_wait_share`` (both were started at the
    turn's beginning, so these waits overlap the work), except for an index whose
    records are being analysed (a large person, see :mod:`omoide.memory.dense_snapshot`):
-   that takes seconds, and their records answer the dense search meanwhile;
+   that takes seconds, and their records answer the dense search meanwhile; nor, with
+   the vector in hand, for a build that waits for a slot behind others (under load it
+   is more than one build away; the dense search already under way answers sooner);
 3. if it has neither yet, it takes whichever comes first, up to :data:`READ_SHARE` of
    the budget, leaving the rest for reading.
 
@@ -19,7 +21,9 @@ index channels judge those. That search is started (``on_vector``) as soon as th
 vector is there and the index is not, while the recall still waits for the index: a
 person of 100,000 memories has an index that takes a minute to build and a store
 search that takes about 100 ms (Qdrant local), so waiting first and searching after
-would not fit the budget. A late embedding is given up: if its model call has not
+would not fit the budget. While a recall waits, its person's build keeps a turn's
+priority; once no recall waits for it, a build that has no slot yet gives way to those
+that do (:meth:`IndexCache.awaited`). A late embedding is given up: if its model call has not
 started it is dropped (fresh queries go first), else it lands in the query cache. The
 query of a person with no index yet is urgent (it goes ahead in the query lane): a
 recall with an index still has the lexical channels without it.
@@ -64,9 +68,17 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     ``on_vector(vector)`` is called once when the vector is there before the index
     (the caller starts the dense search it will need if the index is late).
     """
-    budget_s = config.time_budget_ms / 1000
     if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
         return ReadInputs(indexes.peek(user), None)
+    with indexes.awaited(user):  # a build nobody waits for any more gives way (see there)
+        return await _gather(indexes, embedder, config, user, query_text, started,
+                             on_vector)
+
+
+async def _gather(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
+                  user: str, query_text: str, started: float,
+                  on_vector: Callable[[FloatArray], None] | None) -> ReadInputs:
+    budget_s = config.time_budget_ms / 1000
     t = time.perf_counter()
     # without an index the vector is all a recall has to go on: it is embedded first
     embedding = asyncio.ensure_future(
@@ -78,6 +90,8 @@ async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryC
     index_wait_s = budget_s * config.index.first_turn_wait_share
     if indexes.analysing_large(user):
         index_wait_s = 0.0  # a large index being analysed: seconds away, not milliseconds
+    elif vector is not None and indexes.queued(user):
+        index_wait_s = 0.0  # not begun: the dense search already under way answers sooner
     index = await indexes.wait(user, index_wait_s)
     if index is None and vector is None:
         left = started + budget_s * READ_SHARE - time.perf_counter()
