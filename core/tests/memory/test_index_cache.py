@@ -584,3 +584,34 @@ async def test_a_person_within_keep_max_memories_has_no_saved_records(
     await engine.indexes.settle()
     assert not (tmp_path / "data" / "dense").exists() or \
         not list((tmp_path / "data" / "dense").iterdir())
+
+
+async def test_a_store_search_a_recall_no_longer_waits_for_is_cancelled(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    class HeldSearches(PagedStore):
+        """Searches wait for ``release``; counts those begun and those ended."""
+
+        def __init__(self, config: MemoryStoreConfig) -> None:
+            super().__init__(config)
+            self.release = asyncio.Event()
+            self.begun = self.finished = 0
+
+        async def _search(self, user: str, vector: Any, limit: int,
+                          where: dict[str, Any] | None) -> Any:
+            self.begun += 1
+            await self.release.wait()
+            hits = await super()._search(user, vector, limit, where)
+            self.finished += 1
+            return hits
+
+    store = HeldSearches(MemoryStoreConfig())
+    engine = await make_engine(store=store, time_budget_ms=300,
+                               index={"page_size": 4, "first_turn_wait_share": 0.1})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()  # the index is not ready in time
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert recall.timed_out and store.begun == 1  # its search began, then time ran out
+    store.release.set()
+    await asyncio.sleep(0.05)
+    assert store.finished == 0  # nobody waited for it any more: it was cancelled
+    store.gate.set()

@@ -188,8 +188,12 @@ class MemoryEngine:
         except Exception as exc:  # noqa: BLE001 - an unknown engine: no memory, said why
             return Recall([], engine or self.read_engine.name, {"embed": 0.0, "search": 0.0},
                           error=f"{type(exc).__name__}: {exc}")
-        with self._indexes.foreground.recalling():  # large index builds step aside
-            return await reader.recall(self.person(user), self._recall_request(query, now))
+        person = self.person(user)
+        try:
+            with self._indexes.foreground.recalling():  # large index builds step aside
+                return await reader.recall(person, self._recall_request(query, now))
+        finally:
+            person.close()
 
     def person(self, user: str) -> PersonView:
         """``user``'s memory as a read engine sees it (bound to them)."""
