@@ -16,6 +16,7 @@ import pytest
 
 from omoide.components import ScrollPage
 from omoide.memory.index_cache import ENTRY_BYTES
+from omoide.memory.stage_hosts import DENSE_WOULD_NOT_FIT
 from omoide.testing.doubles import (
     HashEmbedder,
     HashEmbedderConfig,
@@ -614,4 +615,20 @@ async def test_a_store_search_a_recall_no_longer_waits_for_is_cancelled(
     store.release.set()
     await asyncio.sleep(0.05)
     assert store.finished == 0  # nobody waited for it any more: it was cancelled
+    store.gate.set()
+
+
+async def test_a_recall_starts_no_store_search_that_would_end_after_its_budget(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, time_budget_ms=300,
+                               index={"page_size": 4, "first_turn_wait_share": 0.1})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    store.gate = asyncio.Event()  # the index is not ready in time
+    for _ in range(3):
+        engine.dense_paths.record(0.5)  # lately, dense recalls from the store took 500 ms
+    recall = await engine.recall("me", QUESTION, NOW)
+    assert not recall.timed_out and recall.memories == []
+    assert recall.shortfalls == (DENSE_WOULD_NOT_FIT,)
+    assert store.search_limits == []
     store.gate.set()

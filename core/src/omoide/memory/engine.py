@@ -46,6 +46,7 @@ from omoide.components import (
 from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.config import MemoryConfig
+from omoide.memory.dense_paths import DensePathTimes
 from omoide.memory.dense_saved import SavedSnapshots
 from omoide.memory.extraction import Fact
 from omoide.memory.extraction_runner import ExtractionRunner
@@ -114,6 +115,8 @@ class MemoryEngine:
         self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
                                    saved, prepare=self._prepare_index,
                                    snapshots=SavedSnapshots(self.data_dir / "dense"))
+        self._dense_paths = DensePathTimes()
+        """Recent dense recalls from the store, so a recall starts one only if it fits."""
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
@@ -195,10 +198,16 @@ class MemoryEngine:
         finally:
             person.close()
 
+    @property
+    def dense_paths(self) -> DensePathTimes:
+        """How long dense recalls from the store took lately (see its module)."""
+        return self._dense_paths
+
     def person(self, user: str) -> PersonView:
         """``user``'s memory as a read engine sees it (bound to them)."""
         return PersonView(user, store=self.store, embedder=self.embedder,
-                          timezone=self.timezone, indexes=self._indexes, config=self.config)
+                          timezone=self.timezone, indexes=self._indexes, config=self.config,
+                          dense_paths=self._dense_paths)
 
     def _recall_request(self, query: str, now: datetime) -> RecallRequest:
         profile = self.config.profile

@@ -17,7 +17,8 @@ spends its whole budget waiting for one of them:
 
 With the index and no vector, the lexical, temporal and entity channels recall alone;
 with the vector and no index, a dense search of the store finds the candidates and the
-index channels judge those. That search is started (``on_vector``) as soon as the
+index channels judge those (when it is likely to end within the budget: see
+:mod:`omoide.memory.dense_paths`). That search is started (``on_vector``) as soon as the
 vector is there and the index is not, while the recall still waits for the index: a
 person of 100,000 memories has an index that takes a minute to build and a store
 search that takes about 100 ms (Qdrant local), so waiting first and searching after

@@ -547,8 +547,9 @@ class RobustEngine(RecallEngine):
                 notes.details["index"] = "not ready: dense recall from the store"
                 notes.shortfalls.append("index not ready: dense recall from the store only")
             elif index is None and wanted:
-                notes.shortfalls.append(
-                    "index not ready and no query vector in time: nothing to recall from")
+                notes.shortfalls.append(inputs.notes.get(
+                    "dense", "index not ready and no query vector in time: nothing to recall"
+                    " from"))
             result = await robust_read(
                 memory, index if index is not None else dense_only_index(memory.user,
                                                                          memory.timezone),

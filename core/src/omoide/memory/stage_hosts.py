@@ -16,11 +16,13 @@ built, else the store.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from omoide.components import ChatModel, Embedder, MemoryHit, VectorStore
 from omoide.memory.config import RobustSettings
+from omoide.memory.dense_paths import DensePathTimes
 from omoide.memory.index_cache import IndexCache, dense_only_index, index_of_hits
 from omoide.memory.read_inputs import ReadInputs, gather_inputs
 from omoide.memory.records import from_payload
@@ -29,6 +31,11 @@ from omoide.types import FloatArray, Memory, VectorHit
 if TYPE_CHECKING:
     from omoide.memory.config import MemoryConfig
     from omoide.memory.index import UserIndex
+
+DENSE_WOULD_NOT_FIT = ("index not ready, and a dense search of the store would not end"
+                       " within the time budget now: nothing to recall from")
+"""The shortfall of a recall that had its vector but no time for dense recall from the
+store (see :mod:`omoide.memory.dense_paths`)."""
 
 EARLY_CANDIDATES: int = RobustSettings.model_fields["dense_candidates"].default
 """Memories the early search of a recall without its index asks for (the robust
@@ -41,15 +48,23 @@ class PersonView:
     engine's current config)."""
 
     def __init__(self, user: str, *, store: VectorStore, embedder: Embedder, timezone: str,
-                 indexes: IndexCache, config: MemoryConfig) -> None:
+                 indexes: IndexCache, config: MemoryConfig,
+                 dense_paths: DensePathTimes | None = None) -> None:
+        """``dense_paths``: the recent dense recalls from the store, shared by every
+        recall of the engine (see :mod:`omoide.memory.dense_paths`)."""
         self._user = user
         self._store = store
         self._embedder = embedder
         self._timezone = timezone
         self._indexes = indexes
         self._config = config
+        self._dense_paths = dense_paths if dense_paths is not None else DensePathTimes()
         self._nearest: tuple[FloatArray, int, asyncio.Future[list[VectorHit]]] | None = None
         """The last store search: its vector, limit and hits (shared by this recall)."""
+        self._started: float | None = None
+        """When this recall began (perf_counter), once it gathers its inputs."""
+        self._dense_began: float | None = None
+        """When its dense recall from the store began, until it ends."""
 
     @property
     def user(self) -> str:
@@ -63,6 +78,16 @@ class PersonView:
         if self._nearest is not None:
             self._nearest[2].cancel()
             self._nearest = None
+        if self._dense_began is not None:  # cut short by the budget: it took this long
+            self._dense_paths.record(time.perf_counter() - self._dense_began)
+            self._dense_began = None
+
+    def _dense_fits(self) -> bool:
+        """Whether dense recall from the store begun now likely ends within the budget."""
+        if self._started is None:
+            return True
+        left = self._started + self._config.time_budget_ms / 1000 - time.perf_counter()
+        return self._dense_paths.fits(left)
 
     @property
     def timezone(self) -> str:
@@ -77,6 +102,10 @@ class PersonView:
         return [MemoryHit(from_payload(h.id, h.payload), h.score) for h in hits]
 
     def _search_early(self, vector: FloatArray) -> None:
+        if not self._dense_fits():
+            return  # it would end after the recall gave up (see index_and_vector)
+        if self._dense_began is None:
+            self._dense_began = time.perf_counter()
         if self._nearest is None or self._nearest[0] is not vector:
             search = asyncio.ensure_future(self._nearest_of(vector, EARLY_CANDIDATES))
             # a recall that ran out of time never awaits it: its failure is not news
@@ -120,16 +149,27 @@ class PersonView:
 
     async def index_and_vector(self, query_text: str, wants_vector: bool,
                                started: float) -> ReadInputs:
+        self._started = started
         inputs = await gather_inputs(self._indexes, self._embedder, self._config, self._user,
                                      query_text, wants_vector, started, self._search_early)
         if inputs.index is not None and self._nearest is not None:
             self._nearest[2].cancel()  # the index came in time: its search is not needed
             self._nearest = None
+            self._dense_began = None
+        elif inputs.index is None and inputs.vector is not None and self._nearest is None \
+                and not self._dense_fits():
+            inputs.vector = None  # no search began: none would have ended in time
+            inputs.notes["dense"] = DENSE_WOULD_NOT_FIT
         return inputs
 
     async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
-        return await index_of_hits(await self._hits(vector, limit), self._user,
-                                   self._timezone)
+        if self._dense_began is None:
+            self._dense_began = time.perf_counter()
+        idx = await index_of_hits(await self._hits(vector, limit), self._user,
+                                  self._timezone)
+        self._dense_paths.record(time.perf_counter() - self._dense_began)
+        self._dense_began = None
+        return idx
 
 
 class ExtractorHostView:
