@@ -632,3 +632,51 @@ async def test_a_recall_starts_no_store_search_that_would_end_after_its_budget(
     assert recall.shortfalls == (DENSE_WOULD_NOT_FIT,)
     assert store.search_limits == []
     store.gate.set()
+
+
+async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone_asks(
+        make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide.memory import index_store
+    store = PagedStore(MemoryStoreConfig())
+    with monkeypatch.context() as earlier_version:
+        earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
+        first = await make_engine(store=store, data_dir=tmp_path / "data")
+        for user in ("me", "you"):
+            await first.add_memories(user, [hakone(0, user), guitar(1, user)])
+            await first.index(user)
+        await first.stop()
+    again = await make_engine(store=store, data_dir=tmp_path / "data")
+    saved = index_store.IndexStore(tmp_path / "data" / "indexes.sqlite3", 1000)
+    assert sorted(u for u, _ in saved.outdated()) == ["me", "you"]
+    again.warm_indexes()
+    await again.indexes.settle()
+    assert again.indexes.builds_done == 2 and saved.outdated() == []
+    assert sorted(u for u, _ in saved.recent(10)) == ["me", "you"]
+    # their next start loads them
+    await again.stop()
+    third = await make_engine(store=store, data_dir=tmp_path / "data", index={"warm_people": 0})
+    assert (await third.recall("me", QUESTION, NOW)).memories
+    assert third.indexes.loads_done == 1 and third.indexes.builds_done == 0
+    saved.close()
+
+
+async def test_outdated_saved_indexes_wait_while_people_are_recalling(
+        make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide.memory import index_cache, index_store
+    monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
+    store = PagedStore(MemoryStoreConfig())
+    with monkeypatch.context() as earlier_version:
+        earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
+        first = await make_engine(store=store, data_dir=tmp_path / "data")
+        await first.add_memories("me", [hakone(0)])
+        await first.index("me")
+        await first.stop()
+    again = await make_engine(store=store, data_dir=tmp_path / "data",
+                              index={"warm_people": 0})
+    with again.indexes.foreground.recalling():  # somebody's recall runs
+        again.warm_indexes()
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert again.indexes.builds_done == 0
+    await again.indexes.settle()
+    assert again.indexes.builds_done == 1

@@ -166,6 +166,11 @@ class IndexSettings(_Strict):
         " this many people in the background (the most recently written first, within"
         " half of budget_mb), so their first turns have their profile and index at once"
         " instead of waiting for a load. 0: each is loaded on that person's first turn.")
+    renew_outdated: bool = Field(
+        True, description="After a start, rebuild in the background the saved indexes that"
+        " an upgrade of omoide made outdated (their rows stay in indexes.sqlite3 until then),"
+        " one at a time while nobody's recall runs, the most recently written first: their"
+        " people's first turns then load an index instead of building one.")
     refresh_s: float = Field(
         300.0, gt=0, description="Rebuild a person's index (the lexical, temporal and dense"
         " index engines such as `robust` read) from the store in the background when it is"

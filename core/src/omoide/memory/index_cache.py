@@ -74,6 +74,9 @@ ENTRY_BYTES = 9_300
 per memory (vector included) indexing 20,000 synthetic Japanese memories; the dense
 channel later stacks the vectors once more, hence a vector's worth on top."""
 
+RENEW_PAUSE_S = 0.5
+"""How often the renewal of outdated saved indexes looks again whether recalls still run."""
+
 SETTLE_EVERY = 5_000
 """Memories a build analyses between two :func:`omoide.long_lived.settle` calls (and one
 when it is installed): a large build otherwise sets off full garbage collections over
@@ -85,6 +88,8 @@ class _Build:
     priority: Priority
     pending: dict[str, _Write] = field(default_factory=dict)
     has_slot: bool = False
+    renewal: bool = False
+    """Started to renew an outdated saved index (see :meth:`IndexCache.warm`)."""
 
 
 @dataclass(frozen=True)
@@ -317,10 +322,14 @@ class IndexCache:
                                                  Priority.INTERACTIVE))
 
     def warm(self) -> None:
-        """Load saved indexes in the background, most recently written first, up to
-        ``warm_people`` people and half the memory budget (returns at once). Loads run at
-        batch priority: a turn's own request goes first."""
-        if self._saved is not None and self.settings.warm_people and self._warmer is None:
+        """In the background (returns at once): load saved indexes, most recently written
+        first, up to ``warm_people`` people and half the memory budget; then, with
+        ``renew_outdated``, rebuild the saved indexes an upgrade made outdated, one at a
+        time while no recall runs, the most recently written first (each is saved, and
+        kept in memory only where the budget has room, as the least recently used). All
+        at batch priority: a turn's own request goes first."""
+        if self._saved is not None and self._warmer is None and \
+                (self.settings.warm_people or self.settings.renew_outdated):
             self._warmer = asyncio.get_running_loop().create_task(self._warm())
 
     async def _warm(self) -> None:
@@ -329,6 +338,8 @@ class IndexCache:
         try:
             people = await self._runner.run(
                 functools.partial(saved.recent, self.settings.warm_people), Priority.BATCH)
+            outdated = await self._runner.run(saved.outdated, Priority.BATCH) \
+                if self.settings.renew_outdated else []
         except Exception as exc:  # noqa: BLE001 - a cold start is slower, not broken
             log.warning("could not list the saved indexes: %s", exc)
             return
@@ -338,6 +349,18 @@ class IndexCache:
             if room < 0:
                 break
             build = None if user in self._ready else self._start(user, Priority.BATCH)
+            if build is not None:
+                await asyncio.gather(build.task, return_exceptions=True)
+        if outdated:
+            log.info("renewing %d saved indexes made by an earlier version", len(outdated))
+        for user, memories in outdated:
+            if memories > saved.max_memories:
+                continue  # not kept on disk anyway
+            while self.foreground.busy:  # people are talking: their turns come first
+                await asyncio.sleep(RENEW_PAUSE_S)
+            if user in self._ready or user in self._builds:
+                continue
+            build = self._start(user, Priority.BATCH, renewal=True)
             if build is not None:
                 await asyncio.gather(build.task, return_exceptions=True)
 
@@ -371,7 +394,8 @@ class IndexCache:
                           len(self._too_big), self.builds_done, self.loads_done)
 
     # -- building --------------------------------------------------------------------
-    def _start(self, user: str, priority: Priority, refresh: bool = False) -> _Build | None:
+    def _start(self, user: str, priority: Priority, refresh: bool = False,
+               renewal: bool = False) -> _Build | None:
         build = self._builds.get(user)
         if build is not None:
             if priority < build.priority:
@@ -381,7 +405,7 @@ class IndexCache:
         if too_big_at is not None and time.monotonic() - too_big_at < self.refresh_s:
             return None
         task = asyncio.get_running_loop().create_task(self._build(user, refresh))
-        build = _Build(task, priority)
+        build = _Build(task, priority, renewal=renewal)
         self._builds[user] = build
         task.add_done_callback(lambda t: self._finished(user, build, t))
         return build
@@ -429,7 +453,10 @@ class IndexCache:
                     long_lived.settle(f"the index of {user}, {len(idx)} memories so far")
             await self._prepared(idx, build)
             _apply(idx, build.pending)  # no await from here: no write can slip between
-            self._install(user, idx)
+            if build.renewal and build.priority is Priority.BATCH:
+                self._install_if_room(user, idx)  # nobody asked for it: saved is enough
+            else:
+                self._install(user, idx)
             self.builds_done += 1
             if self._saved is not None:
                 self._in_background(self._save(user, idx))
@@ -624,6 +651,13 @@ class IndexCache:
             if oldest == user:
                 break
             self._drop(oldest)
+
+    def _install_if_room(self, user: str, idx: UserIndex) -> None:
+        """Keep ``idx`` as the least recently used index, if the budget has room for it
+        without dropping another."""
+        if self._total_bytes + self._estimate(len(idx)) <= self.budget_bytes:
+            self._install(user, idx)
+            self._ready.move_to_end(user, last=False)
 
     def _account(self, user: str, idx: UserIndex) -> None:
         size = self._estimate(len(idx))

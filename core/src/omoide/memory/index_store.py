@@ -10,7 +10,8 @@ One SQLite file in the data directory (``indexes.sqlite3``, not a file per perso
 a row per person with the index pickled and compressed, the number of memories it
 holds, and a version. The version is a hash of the source of :mod:`omoide.memory` and
 of the analyser's dictionary version, so any change to how indexes are made makes the
-rows stale (they are rebuilt). The index cache deletes a person's row on every write
+rows stale: they are rebuilt on the person's first turn, or before it in the background
+after a start (``renew_outdated``, see :meth:`IndexCache.warm`). The index cache deletes a person's row on every write
 of theirs whose index is in memory and saves it again later; a write for a person whose
 index is not in memory is added to their row instead when the row is small (one job on
 the cache's worker, queued like the delete it replaces; see :data:`EXTEND_AT_MOST`), so
@@ -158,6 +159,14 @@ class IndexStore:
         rows = self._conn().execute(
             "SELECT user, memories FROM indexes WHERE version=? ORDER BY rowid DESC LIMIT ?",
             (index_version(), limit)).fetchall()
+        return [(str(user), int(memories)) for user, memories in rows]
+
+    def outdated(self) -> list[tuple[str, int]]:
+        """People whose saved index an earlier version of omoide made, (user, memories),
+        the most recently written first."""
+        rows = self._conn().execute(
+            "SELECT user, memories FROM indexes WHERE version<>? ORDER BY rowid DESC",
+            (index_version(),)).fetchall()
         return [(str(user), int(memories)) for user, memories in rows]
 
     def delete(self, user: str) -> None:
