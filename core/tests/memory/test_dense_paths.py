@@ -10,28 +10,21 @@ from omoide.memory import dense_paths
 from omoide.memory.dense_paths import WINDOW_S, DensePathTimes
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    c = Clock()
-    monkeypatch.setattr(dense_paths.time, "monotonic", c)
-    return c
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The monotonic clock the paths are timed by: ``clock[0]`` is now (set it)."""
+    now = [1000.0]
+    monkeypatch.setattr(dense_paths.time, "monotonic", lambda: now[0])
+    return now
 
 
-def test_with_no_recent_path_any_fits(clock: Clock) -> None:
+def test_with_no_recent_path_any_fits(clock: list[float]) -> None:
     paths = DensePathTimes()
     assert paths.expected_s() == 0.0 and paths.fits(0.0)
 
 
 def test_the_median_of_the_recent_paths_is_what_the_next_is_expected_to_take(
-        clock: Clock) -> None:
+        clock: list[float]) -> None:
     paths = DensePathTimes()
     for seconds in (0.02, 0.15, 0.12, 0.30, 0.01):
         paths.record(seconds)
@@ -39,13 +32,13 @@ def test_the_median_of_the_recent_paths_is_what_the_next_is_expected_to_take(
     assert paths.fits(0.2) and not paths.fits(0.1)
 
 
-def test_paths_older_than_the_window_no_longer_count(clock: Clock) -> None:
+def test_paths_older_than_the_window_no_longer_count(clock: list[float]) -> None:
     paths = DensePathTimes()
     for _ in range(3):
         paths.record(0.25)  # under load a while ago ...
-    clock.now += WINDOW_S + 0.1
+    clock[0] += WINDOW_S + 0.1
     paths.record(0.02)
     paths.record(0.03)
     assert paths.expected_s() == 0.03
-    clock.now += WINDOW_S + 0.1  # ... and nothing since: the next paths measure it again
+    clock[0] += WINDOW_S + 0.1  # ... and nothing since: the next paths measure it again
     assert paths.expected_s() == 0.0

@@ -634,17 +634,26 @@ async def test_a_recall_starts_no_store_search_that_would_end_after_its_budget(
     store.gate.set()
 
 
+async def saved_by_an_earlier_version(make_engine, store: PagedStore, data_dir: Any,  # type: ignore[no-untyped-def]
+                                      users: Sequence[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexes of ``users`` saved in ``data_dir`` by a version of omoide before this one."""
+    from omoide.memory import index_store
+    with monkeypatch.context() as earlier_version:
+        earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
+        first = await make_engine(store=store, data_dir=data_dir)
+        for user in users:
+            await first.add_memories(user, [hakone(0, user), guitar(1, user)])
+            await first.index(user)
+        await first.stop()
+
+
 async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone_asks(
         make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from omoide.memory import index_store
     store = PagedStore(MemoryStoreConfig())
-    with monkeypatch.context() as earlier_version:
-        earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
-        first = await make_engine(store=store, data_dir=tmp_path / "data")
-        for user in ("me", "you"):
-            await first.add_memories(user, [hakone(0, user), guitar(1, user)])
-            await first.index(user)
-        await first.stop()
+    await saved_by_an_earlier_version(make_engine, store, tmp_path / "data", ["me", "you"],
+                                      monkeypatch)
     again = await make_engine(store=store, data_dir=tmp_path / "data")
     saved = index_store.IndexStore(tmp_path / "data" / "indexes.sqlite3", 1000)
     assert sorted(u for u, _ in saved.outdated()) == ["me", "you"]
@@ -662,15 +671,11 @@ async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone
 
 async def test_outdated_saved_indexes_wait_while_people_are_recalling(
         make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory import index_cache, index_store
+    from omoide.memory import index_cache
     monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
     store = PagedStore(MemoryStoreConfig())
-    with monkeypatch.context() as earlier_version:
-        earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
-        first = await make_engine(store=store, data_dir=tmp_path / "data")
-        await first.add_memories("me", [hakone(0)])
-        await first.index("me")
-        await first.stop()
+    await saved_by_an_earlier_version(make_engine, store, tmp_path / "data", ["me"],
+                                      monkeypatch)
     again = await make_engine(store=store, data_dir=tmp_path / "data",
                               index={"warm_people": 0})
     with again.indexes.foreground.recalling():  # somebody's recall runs

@@ -11,8 +11,9 @@ a row per person with the index pickled and compressed, the number of memories i
 holds, and a version. The version is a hash of the source of :mod:`omoide.memory` and
 of the analyser's dictionary version, so any change to how indexes are made makes the
 rows stale: they are rebuilt on the person's first turn, or before it in the background
-after a start (``renew_outdated``, see :meth:`IndexCache.warm`). The index cache deletes a person's row on every write
-of theirs whose index is in memory and saves it again later; a write for a person whose
+after a start (``renew_outdated``, see :meth:`IndexCache.warm`). The index cache deletes
+a person's row on every write of theirs whose index is in memory and saves it again
+later; a write for a person whose
 index is not in memory is added to their row instead when the row is small (one job on
 the cache's worker, queued like the delete it replaces; see :data:`EXTEND_AT_MOST`), so
 their next first turn still loads it. Either way a row is never older than the
