@@ -634,6 +634,27 @@ async def test_a_recall_starts_no_store_search_that_would_end_after_its_budget(
     store.gate.set()
 
 
+async def test_a_recall_whose_build_waits_for_a_slot_stops_waiting_for_a_useless_vector(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, embedder=SlowQueries(20_000),
+                               time_budget_ms=10_000, query_embed_wait_share=0.01,
+                               index={"page_size": 4, "concurrent_builds": 1,
+                                      "first_turn_wait_share": 0.01})
+    await engine.add_memories("busy", [guitar(i, "busy") for i in range(8)])
+    await engine.add_memories("me", [hakone(0)])
+    store.gate = asyncio.Event()
+    engine.indexes.request("busy")  # holds the one slot
+    await _until(lambda: store.pages, "the first page of busy")
+    for _ in range(3):
+        engine.dense_paths.record(9.5)  # a dense search from the store takes 9.5 s lately
+    # so a vector later than 0.5 s into the 10 s budget is of no use: the recall ends
+    # then, not at 8 s (READ_SHARE) as it would while the build might still come
+    recall = await asyncio.wait_for(engine.recall("me", QUESTION, NOW), 4.0)
+    assert recall.memories == [] and not recall.timed_out
+    store.gate.set()
+
+
 async def saved_by_an_earlier_version(make_engine, store: PagedStore, data_dir: Any,  # type: ignore[no-untyped-def]
                                       users: Sequence[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:

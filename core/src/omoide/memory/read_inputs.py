@@ -13,7 +13,9 @@ spends its whole budget waiting for one of them:
    the vector in hand, for a build that waits for a slot behind others (under load it
    is more than one build away; the dense search already under way answers sooner);
 3. if it has neither yet, it takes whichever comes first, up to :data:`READ_SHARE` of
-   the budget, leaving the rest for reading.
+   the budget, leaving the rest for reading; while the person's build still waits for
+   a slot, only up to the time a dense search from the store then takes lately before
+   the end of the budget (a vector later than that would be of no use).
 
 With the index and no vector, the lexical, temporal and entity channels recall alone;
 with the vector and no index, a dense search of the store finds the candidates and the
@@ -62,23 +64,28 @@ class ReadInputs:
 async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
                         user: str, query_text: str, wants_vector: bool,
                         started: float,
-                        on_vector: Callable[[FloatArray], None] | None = None) -> ReadInputs:
+                        on_vector: Callable[[FloatArray], None] | None = None,
+                        dense_s: float = 0.0) -> ReadInputs:
     """The index and vector of one recall that began at ``started`` (perf_counter).
 
     Call :meth:`IndexCache.request` for ``user`` first, as early as possible.
     ``on_vector(vector)`` is called once when the vector is there before the index
     (the caller starts the dense search it will need if the index is late).
+    ``dense_s``: how long that dense search and its analysis take lately (see
+    :mod:`omoide.memory.dense_paths`): a recall whose index waits for a build slot stops
+    waiting for a vector that would come too late to be used.
     """
     if not wants_vector:  # the gate will say "no recall intent": nothing to wait for
         return ReadInputs(indexes.peek(user), None)
     with indexes.awaited(user):  # a build nobody waits for any more gives way (see there)
         return await _gather(indexes, embedder, config, user, query_text, started,
-                             on_vector)
+                             on_vector, dense_s)
 
 
 async def _gather(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
                   user: str, query_text: str, started: float,
-                  on_vector: Callable[[FloatArray], None] | None) -> ReadInputs:
+                  on_vector: Callable[[FloatArray], None] | None,
+                  dense_s: float) -> ReadInputs:
     budget_s = config.time_budget_ms / 1000
     t = time.perf_counter()
     # without an index the vector is all a recall has to go on: it is embedded first
@@ -95,7 +102,10 @@ async def _gather(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,
         index_wait_s = 0.0  # not begun: the dense search already under way answers sooner
     index = await indexes.wait(user, index_wait_s)
     if index is None and vector is None:
-        left = started + budget_s * READ_SHARE - time.perf_counter()
+        deadline = started + budget_s * READ_SHARE
+        if indexes.queued(user):  # no index in time: only a vector still can be of use
+            deadline = min(deadline, started + budget_s - dense_s)
+        left = deadline - time.perf_counter()
         waiting = asyncio.ensure_future(indexes.wait(user, max(0.0, left)))
         done, _ = await asyncio.wait({embedding, waiting}, timeout=max(0.0, left),
                                      return_when=asyncio.FIRST_COMPLETED)

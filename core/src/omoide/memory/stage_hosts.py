@@ -151,7 +151,8 @@ class PersonView:
                                started: float) -> ReadInputs:
         self._started = started
         inputs = await gather_inputs(self._indexes, self._embedder, self._config, self._user,
-                                     query_text, wants_vector, started, self._search_early)
+                                     query_text, wants_vector, started, self._search_early,
+                                     self._dense_paths.expected_s())
         if inputs.index is not None and self._nearest is not None:
             self._nearest[2].cancel()  # the index came in time: its search is not needed
             self._nearest = None
