@@ -649,7 +649,7 @@ async def test_a_recall_whose_build_waits_for_a_slot_stops_waiting_for_a_useless
     for _ in range(3):
         engine.dense_paths.record(9.5)  # a dense search from the store takes 9.5 s lately
     # so a vector later than 0.5 s into the 10 s budget is of no use: the recall ends
-    # then, not at 8 s (READ_SHARE) as it would while the build might still come
+    # then, not at 7 s (READ_SHARE) as it would while the build might still come
     recall = await asyncio.wait_for(engine.recall("me", QUESTION, NOW), 4.0)
     assert recall.memories == [] and not recall.timed_out
     store.gate.set()
