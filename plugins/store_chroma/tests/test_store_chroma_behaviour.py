@@ -11,6 +11,7 @@ import pytest
 
 from omoide.errors import InvalidInput
 from omoide.types import EmbedderFingerprint, VectorRecord
+from omoide_store_chroma import store as chroma_store
 from omoide_store_chroma.config import ChromaStoreConfig
 from omoide_store_chroma.store import ChromaStore, entry_id
 
@@ -51,6 +52,33 @@ async def test_where_with_none_or_a_list_is_invalid_input(store: ChromaStore) ->
 async def test_a_payload_that_is_not_json_is_invalid_input(store: ChromaStore) -> None:
     with pytest.raises(InvalidInput, match="r1"):
         await store.upsert("alice", [VectorRecord("r1", _unit_rows(1, 0)[0], {"x": object()})])
+
+
+@pytest.mark.parametrize("exact_max", [0, 4, 1000], ids=["index", "mixed", "exact"])
+async def test_search_ranks_by_cosine_whether_it_ranks_itself_or_asks_the_index(
+        store: ChromaStore, exact_max: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A person with at most EXACT_SEARCH_MAX entries under the where is ranked by omoide,
+    # one with more by Chroma's index: the answer is the same either way.
+    monkeypatch.setattr(chroma_store, "EXACT_SEARCH_MAX", exact_max)
+    rows = _unit_rows(12, 7)
+    await store.upsert("alice", [VectorRecord(f"r{i}", rows[i], {"kind": "fact" if i % 3 else
+                                                                 "plan", "i": i})
+                                 for i in range(10)])
+    await store.upsert("bob", [VectorRecord("b", rows[10], {"kind": "fact"})])
+    query = rows[11]
+    scores = rows[:10] @ query
+
+    for where, kept in (({"kind": "plan"}, (0, 3, 6, 9)), (None, range(10))):
+        hits = await store.search("alice", query, limit=3, where=where)
+        expected = sorted(kept, key=lambda i: -scores[i])[:3]
+        assert [h.id for h in hits] == [f"r{i}" for i in expected]
+        assert [h.score for h in hits] == pytest.approx([scores[i] for i in expected], abs=1e-4)
+        assert all(h.payload["i"] == int(h.id[1:]) for h in hits)
+
+    # after a forget the person may be few again; the answer still holds
+    await store.delete("alice", [f"r{i}" for i in range(2, 10)])
+    hits = await store.search("alice", query, limit=5)
+    assert [h.id for h in hits] == sorted(["r0", "r1"], key=lambda r: -scores[int(r[1:])])
 
 
 async def test_records_and_fingerprint_survive_a_restart(tmp_path: Path) -> None:

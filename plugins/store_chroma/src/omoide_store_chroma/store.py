@@ -9,6 +9,12 @@ Layout of an entry (callers never see it):
   (str, int, float, bool, non-empty lists of one of those); ``where`` keys are matched
   against ``p.<key>``.
 
+A search ranks a person's own entries exactly when they are few (at most
+``EXACT_SEARCH_MAX`` under the ``where``): Chroma's HNSW walk under a filter that keeps
+100 entries of 1,000,000 took 0.58 s against ``chroma run``, and fetching those 100 with
+their embeddings 0.065 s (fetching 1,000: 0.16 s). A person found to have more is
+remembered (until one of their entries is deleted) and searched through the HNSW index.
+
 Searches, counts, deletes and id listings carry ``user == U`` in the Chroma ``where``
 itself. Reads by id do not: an entry id is ``uuid5(user, record id)``, so only the
 person's own entries can have the ids asked for, and Chroma answers ``get(ids, where)``
@@ -50,6 +56,8 @@ PAYLOAD_JSON_FIELD = "payload_json"
 FILTER_PREFIX = "p."
 FINGERPRINT_KEY = "omoide_fingerprint"
 _SCALARS = (str, int, float, bool)
+EXACT_SEARCH_MAX = 1000
+"""Most entries (under a search's ``where``) a search fetches and ranks itself."""
 
 
 def entry_id(user: str, record_id: str) -> str:
@@ -70,6 +78,8 @@ class ChromaStore(VectorStore):
         super().__init__(config)
         self._client: ClientAPI | None = None
         self._snapshots = IdSnapshots()
+        # people with more than EXACT_SEARCH_MAX entries: their searches go to the index
+        self._many_entries: set[str] = set()
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:
@@ -152,6 +162,7 @@ class ChromaStore(VectorStore):
     async def _drop(self) -> None:
         def drop(client: ClientAPI) -> None:
             self._snapshots.clear()
+            self._many_entries.clear()
             if self._collection_or_none(client) is not None:
                 client.delete_collection(self.config.collection)
 
@@ -176,11 +187,18 @@ class ChromaStore(VectorStore):
     async def _search(self, user: str, vector: FloatArray, limit: int,
                       where: dict[str, Any] | None) -> list[VectorHit]:
         chroma_where = _user_where(user, where)
-        query = np.asarray(vector, dtype=np.float32)[None, :]
+        query = np.asarray(vector, dtype=np.float32)
 
         def search(client: ClientAPI) -> list[VectorHit]:
-            result = self._collection(client).query(
-                query_embeddings=query, n_results=limit, where=chroma_where,
+            collection = self._collection(client)
+            if user not in self._many_entries:
+                own = collection.get(where=chroma_where, limit=EXACT_SEARCH_MAX + 1,
+                                     include=["metadatas", "embeddings"])
+                if len(own["ids"]) <= EXACT_SEARCH_MAX:
+                    return _ranked(own, query, limit)
+                self._many_entries.add(user)
+            result = collection.query(
+                query_embeddings=query[None, :], n_results=limit, where=chroma_where,
                 include=["metadatas", "distances"])
             metadatas = (result["metadatas"] or [[]])[0]
             distances = (result["distances"] or [[]])[0]
@@ -208,6 +226,7 @@ class ChromaStore(VectorStore):
 
         def delete(client: ClientAPI) -> None:
             self._snapshots.forget(user)
+            self._many_entries.discard(user)
             self._collection(client).delete(ids=entry_ids, where=chroma_where)
 
         await self._run(delete)
@@ -277,6 +296,19 @@ def _records(result: Any, user: str) -> list[VectorRecord]:
     return [VectorRecord(str(meta[ID_FIELD]), np.asarray(embeddings[i], dtype=np.float32),
                          _payload(meta))
             for i, meta in enumerate(result["metadatas"] or []) if meta.get(USER_FIELD) == user]
+
+
+def _ranked(result: Any, query: FloatArray, limit: int) -> list[VectorHit]:
+    """The ``limit`` entries of a ``get`` most similar to ``query`` by cosine, best first."""
+    metadatas = result["metadatas"] or []
+    if not metadatas:
+        return []
+    vectors = np.asarray(result["embeddings"], dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1) * float(np.linalg.norm(query))
+    scores = (vectors @ query) / np.where(norms > 0, norms, 1.0)
+    best = np.argsort(-scores, kind="stable")[:limit]
+    return [VectorHit(str(metadatas[i][ID_FIELD]), float(scores[i]), _payload(metadatas[i]))
+            for i in best]
 
 
 def _user_where(user: str, where: dict[str, Any] | None) -> dict[str, Any]:
