@@ -45,6 +45,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -300,7 +301,7 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
         else:
             out["fill_s"] = "reused"
         memory = settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
-        data_dir = work / f"in-process-{int(time.time())}"  # no saved indexes yet
+        data_dir = work / f"in-process-run-{int(time.time())}"  # no saved indexes yet
         sample = random.Random(5).sample(range(args.people), min(args.sample, args.people))
 
         async def index_times(engine: MemoryEngine) -> list[float]:
@@ -582,7 +583,26 @@ async def empty_baseline(raw: dict[str, Any], work: Path) -> dict[str, Any]:
             out["at_ready"] = proc_stats(pid)
     finally:
         server.stop()
+        remove_empty_store(store)
     return out
+
+
+def remove_empty_store(store: dict[str, Any]) -> None:
+    """Delete the empty store of the baseline (a directory, or a collection on the
+    Chroma server, which later runs would otherwise find there)."""
+    if "path" in store:
+        shutil.rmtree(store["path"], ignore_errors=True)
+        return
+    import chromadb
+    from chromadb.config import Settings
+
+    try:
+        chromadb.HttpClient(host=store["host"], port=store["port"],
+                            settings=Settings(anonymized_telemetry=False)).delete_collection(
+            store["collection"])
+    except Exception as exc:  # noqa: BLE001 - a leftover collection does not void the run
+        print(f"[bench scale] could not delete the empty collection {store['collection']}:"
+              f" {exc}", file=sys.stderr)
 
 
 async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,
@@ -686,11 +706,17 @@ async def restart_phase(raw: dict[str, Any], work: Path, args: argparse.Namespac
 
 
 # -- the run ----------------------------------------------------------------------------
+RUN_DATA_PREFIXES = ("in-process-run-", "server-data-")
+"""Data dirs one run makes in ``--dir`` (its servers' data dirs, the in-process indexes),
+removed when it ends well; ``in-process-config`` is one dir every run reuses."""
+
+
 async def run_store(kind: str, raw: dict[str, Any], root: Path, args: argparse.Namespace,
                     progress: Callable[[str], None]) -> dict[str, Any]:
     from omoide_store_chroma.local_server import LocalChromaServer
 
     report: dict[str, Any] = {"store": kind, "people": args.people, "memories": args.memories}
+    before = set(root.iterdir())
     with ExitStack() as stack:
         chroma_port = None
         if kind == "chroma_server":
@@ -716,6 +742,10 @@ async def run_store(kind: str, raw: dict[str, Any], root: Path, args: argparse.N
                 (chroma.pid,) if kind == "chroma_server" and chroma.pid else ())
             if kind == "chroma_server":
                 report["server"]["chroma_server"] = proc_stats(chroma.pid)
+    # the run went through: its data dirs go (the filled store and the logs stay)
+    for entry in set(root.iterdir()) - before:
+        if entry.name.startswith(RUN_DATA_PREFIXES):
+            shutil.rmtree(entry, ignore_errors=True)
     return report
 
 
