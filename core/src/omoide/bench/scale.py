@@ -61,6 +61,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.bench.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
+from omoide.errors import ComponentError
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 STORES = ("qdrant", "qdrant_payload", "chroma", "chroma_server")
@@ -583,26 +584,29 @@ async def empty_baseline(raw: dict[str, Any], work: Path) -> dict[str, Any]:
             out["at_ready"] = proc_stats(pid)
     finally:
         server.stop()
-        remove_empty_store(store)
+        await remove_empty_store(store)
     return out
 
 
-def remove_empty_store(store: dict[str, Any]) -> None:
+async def remove_empty_store(store: dict[str, Any]) -> None:
     """Delete the empty store of the baseline (a directory, or a collection on the
     Chroma server, which later runs would otherwise find there)."""
     if "path" in store:
         shutil.rmtree(store["path"], ignore_errors=True)
         return
-    import chromadb
-    from chromadb.config import Settings
+    from omoide_store_chroma.config import ChromaStoreConfig
+    from omoide_store_chroma.store import ChromaStore
 
+    chroma = ChromaStore(ChromaStoreConfig.model_validate(
+        {k: v for k, v in store.items() if k != "use"}))
     try:
-        chromadb.HttpClient(host=store["host"], port=store["port"],
-                            settings=Settings(anonymized_telemetry=False)).delete_collection(
-            store["collection"])
-    except Exception as exc:  # noqa: BLE001 - a leftover collection does not void the run
+        await chroma.start()
+        await chroma.reset()
+    except ComponentError as exc:  # a leftover collection does not void the run
         print(f"[bench scale] could not delete the empty collection {store['collection']}:"
               f" {exc}", file=sys.stderr)
+    finally:
+        await chroma.stop()
 
 
 async def server_phase(raw: dict[str, Any], work: Path, args: argparse.Namespace,

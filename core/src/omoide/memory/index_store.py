@@ -13,12 +13,11 @@ of the analyser's dictionary version, so any change to how indexes are made make
 rows stale: they are rebuilt on the person's first turn, or before it in the background
 after a start (``renew_outdated``, see :meth:`IndexCache.warm`). The index cache deletes
 a person's row on every write of theirs whose index is in memory and saves it again
-later; a write for a person whose
-index is not in memory is added to their row instead when the row is small (one job on
-the cache's worker, queued like the delete it replaces; see :data:`EXTEND_AT_MOST`), so
-their next first turn still loads it. Either way a row is never older than the
-person's last write (see :mod:`omoide.memory.index_cache` for when a loaded row is
-used).
+later; a write for a person whose index is not in memory is added to their row instead
+when the row is small (one job on the cache's worker, queued like the delete it
+replaces; see :data:`EXTEND_AT_MOST`), so their next first turn still loads it. Either
+way a row is never older than the person's last write (see
+:mod:`omoide.memory.index_cache` for when a loaded row is used).
 
 The file holds pickles: it is written by omoide only, in the data directory, with
 owner-only permissions — the same trust as the journal beside it.
