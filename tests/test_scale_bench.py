@@ -23,6 +23,8 @@ def test_bench_scale_fills_recalls_serves_and_reports(omoide_cli: Any, tmp_path:
     assert local["recall_failed"] == 0 and local["recall_with_memory"] > 0
     assert set(local["recall_without_embedding_ms"]) == {"p50", "p95", "max"}
     assert 0 < local["store_search_ms"]["p50"] <= local["store_search_ms"]["max"]
+    together = local["store_together_ms"]
+    assert together["people"] == 1 and together["first_page"] > 0 and together["search"] > 0
     server = report["server"]
     assert server["ready_s"] > 0 and server["at_ready"]["open_files"] > 0
     assert [r["name"] for r in server["rounds"]] == ["after ready", "settled"]

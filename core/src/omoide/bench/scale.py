@@ -18,9 +18,11 @@ For each store (side by side when several are named):
    own, so filling is bound by the disk: for bench data, ``eatmydata omoide bench scale
    ... --no-server`` fills 10,000 people in minutes instead of hours (Debian's
    ``eatmydata`` turns fsync into a no-op for that one process); measure in a later run.
-2. **in process**: the time to open the store, each sampled person's index build, and
-   recall p50/p95 with and without the query embedding (queries are real questions
-   embedded by the configured embedder, its query cache off).
+2. **in process**: the time to open the store, a store search of one person (no index,
+   first time), the wall time ÷ people of asking the store for C people at once (their
+   first pages, then searches; C = the first ``--clients``), each sampled person's index
+   build, and recall p50/p95 with and without the query embedding (queries are real
+   questions embedded by the configured embedder, its query cache off).
 3. **a server process** (``omoide serve`` on the config with this store): seconds until
    ``/healthz`` is ready, RSS and open files, then rounds of memory questions from C
    concurrent HTTP clients — right after ready (people nobody asked yet) and settled
@@ -314,6 +316,7 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
             return times
 
         out["store_search_ms"] = pct(await store_search_times(runtime.store, embedder, args))
+        out["store_together_ms"] = await store_reads_together(runtime.store, embedder, args)
         first = MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
                              data_dir=data_dir, timezone=settings.assistant.timezone)
         await first.start()
@@ -370,6 +373,28 @@ async def store_search_times(store: Any, embedder: Any, args: argparse.Namespace
         await store.search(user, vector, EARLY_CANDIDATES)
         times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+async def store_reads_together(store: Any, embedder: Any, args: argparse.Namespace,
+                               ) -> dict[str, float]:
+    """Wall time ÷ people of asking the store for many people at once, each for the first
+    time in this process: an index build's first page, then a search (the reads of
+    people whose turns come together; a store may answer several in one call)."""
+    from omoide.memory.stage_hosts import EARLY_CANDIDATES
+
+    count = max(1, min(int(args.clients.split(",")[0]), args.people // 2))
+    people = random.Random(8).sample(range(args.people), min(2 * count, args.people))
+    pages, searched = people[:count], people[count:] or people[:count]
+    asked = [(person(i), await embedder.embed_query(
+        questions_about(person_memories(i, args.memories))[0].text)) for i in searched]
+    started = time.perf_counter()
+    await asyncio.gather(*(store.scroll_page(person(i)) for i in pages))
+    page_ms = (time.perf_counter() - started) * 1000 / count
+    started = time.perf_counter()
+    await asyncio.gather(*(store.search(user, vector, EARLY_CANDIDATES)
+                           for user, vector in asked))
+    search_ms = (time.perf_counter() - started) * 1000 / count
+    return {"people": count, "first_page": round(page_ms, 1), "search": round(search_ms, 1)}
 
 
 # -- phase 3: a server process ----------------------------------------------------------
@@ -805,6 +830,9 @@ def render(result: dict[str, Any]) -> str:
     row("open store (ms)", lambda r: r["in_process"]["open_ms"])
     row("store search of one person, no index, first time p50 / p95 (ms)",
         lambda r: p(r["in_process"]["store_search_ms"]))
+    row("store, many people at once (no index, first time): first page / search, wall"
+        " ÷ people (ms)", lambda r: "{first_page} / {search} ({people} people)".format(
+            **r["in_process"]["store_together_ms"]))
     row("index build per person p50 / p95 (ms)", lambda r: p(r["in_process"]["index_build_ms"]))
     row("index load (saved copy) p50 / p95 (ms)", lambda r: p(r["in_process"]["index_load_ms"]))
     row("recall without embedding p50 / p95 (ms)",

@@ -14,6 +14,8 @@ A search ranks a person's own entries exactly when they are few (at most
 100 entries of 1,000,000 took 0.58 s against ``chroma run``, and fetching those 100 with
 their embeddings 0.065 s (fetching 1,000: 0.16 s). A person found to have more is
 remembered (until one of their entries is deleted) and searched through the HNSW index.
+Such reads of whole people, and the first page of a scan, are answered several people
+to a call when they wait for the worker together (:mod:`.person_reads`).
 
 Searches, counts, deletes and id listings carry ``user == U`` in the Chroma ``where``
 itself. Reads by id do not: an entry id is ``uuid5(user, record id)``, so only the
@@ -28,6 +30,7 @@ chromadb is synchronous; every call runs on the component's worker thread.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -41,6 +44,7 @@ from omoide.components.store_paging import IdSnapshots
 from omoide.errors import ComponentError, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
 from omoide_store_chroma.config import ChromaStoreConfig
+from omoide_store_chroma.person_reads import Entries, PersonReads
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -80,6 +84,7 @@ class ChromaStore(VectorStore):
         self._snapshots = IdSnapshots()
         # people with more than EXACT_SEARCH_MAX entries: their searches go to the index
         self._many_entries: set[str] = set()
+        self._reads = PersonReads()
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:
@@ -188,6 +193,11 @@ class ChromaStore(VectorStore):
                       where: dict[str, Any] | None) -> list[VectorHit]:
         chroma_where = _user_where(user, where)
         query = np.asarray(vector, dtype=np.float32)
+        if where is None and user not in self._many_entries:
+            own = await self._own_entries(user, EXACT_SEARCH_MAX, Priority.INTERACTIVE)
+            if own is not None:
+                return _ranked(own.as_result(), query, limit)
+            self._many_entries.add(user)
 
         def search(client: ClientAPI) -> list[VectorHit]:
             collection = self._collection(client)
@@ -207,6 +217,36 @@ class ChromaStore(VectorStore):
                     for m, d in zip(metadatas, distances, strict=True)]
 
         return await self._run(search)
+
+    async def _own_entries(self, user: str, most: int, priority: Priority) -> Entries | None:
+        """Every entry of ``user``, with its embedding, when they have at most ``most``
+        (else None), read in one call with other people's reads that wait for the
+        worker (:mod:`omoide_store_chroma.person_reads`)."""
+        read = self._reads.add(user, most, priority)
+
+        def serve(client: ClientAPI) -> None:
+            def get(users: list[str], limit: int) -> dict[str, Any]:
+                where: dict[str, Any] = ({USER_FIELD: {"$eq": users[0]}} if len(users) == 1
+                                         else {USER_FIELD: {"$in": users}})
+                return _translate_errors(lambda: dict(self._collection(client).get(
+                    where=where, limit=limit, include=["metadatas", "embeddings"])))
+
+            self._reads.serve(read, get)
+
+        job: asyncio.Future[None] = asyncio.ensure_future(self._run(serve, priority))
+        answered: asyncio.Future[Entries | None] = asyncio.wrap_future(read.done)
+        try:
+            either: list[asyncio.Future[Any]] = [job, answered]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if job.done() and not answered.done():
+                job.result()  # what kept the worker from serving it, if anything
+            return await answered  # served by this job or by an earlier one
+        finally:
+            self._reads.drop(read)
+            answered.cancel()
+            job.cancel()
+            if job.done() and not job.cancelled():
+                job.exception()  # retrieved: the reader has what it needs
 
     async def _get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
         wanted = list(dict.fromkeys(ids))
@@ -232,6 +272,10 @@ class ChromaStore(VectorStore):
         await self._run(delete)
 
     async def _scroll_page(self, user: str, cursor: str | None, limit: int) -> ScrollPage:
+        if cursor is None:  # a person who fits one page is read in one call
+            own = await self._own_entries(user, limit, Priority.BATCH)
+            if own is not None:
+                return ScrollPage(_records(own.as_result(), user), None)
         chroma_where = _user_where(user, None)
 
         def page(client: ClientAPI) -> ScrollPage:
