@@ -3,6 +3,7 @@ config."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -118,3 +119,36 @@ def test_config_needs_exactly_one_place(config: dict[str, object]) -> None:
 def test_config_refuses_a_literal_token() -> None:
     with pytest.raises(ValueError, match=r"\$env"):
         ChromaStoreConfig.model_validate({"host": "localhost", "token": "abc"})
+
+
+async def test_opening_loads_the_collection_with_a_background_read_whose_failure_is_harmless(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A Chroma server loads a collection on its first read (seconds for a million
+    # entries): the store makes that read after opening, not the first turn.
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    real_get = Collection.get
+    warm_reads: list[object] = []
+
+    def get(self: Collection, *args: object, **kwargs: object) -> object:
+        if kwargs.get("where") == {"user": {"$eq": ""}}:
+            warm_reads.append(kwargs["where"])
+            raise InternalError("the server is still starting")
+        return real_get(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Collection, "get", get)
+    caplog.set_level("INFO", logger="omoide.store.chroma")
+    store = await _started({"path": str(tmp_path / "c")})
+    try:
+        for _ in range(200):
+            if warm_reads:
+                break
+            await asyncio.sleep(0.01)
+        assert len(warm_reads) == 1
+        await store.upsert("alice", [VectorRecord("r1", _unit_rows(1, 8)[0], {"text": "x"})])
+        assert [h.id for h in await store.search("alice", _unit_rows(1, 8)[0], limit=1)] == ["r1"]
+    finally:
+        await store.stop()
+    assert "loading the collection in the background failed" in caplog.text
