@@ -159,12 +159,13 @@ class ChromaStore(VectorStore):
         Done after the store opens, so the first turn does not pay for it unless it
         comes within those seconds. A failure is only logged: the first real read tries
         again."""
-        nobody: dict[str, Any] = {USER_FIELD: {"$eq": ""}}  # no person has an empty id (see omoide.user_ids)
+        # no person has an empty id (omoide.user_ids)
+        nobody: dict[str, Any] = {USER_FIELD: {"$eq": ""}}
         started = time.perf_counter()
         try:
             await self._run(lambda c: self._collection(c).get(where=nobody, limit=1,
                                                               include=[]), Priority.BATCH)
-        except ComponentError as exc:
+        except Exception as exc:  # noqa: BLE001 - the first real read tries again
             log.info("store chroma: loading the collection in the background failed: %s",
                      exc)
             return
