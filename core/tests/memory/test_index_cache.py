@@ -16,7 +16,7 @@ import pytest
 
 from omoide.components import ScrollPage
 from omoide.memory.index_cache import ENTRY_BYTES
-from omoide.memory.stage_hosts import DENSE_WOULD_NOT_FIT
+from omoide.memory.stage_hosts import DENSE_WOULD_NOT_FIT, PersonView
 from omoide.testing.doubles import (
     HashEmbedder,
     HashEmbedderConfig,
@@ -616,6 +616,43 @@ async def test_a_store_search_a_recall_no_longer_waits_for_is_cancelled(
     await asyncio.sleep(0.05)
     assert store.finished == 0  # nobody waited for it any more: it was cancelled
     store.gate.set()
+
+
+async def test_a_recall_whose_index_is_built_before_the_store_answers_uses_the_index(
+        make_engine, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # Under load a store search can queue behind other calls longer than a build takes.
+    class HeldSearches(PagedStore):
+        async def _search(self, user: str, vector: Any, limit: int,
+                          where: dict[str, Any] | None) -> Any:
+            self.search_limits.append(limit)
+            await asyncio.Event().wait()  # never answers
+
+    turned_to_store = asyncio.Event()
+    dense_path = PersonView.index_of_nearest
+
+    async def spied(self: PersonView, vector: FloatArray, limit: int) -> Any:
+        turned_to_store.set()
+        return await dense_path(self, vector, limit)
+
+    monkeypatch.setattr(PersonView, "index_of_nearest", spied)
+    store = HeldSearches(MemoryStoreConfig())
+    engine = await make_engine(store=store, time_budget_ms=5000,
+                               index={"page_size": 4, "first_turn_wait_share": 0.02})
+    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    gate = store.gate = asyncio.Event()  # the build stops after its first page ...
+
+    async def open_once_searching() -> None:
+        await turned_to_store.wait()
+        gate.set()  # ... until the recall has turned to the store
+
+    opener = asyncio.ensure_future(open_once_searching())
+    recall = await engine.recall("me", QUESTION, NOW)
+    await opener
+    assert store.search_limits  # the store was asked, and never answered
+    assert not recall.timed_out
+    assert "h000" in [m.memory.id for m in recall.memories]
+    assert recall.details["index"] == "ready during the dense search of the store"
+    assert recall.shortfalls == ()
 
 
 async def test_a_recall_starts_no_store_search_that_would_end_after_its_budget(

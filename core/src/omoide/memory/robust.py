@@ -541,11 +541,17 @@ class RobustEngine(RecallEngine):
                        else Profile())
             if index is None and inputs.vector is not None:
                 # Not built yet (or over the memory budget): the dense search of the store
-                # finds the candidates this turn, the index channels judge only those.
+                # finds the candidates this turn, the index channels judge only those,
+                # unless the index is ready before the store answers.
                 index = await memory.index_of_nearest(inputs.vector, settings.dense_candidates)
-                settings = settings.model_copy(update={"dense_from_index": False})
-                notes.details["index"] = "not ready: dense recall from the store"
-                notes.shortfalls.append("index not ready: dense recall from the store only")
+                if index is memory.ready_index():
+                    notes.details["index"] = "ready during the dense search of the store"
+                    if budget is not None:
+                        profile = index.profile(budget)
+                else:
+                    settings = settings.model_copy(update={"dense_from_index": False})
+                    notes.details["index"] = "not ready: dense recall from the store"
+                    notes.shortfalls.append("index not ready: dense recall from the store only")
             elif index is None and wanted:
                 notes.shortfalls.append(inputs.notes.get(
                     "dense", "index not ready and no query vector in time: nothing to recall"
