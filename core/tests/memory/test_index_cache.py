@@ -227,6 +227,37 @@ async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
     await _until(lambda: "h000" in (engine.indexes.peek("me") or ()), "the refresh")
 
 
+async def test_a_check_against_a_shared_store_waits_while_people_are_recalling(
+        make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide.memory import index_cache
+    monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
+
+    class CountedStore(PagedStore):
+        counted = 0
+
+        async def _count(self, user: str) -> int:
+            self.counted += 1
+            return await super()._count(user)
+
+    store = CountedStore(MemoryStoreConfig())
+    store.shared_store = True
+    engine = await make_engine(store=store, index={"refresh_s": 0.05})
+    await engine.add_memories("me", [guitar(1)])
+    await engine.index("me")
+    await asyncio.sleep(0.06)
+    with engine.indexes.foreground.recalling():  # somebody's recall runs
+        assert engine.indexes.peek("me") is not None  # due for its check
+        for _ in range(3):
+            await asyncio.sleep(0.01)
+        assert store.counted == 0
+    await _until(lambda: store.counted == 1, "the check once nobody recalls")
+
+    await asyncio.sleep(0.06)
+    with engine.indexes.foreground.recalling():  # recalls that never end ...
+        engine.indexes.peek("me")
+        await _until(lambda: store.counted == 2, "the check, another refresh_s later")
+
+
 async def test_an_index_over_a_store_only_this_process_opens_is_never_reread(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())

@@ -174,7 +174,8 @@ class IndexSettings(_Strict):
     refresh_s: float = Field(
         300.0, gt=0, description="Rebuild a person's index (the lexical, temporal and dense"
         " index engines such as `robust` read) from the store in the background when it is"
-        " older than this (picks up other servers' writes to a shared store).")
+        " older than this (picks up other servers' writes to a shared store); the check of"
+        " the store's count waits, up to another refresh_s, until no recall runs.")
     first_turn_wait_share: float = Field(
         0.3, ge=0, le=1, description="Share of memory.time_budget_ms a recall waits for a"
         " person's index that is being built (their first turn since start or since it was"
