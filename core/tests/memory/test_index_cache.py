@@ -440,6 +440,32 @@ async def test_a_build_whose_turn_stopped_waiting_gives_way_to_one_still_waited_
         "busy", "waited", "gave up"]
 
 
+async def test_a_recall_answering_from_the_store_takes_its_index_without_promoting_its_build(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PagedStore(MemoryStoreConfig())
+    engine = await make_engine(store=store, index={"page_size": 4, "concurrent_builds": 1})
+    await engine.add_memories("busy", [guitar(i, "busy") for i in range(8)])
+    for user in ("waited", "from the store"):
+        await engine.add_memories(user, [hakone(0, user)])
+    store.gate = asyncio.Event()  # "busy" holds the one slot after its first page
+    indexes = engine.indexes
+    indexes.request("busy")
+    await _until(lambda: store.pages, "the first page of busy")
+    with indexes.awaited("waited"):
+        indexes.request("waited")
+        with indexes.awaited("from the store"):
+            indexes.request("from the store")
+        # its recall went on to a dense search of the store, taking the index if it
+        # comes first: that must not put its build ahead of one a turn waits for
+        taking = asyncio.ensure_future(indexes.built("from the store"))
+        await asyncio.sleep(0.01)
+        store.gate.set()
+        await indexes.wait("waited", None)
+    assert await taking is indexes.peek("from the store") is not None
+    assert [user for user, cursor, _ in store.pages if cursor is None] == [
+        "busy", "waited", "from the store"]
+
+
 async def test_a_recall_with_its_vector_does_not_wait_for_a_build_not_begun(
         make_engine) -> None:  # type: ignore[no-untyped-def]
     store = PagedStore(MemoryStoreConfig())

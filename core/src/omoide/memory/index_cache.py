@@ -233,6 +233,26 @@ class IndexCache:
         except Exception:  # noqa: BLE001 - logged by the build; the caller degrades
             return None
 
+    async def built(self, user: str) -> UserIndex | None:
+        """``user``'s index when ready, else once the build under way ends (None when there
+        is none, or it fails or does not fit). Starts nothing and leaves the build's
+        priority as it is (unlike :meth:`wait`): for a recall already answering from
+        elsewhere, which takes the index only if it comes first."""
+        idx = self._ready.get(user)
+        if idx is not None:
+            return idx
+        build = self._builds.get(user)
+        if build is None:
+            return None
+        try:
+            return await asyncio.shield(build.task)
+        except asyncio.CancelledError:
+            if build.task.cancelled():
+                return None
+            raise
+        except Exception:  # noqa: BLE001 - logged by the build; the caller goes on
+            return None
+
     @contextlib.contextmanager
     def awaited(self, user: str) -> Iterator[None]:
         """Mark a recall as waiting for ``user``'s index for the block (it may call

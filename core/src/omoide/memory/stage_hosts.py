@@ -172,7 +172,7 @@ class PersonView:
         if self._dense_began is None:
             self._dense_began = time.perf_counter()
         hits = asyncio.ensure_future(self._hits(vector, limit))
-        built = asyncio.ensure_future(self._indexes.wait(self._user, None))
+        built = asyncio.ensure_future(self._indexes.built(self._user))
         try:
             await asyncio.wait([hits, built], return_when=asyncio.FIRST_COMPLETED)
             own = built.result() if built.done() else None
