@@ -440,8 +440,9 @@ async def test_a_build_whose_turn_stopped_waiting_gives_way_to_one_still_waited_
         "busy", "waited", "gave up"]
 
 
-async def test_a_recall_answering_from_the_store_takes_its_index_without_promoting_its_build(
+async def test_a_recall_answering_from_the_store_does_not_race_a_build_from_the_store(
         make_engine) -> None:  # type: ignore[no-untyped-def]
+    # A build takes tens of milliseconds at least: racing it slowed turns under load.
     store = PagedStore(MemoryStoreConfig())
     engine = await make_engine(store=store, index={"page_size": 4, "concurrent_builds": 1})
     await engine.add_memories("busy", [guitar(i, "busy") for i in range(8)])
@@ -455,13 +456,11 @@ async def test_a_recall_answering_from_the_store_takes_its_index_without_promoti
         indexes.request("waited")
         with indexes.awaited("from the store"):
             indexes.request("from the store")
-        # its recall went on to a dense search of the store, taking the index if it
-        # comes first: that must not put its build ahead of one a turn waits for
-        taking = asyncio.ensure_future(indexes.built("from the store"))
-        await asyncio.sleep(0.01)
+        assert await indexes.built("from the store") is None  # no wait, no promotion
         store.gate.set()
         await indexes.wait("waited", None)
-    assert await taking is indexes.peek("from the store") is not None
+    await indexes.wait("from the store", None)
+    assert await indexes.built("from the store") is indexes.peek("from the store")
     assert [user for user, cursor, _ in store.pages if cursor is None] == [
         "busy", "waited", "from the store"]
 
@@ -675,15 +674,32 @@ async def test_a_store_search_a_recall_no_longer_waits_for_is_cancelled(
     store.gate.set()
 
 
-async def test_a_recall_whose_index_is_built_before_the_store_answers_uses_the_index(
-        make_engine, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    # Under load a store search can queue behind other calls longer than a build takes.
+async def test_a_recall_whose_saved_index_loads_before_the_store_answers_uses_it(
+        make_engine, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # Right after a restart a store search can queue behind other calls longer than
+    # the person's saved index takes to load.
+    from omoide.memory import index_store
+
     class HeldSearches(PagedStore):
         async def _search(self, user: str, vector: Any, limit: int,
                           where: dict[str, Any] | None) -> Any:
             self.search_limits.append(limit)
             await asyncio.Event().wait()  # never answers
 
+    store = HeldSearches(MemoryStoreConfig())
+    first = await make_engine(store=store, data_dir=tmp_path / "data")
+    await first.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
+    await first.index("me")
+    await first.stop()  # saves the index
+
+    loads = threading.Event()  # the load waits ...
+    load = index_store.IndexStore.load
+
+    def held_load(self: Any, user: str) -> Any:
+        loads.wait(10)
+        return load(self, user)
+
+    monkeypatch.setattr(index_store.IndexStore, "load", held_load)
     turned_to_store = asyncio.Event()
     dense_path = PersonView.index_of_nearest
 
@@ -692,23 +708,20 @@ async def test_a_recall_whose_index_is_built_before_the_store_answers_uses_the_i
         return await dense_path(self, vector, limit)
 
     monkeypatch.setattr(PersonView, "index_of_nearest", spied)
-    store = HeldSearches(MemoryStoreConfig())
-    engine = await make_engine(store=store, time_budget_ms=5000,
-                               index={"page_size": 4, "first_turn_wait_share": 0.02})
-    await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
-    gate = store.gate = asyncio.Event()  # the build stops after its first page ...
+    again = await make_engine(store=store, data_dir=tmp_path / "data", time_budget_ms=5000,
+                              index={"warm_people": 0, "first_turn_wait_share": 0.02})
 
-    async def open_once_searching() -> None:
+    async def release_once_searching() -> None:
         await turned_to_store.wait()
-        gate.set()  # ... until the recall has turned to the store
+        loads.set()  # ... until the recall has turned to the store
 
-    opener = asyncio.ensure_future(open_once_searching())
-    recall = await engine.recall("me", QUESTION, NOW)
-    await opener
+    releaser = asyncio.ensure_future(release_once_searching())
+    recall = await again.recall("me", QUESTION, NOW)
+    await releaser
     assert store.search_limits  # the store was asked, and never answered
     assert not recall.timed_out
     assert "h000" in [m.memory.id for m in recall.memories]
-    assert recall.details["index"] == "ready during the dense search of the store"
+    assert recall.details["index"] == "loaded during the dense search of the store"
     assert recall.shortfalls == ()
 
 

@@ -143,8 +143,8 @@ class PersonMemory(Protocol):
 
     async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
         """A throwaway index of the person's ``limit`` memories nearest ``vector`` (for a
-        recall whose index is not ready) — or the person's own index when it becomes
-        ready before the store answers (then it is :meth:`ready_index`)."""
+        recall whose index is not ready) — or the person's own index when its saved copy,
+        being loaded, is ready before the store answers (then it is :meth:`ready_index`)."""
         ...
 
 

@@ -542,10 +542,10 @@ class RobustEngine(RecallEngine):
             if index is None and inputs.vector is not None:
                 # Not built yet (or over the memory budget): the dense search of the store
                 # finds the candidates this turn, the index channels judge only those,
-                # unless the index is ready before the store answers.
+                # unless the index loads from its saved copy before the store answers.
                 index = await memory.index_of_nearest(inputs.vector, settings.dense_candidates)
                 if index is memory.ready_index():
-                    notes.details["index"] = "ready during the dense search of the store"
+                    notes.details["index"] = "loaded during the dense search of the store"
                     if budget is not None:
                         profile = index.profile(budget)
                 else:

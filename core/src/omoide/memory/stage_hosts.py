@@ -165,10 +165,10 @@ class PersonView:
 
     async def index_of_nearest(self, vector: FloatArray, limit: int) -> UserIndex:
         """The throwaway index of the store's nearest memories, or the person's own index
-        if its build ends first: the store serves one call at a time, and under load a
-        search queued behind others (e.g. a Chroma server's count checks, 130-210 ms
-        each) outlasted a build that ended 40-90 ms into it, and its recall ran out of
-        time."""
+        if its saved copy, being loaded, comes first (:meth:`IndexCache.built`): the
+        store serves one call at a time, and under load right after a restart a search
+        queued behind others (a Chroma server's count checks, 130-210 ms each) outlasted
+        a load that ended 40-90 ms into it, and its recall ran out of time."""
         if self._dense_began is None:
             self._dense_began = time.perf_counter()
         hits = asyncio.ensure_future(self._hits(vector, limit))
