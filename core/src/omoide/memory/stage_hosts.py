@@ -168,7 +168,7 @@ class PersonView:
         if its saved copy, being loaded, comes first (:meth:`IndexCache.built`): the
         store serves one call at a time, and under load right after a restart a search
         queued behind others (a Chroma server's count checks, 130-210 ms each) outlasted
-        a load that ended 40-90 ms into it, and its recall ran out of time."""
+        a load that ended 40-115 ms into it, and its recall ran out of time."""
         if self._dense_began is None:
             self._dense_began = time.perf_counter()
         hits = asyncio.ensure_future(self._hits(vector, limit))
@@ -182,7 +182,7 @@ class PersonView:
                 own_or_nearest = own  # a path cut short: its time so far is recorded
         finally:
             built.cancel()
-            hits.cancel()  # the search itself is shared (see _hits), and ended by close()
+            hits.cancel()  # a search begun early is shared (see _hits): close() ends it
         self._dense_paths.record(time.perf_counter() - self._dense_began)
         self._dense_began = None
         return own_or_nearest
