@@ -357,6 +357,14 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
     return out
 
 
+async def first_questions(embedder: Any, people: list[int], memories: int,
+                          ) -> list[tuple[str, Any]]:
+    """Each person's id and the query vector of their first question (made before any
+    store is timed)."""
+    return [(person(i), await embedder.embed_query(
+        questions_about(person_memories(i, memories))[0].text)) for i in people]
+
+
 async def store_search_times(store: Any, embedder: Any, args: argparse.Namespace,
                              ) -> list[float]:
     """One person's nearest memories asked of the store itself, the first time for that
@@ -365,8 +373,7 @@ async def store_search_times(store: Any, embedder: Any, args: argparse.Namespace
     from omoide.memory.stage_hosts import EARLY_CANDIDATES
 
     people = random.Random(7).sample(range(args.people), min(args.sample, args.people))
-    asked = [(person(i), await embedder.embed_query(
-        questions_about(person_memories(i, args.memories))[0].text)) for i in people]
+    asked = await first_questions(embedder, people, args.memories)
     times = []
     for user, vector in asked:
         started = time.perf_counter()
@@ -385,8 +392,7 @@ async def store_reads_together(store: Any, embedder: Any, args: argparse.Namespa
     count = max(1, min(int(args.clients.split(",")[0]), args.people // 2))
     people = random.Random(8).sample(range(args.people), min(2 * count, args.people))
     pages, searched = people[:count], people[count:] or people[:count]
-    asked = [(person(i), await embedder.embed_query(
-        questions_about(person_memories(i, args.memories))[0].text)) for i in searched]
+    asked = await first_questions(embedder, searched, args.memories)
     started = time.perf_counter()
     await asyncio.gather(*(store.scroll_page(person(i)) for i in pages))
     page_ms = (time.perf_counter() - started) * 1000 / count
