@@ -48,6 +48,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -377,8 +378,7 @@ class IndexCache:
         for user, memories in outdated:
             if memories > saved.max_memories:
                 continue  # not kept on disk anyway
-            while self.foreground.busy:  # people are talking: their turns come first
-                await asyncio.sleep(RENEW_PAUSE_S)
+            await self._until_quiet()  # people are talking: their turns come first
             if user in self._ready or user in self._builds:
                 continue
             build = self._start(user, Priority.BATCH, renewal=True)
@@ -451,7 +451,11 @@ class IndexCache:
             if loaded is not None:
                 return loaded
         elif user in self._ready:
-            await self._quiet_or(self.refresh_s)
+            # a check for other processes' writes, which nobody's turn waits for: after a
+            # restart every loaded index is due for one, and on a Chroma server sharing
+            # the machine each count costs it 60-210 ms of CPU (128 of them right after a
+            # restart slowed the turns of the people asking: turn p95 ÷ settled 2.46)
+            await self._until_quiet(self.refresh_s)
         async with self._slots.held(lambda: build.priority):
             build.has_slot = True
             current = self._ready.get(user)
@@ -492,13 +496,9 @@ class IndexCache:
                       (time.perf_counter() - started) * 1000)
             return idx
 
-    async def _quiet_or(self, most_s: float) -> None:
-        """Wait until no recall runs, at most ``most_s``: a check of a ready index against
-        a shared store is for other processes' writes, and nobody's turn waits for it.
-        After a restart every loaded index is due for one; on a Chroma server sharing
-        the machine, each count costs its server 60-210 ms of CPU, and 128 of them right
-        after a restart slowed the turns of the people asking (turn p95 ÷ settled 2.46
-        in one run)."""
+    async def _until_quiet(self, most_s: float = math.inf) -> None:
+        """Wait until no recall runs (looking every :data:`RENEW_PAUSE_S`), at most
+        ``most_s``: for background work no turn waits for."""
         deadline = time.monotonic() + most_s
         while self.foreground.busy and time.monotonic() < deadline:
             await asyncio.sleep(RENEW_PAUSE_S)
