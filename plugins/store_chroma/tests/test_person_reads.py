@@ -43,9 +43,9 @@ def test_waiting_reads_share_one_call_and_each_gets_only_its_own_person() -> Non
 
     assert get.calls == [["ann", "cy", "bob"]]  # the interactive read goes before the batch one
     got = {r.user: r.done.result() for r in [first, *others]}
-    assert got["ann"] is not None and got["ann"].ids == ["ann-0", "ann-1", "ann-2"]
-    assert got["bob"] is not None and len(got["bob"]) == 2
-    assert got["cy"] is not None and len(got["cy"]) == 0
+    assert got["ann"] is not None and got["ann"]["ids"] == ["ann-0", "ann-1", "ann-2"]
+    assert got["bob"] is not None and len(got["bob"]["ids"]) == 2
+    assert got["cy"] is not None and len(got["cy"]["ids"]) == 0
     for r in others:  # their own turn on the worker finds nothing left to do
         reads.serve(r, get)
     assert len(get.calls) == 1
@@ -67,7 +67,7 @@ def test_a_call_filled_to_its_limit_is_asked_again_person_by_person() -> None:
     assert get.calls == [["ann", "bob"], ["ann"], ["bob"]]
     assert ann.done.result() is None
     bob_entries = bob.done.result()
-    assert bob_entries is not None and bob_entries.ids == ["bob-0", "bob-1"]
+    assert bob_entries is not None and bob_entries["ids"] == ["bob-0", "bob-1"]
 
 
 def test_one_call_reads_at_most_most_people() -> None:

@@ -29,20 +29,13 @@ MOST_PEOPLE = 8
 cheaper per person than 8, and twice as long for the first read waiting in it)."""
 
 
-@dataclass(frozen=True)
-class Entries:
-    """A person's entries as one Chroma ``get`` returned them (parallel lists)."""
+Entries = dict[str, list[Any]]
+"""A person's entries in the shape of a Chroma ``get`` result (``ids``, ``metadatas``,
+``embeddings``: parallel lists)."""
 
-    ids: list[str]
-    metadatas: list[dict[str, Any]]
-    embeddings: list[Any]
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def as_result(self) -> dict[str, Any]:
-        """The entries in the shape of a Chroma ``get`` result."""
-        return {"ids": self.ids, "metadatas": self.metadatas, "embeddings": self.embeddings}
+def _no_entries() -> Entries:
+    return {"ids": [], "metadatas": [], "embeddings": []}
 
 
 @dataclass(eq=False)
@@ -117,8 +110,8 @@ class PersonReads:
                 r.fail(exc)
             return
         for r in batch:
-            entries = by_user.get(r.user, Entries([], [], []))
-            r.answer(entries if len(entries) <= r.most else None)
+            entries = by_user.get(r.user) or _no_entries()
+            r.answer(entries if len(entries["ids"]) <= r.most else None)
 
     def _take(self, read: PersonRead) -> list[PersonRead]:
         with self._lock:
@@ -141,8 +134,8 @@ def _split(result: dict[str, Any]) -> dict[str, Entries]:
     out: dict[str, Entries] = {}
     embeddings = result["embeddings"]
     for i, meta in enumerate(result["metadatas"] or []):
-        entries = out.setdefault(str(meta[USER_FIELD]), Entries([], [], []))
-        entries.ids.append(result["ids"][i])
-        entries.metadatas.append(meta)
-        entries.embeddings.append(embeddings[i])
+        entries = out.setdefault(str(meta[USER_FIELD]), _no_entries())
+        entries["ids"].append(result["ids"][i])
+        entries["metadatas"].append(meta)
+        entries["embeddings"].append(embeddings[i])
     return out

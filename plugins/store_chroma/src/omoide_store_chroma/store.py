@@ -229,7 +229,7 @@ class ChromaStore(VectorStore):
         if where is None and user not in self._many_entries:
             own = await self._own_entries(user, EXACT_SEARCH_MAX, Priority.INTERACTIVE)
             if own is not None:
-                return _ranked(own.as_result(), query, limit)
+                return _ranked(own, query, limit)
             self._many_entries.add(user)
 
         def search(client: ClientAPI) -> list[VectorHit]:
@@ -259,7 +259,7 @@ class ChromaStore(VectorStore):
 
         def serve(client: ClientAPI) -> None:
             def get(users: list[str], limit: int) -> dict[str, Any]:
-                where: dict[str, Any] = ({USER_FIELD: {"$eq": users[0]}} if len(users) == 1
+                where: dict[str, Any] = (_user_where(users[0], None) if len(users) == 1
                                          else {USER_FIELD: {"$in": users}})
                 return _translate_errors(lambda: dict(self._collection(client).get(
                     where=where, limit=limit, include=["metadatas", "embeddings"])))
@@ -308,7 +308,7 @@ class ChromaStore(VectorStore):
         if cursor is None:  # a person who fits one page is read in one call
             own = await self._own_entries(user, limit, Priority.BATCH)
             if own is not None:
-                return ScrollPage(_records(own.as_result(), user), None)
+                return ScrollPage(_records(own, user), None)
         chroma_where = _user_where(user, None)
 
         def page(client: ClientAPI) -> ScrollPage:
