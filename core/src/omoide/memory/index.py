@@ -287,24 +287,24 @@ class UserIndex:
         """
         n = max(1, len(self._entries))
         excluded = [e for e in exclude if e]
-        scores: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
-        matched: dict[str, list[str]] = defaultdict(list)
+        # Each credit is one bit; a memory's bits say which credits it earned, and its
+        # scores are summed once per distinct set of bits rather than once per memory
+        # (with 100,000 memories a query's words reach thousands of them, mostly with
+        # the same few words in common).
+        earned: dict[str, int] = {}
+        credits: list[tuple[float, float, float, float, float, str]] = []
         seen_sets: list[frozenset[str]] = []
         used_readings: set[str] = set()
 
         def credit(ids: set[str], weight: float, proper: bool, label: str,
                    covers: float, exact: bool = False) -> None:
             w = weight * math.log(1.0 + n / len(ids))
-            noun, name, whole = (w if weight >= 0.8 else 0.0, w if proper else 0.0,
-                                 w if exact else 0.0)
+            bit = 1 << len(credits)
+            credits.append((w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
+                            w if exact else 0.0, label))
+            get = earned.get
             for mid in (ids & only if only is not None else ids):
-                s = scores[mid]
-                s[0] += w
-                s[1] += noun
-                s[2] += name
-                s[3] += covers
-                s[4] += whole
-                matched[mid].append(label)
+                earned[mid] = get(mid, 0) | bit
 
         asked = 0.0
         found: list[tuple[Term, set[str], float]] = []
@@ -349,15 +349,15 @@ class UserIndex:
                     used_readings.add(reading)
                     credit(set(names), 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
-        kept: Iterable[str] = scores
-        if n > LARGE_INDEX and len(scores) > LEXICAL_KEEP:
+        sums = {bits: _credit_sums(bits, credits) for bits in set(earned.values())}
+        kept: Iterable[str] = earned
+        if n > LARGE_INDEX and len(earned) > LEXICAL_KEEP:
             # the weakest of thousands of matches would never be chosen: do not dress them
-            kept = heapq.nlargest(LEXICAL_KEEP, scores, key=lambda mid: scores[mid][0])
-        return {mid: LexicalMatch(scores[mid][0], scores[mid][1], scores[mid][2],
-                                  tuple(matched[mid]),
-                                  min(1.0, scores[mid][3] / asked) if asked else 0.0,
-                                  scores[mid][4])
-                for mid in kept}
+            kept = heapq.nlargest(LEXICAL_KEEP, earned, key=lambda mid: sums[earned[mid]][0])
+        matches = {bits: LexicalMatch(score, nouns, entity, matched,
+                                      min(1.0, covers / asked) if asked else 0.0, whole)
+                   for bits, (score, nouns, entity, covers, whole, matched) in sums.items()}
+        return {mid: matches[earned[mid]] for mid in kept}
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()
@@ -597,3 +597,21 @@ def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[st
             if not small <= other:
                 out |= small & other
     return out or None
+
+
+def _credit_sums(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],
+                 ) -> tuple[float, float, float, float, float, tuple[str, ...]]:
+    """The lexical sums (score, nouns, entity, covers, whole) and matched labels of a
+    memory that earned the credits whose bits are set in ``bits``, added in the order
+    the credits were given."""
+    score = nouns = entity = covers = whole = 0.0
+    labels: list[str] = []
+    for i, (w, noun, name, cover, exact, label) in enumerate(credits):
+        if bits >> i & 1:
+            score += w
+            nouns += noun
+            entity += name
+            covers += cover
+            whole += exact
+            labels.append(label)
+    return score, nouns, entity, covers, whole, tuple(labels)
