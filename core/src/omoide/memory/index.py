@@ -293,7 +293,7 @@ class UserIndex:
         # the same few words in common).
         earned: dict[str, int] = {}
         credits: list[tuple[float, float, float, float, float, str]] = []
-        seen_sets: list[frozenset[str]] = []
+        seen_sets: list[set[str]] = []
         used_readings: set[str] = set()
 
         def credit(ids: set[str], weight: float, proper: bool, label: str,
@@ -314,9 +314,7 @@ class UserIndex:
                 continue
             if term.weight >= 1.0:
                 asked += term.weight
-            ids: set[str] = set()
-            for key in term.keys:
-                ids |= self._postings.get(key, set())
+            ids = self._posted(term.keys)
             weight = term.weight
             if not ids and term.weight >= 1.0:
                 ids, weight = self._inside_longer_words(term), 0.8
@@ -325,10 +323,9 @@ class UserIndex:
         if only is None and n > LARGE_INDEX:
             only = _likely_matches([(ids, term.weight) for term, ids, _ in found], n)
         for term, ids, weight in found:
-            frozen = frozenset(ids)
-            if frozen in seen_sets and term.weight < 1.0:
+            if term.weight < 1.0 and any(ids == seen for seen in seen_sets):
                 continue  # a run of words that only repeats a word already counted
-            seen_sets.append(frozen)
+            seen_sets.append(ids)
             if term.weight >= 0.8:
                 used_readings.update(k for k in term.keys if KATAKANA.match(k))
             credit(ids, weight, term.proper, term.surface,
@@ -358,6 +355,14 @@ class UserIndex:
                                       min(1.0, covers / asked) if asked else 0.0, whole)
                    for bits, (score, nouns, entity, covers, whole, matched) in sums.items()}
         return {mid: matches[earned[mid]] for mid in kept}
+
+    def _posted(self, keys: Iterable[str]) -> set[str]:
+        """The memories holding any of ``keys``: the index's own posting set when only
+        one key has any (not to be changed by the caller), else a new union."""
+        posted = [ids for key in keys if (ids := self._postings.get(key))]
+        if len(posted) == 1:
+            return posted[0]
+        return set().union(*posted)
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()
