@@ -5,6 +5,10 @@ model on a 2-core CPU gains nothing from running two calls at once). Calls wait 
 a priority queue: an interactive call (a query embedding, an ASR of a person who is
 waiting) always starts before any queued batch call. Callers split batch work into
 small chunks so an interactive call never waits for more than one chunk.
+
+A call that names no priority takes that of the work it is done for: interactive,
+unless it is made inside :func:`batch_work` (extraction marks its work so, and the
+store searches and reads it makes then queue behind those of a turn).
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import asyncio
 import itertools
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from omoide.types import Priority
@@ -22,6 +28,27 @@ from omoide.types import Priority
 T = TypeVar("T")
 
 _Job = tuple[Callable[[], Any], Future[Any]]
+
+_WORK_PRIORITY: ContextVar[Priority] = ContextVar("omoide_work_priority",
+                                                  default=Priority.INTERACTIVE)
+
+
+def work_priority() -> Priority:
+    """The priority of the work the current task does: :attr:`Priority.INTERACTIVE`
+    unless it runs inside :func:`batch_work`."""
+    return _WORK_PRIORITY.get()
+
+
+@contextmanager
+def batch_work() -> Iterator[None]:
+    """Mark what runs inside (and the tasks it starts) as batch work: a blocking call
+    made there that names no priority queues behind every interactive one. Enter and
+    leave it in the same task."""
+    token = _WORK_PRIORITY.set(Priority.BATCH)
+    try:
+        yield
+    finally:
+        _WORK_PRIORITY.reset(token)
 
 
 class PriorityRunner:
@@ -58,15 +85,19 @@ class PriorityRunner:
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
                 fut.set_exception(exc)
 
-    def submit(self, fn: Callable[[], T], priority: Priority = Priority.INTERACTIVE) -> Future[T]:
-        """Queue ``fn`` and return a concurrent future for its result."""
+    def submit(self, fn: Callable[[], T], priority: Priority | None = None) -> Future[T]:
+        """Queue ``fn`` and return a concurrent future for its result (``priority``
+        ``None``: that of the current work, see :func:`work_priority`)."""
         self._ensure_started()
         fut: Future[T] = Future()
+        if priority is None:
+            priority = work_priority()
         self._queue.put((int(priority), next(self._counter), (fn, fut)))
         return fut
 
-    async def run(self, fn: Callable[[], T], priority: Priority = Priority.INTERACTIVE) -> T:
-        """Run ``fn`` on a worker thread and await its result."""
+    async def run(self, fn: Callable[[], T], priority: Priority | None = None) -> T:
+        """Run ``fn`` on a worker thread and await its result (``priority`` as in
+        :meth:`submit`)."""
         return await asyncio.wrap_future(self.submit(fn, priority))
 
     def close(self) -> None:

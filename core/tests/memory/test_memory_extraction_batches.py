@@ -19,12 +19,22 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import Field
 
+from omoide.blocking import work_priority
 from omoide.components import ChatConfig, ChatModel
 from omoide.errors import ComponentError
 from omoide.memory.batches import memory_id
 from omoide.memory.journal import Journal
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
-from omoide.types import ChatDelta, ChatMessage, Exchange, Memory, ToolSpec
+from omoide.types import (
+    ChatDelta,
+    ChatMessage,
+    Exchange,
+    FloatArray,
+    Memory,
+    Priority,
+    ToolSpec,
+    VectorHit,
+)
 
 JST = ZoneInfo("Asia/Tokyo")
 AT = datetime(2026, 9, 27, 20, 0, tzinfo=JST)
@@ -216,6 +226,32 @@ async def test_skip_by_id_touches_only_that_users_exchanges(make_engine) -> None
     [mine] = await record(engine, ["猫が好きだ"], user="me")
     assert await engine.skip_exchanges("someone-else", [mine.id]) == []
     assert await engine.skip_exchanges("me", [mine.id]) == [mine.id]
+
+
+
+class PriorityNotingStore(InMemoryStore):
+    """Test double: the in-memory store, noting the priority of the work each search
+    was made for."""
+
+    def __init__(self, config: MemoryStoreConfig) -> None:
+        super().__init__(config)
+        self.search_priorities: list[Priority] = []
+
+    async def _search(self, user: str, vector: FloatArray, limit: int,
+                      where: dict[str, Any] | None) -> list[VectorHit]:
+        self.search_priorities.append(work_priority())
+        return await super()._search(user, vector, limit, where)
+
+
+async def test_extraction_searches_the_store_as_batch_work_behind_turns(make_engine) -> None:  # type: ignore[no-untyped-def]
+    store = PriorityNotingStore(MemoryStoreConfig())
+    engine = await make_engine(chat=await line_chat(), store=store)
+    await record(engine, TOPICS[:3])
+    await engine.extract_now("me")
+    assert store.search_priorities  # the plan looked for what each fact repeats
+    assert set(store.search_priorities) == {Priority.BATCH}
+    await store.search("me", await engine.embedder.embed_query("猫"), 3)  # a turn's
+    assert store.search_priorities[-1] is Priority.INTERACTIVE
 
 
 # -- supersession order and superseded duplicates -----------------------------------------

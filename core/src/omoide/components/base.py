@@ -131,10 +131,12 @@ class Component(ABC, Generic[ConfigT]):
 
     # -- helpers for primitives ------------------------------------------------------
     async def run_blocking(self, fn: Callable[[], T],
-                           priority: Priority = Priority.INTERACTIVE) -> T:
+                           priority: Priority | None = None) -> T:
         """Run a blocking call (a model forward pass) on this component's worker thread.
 
-        Interactive calls start before any queued batch call.
+        Interactive calls start before any queued batch call; with no ``priority``
+        the call has that of the work it is done for (:func:`omoide.blocking.work_priority`:
+        batch inside extraction, else interactive).
         """
         if self._runner is None:
             self._runner = PriorityRunner(f"{self.kind}-{self.name}")

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from omoide.blocking import batch_work
 from omoide.components import Embedder, VectorStore
 from omoide.errors import ComponentError
 from omoide.memory.api import ExtractionReport
@@ -99,7 +100,12 @@ class ExtractionRunner:
         self.planner = BatchPlanner(embedder, store, timezone, settings.dedup_cosine)
 
     async def run(self, user: str) -> ExtractionReport:
-        """Extract everything of ``user`` that can be extracted now."""
+        """Extract everything of ``user`` that can be extracted now, as batch work (the
+        store searches and reads it makes queue behind those of turns)."""
+        with batch_work():
+            return await self._run(user)
+
+    async def _run(self, user: str) -> ExtractionReport:
         tally = _Tally(user)
         try:
             for batch in await self.journal.open_batches(user):
@@ -137,6 +143,10 @@ class ExtractionRunner:
         """Complete every batch a crash left unfinished, for every user (at start: the
         chat model's facts are journaled, so this needs only the embedder and the store).
         Returns how many batches were completed; failures stay for the next run."""
+        with batch_work():
+            return await self._finish_unfinished()
+
+    async def _finish_unfinished(self) -> int:
         done = 0
         for batch in await self.journal.open_batches():
             tally = _Tally(batch.user)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from omoide.blocking import work_priority
 from omoide.components.store import USER_FIELD, ScrollPage, StoreCapabilities, VectorStore
 from omoide.components.store_paging import IdSnapshots
 from omoide.errors import ComponentError, InvalidInput
@@ -128,7 +129,7 @@ class ChromaStore(VectorStore):
                 retryable=unreachable) from exc
 
     async def _run(self, fn: Callable[[ClientAPI], T],
-                   priority: Priority = Priority.INTERACTIVE) -> T:
+                   priority: Priority | None = None) -> T:
         client = self._client
         if client is None:
             raise ComponentError("store chroma: not started")
@@ -227,7 +228,7 @@ class ChromaStore(VectorStore):
         chroma_where = _user_where(user, where)
         query = np.asarray(vector, dtype=np.float32)
         if where is None and user not in self._many_entries:
-            own = await self._own_entries(user, EXACT_SEARCH_MAX, Priority.INTERACTIVE)
+            own = await self._own_entries(user, EXACT_SEARCH_MAX, work_priority())
             if own is not None:
                 return _ranked(own, query, limit)
             self._many_entries.add(user)

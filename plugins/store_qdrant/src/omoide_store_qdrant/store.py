@@ -211,7 +211,7 @@ class QdrantStore(VectorStore):
         return client, name
 
     async def _run(self, fn: Callable[[QdrantClient | None], T],
-                   priority: Priority = Priority.INTERACTIVE) -> T:
+                   priority: Priority | None = None) -> T:
         """Run ``fn(client)`` on the worker thread, turning transport errors into ours.
 
         ``client`` is the single client (``None`` with per-person stores)."""
@@ -221,7 +221,7 @@ class QdrantStore(VectorStore):
         return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)), priority)
 
     async def _on_user(self, user: str, create: bool, fn: Callable[[QdrantBase, str], T],
-                       absent: T, priority: Priority = Priority.INTERACTIVE) -> T:
+                       absent: T, priority: Priority | None = None) -> T:
         """Run ``fn(client, collection)`` where ``user``'s points live, or return
         ``absent`` when there are none (and ``create`` is False)."""
         def call(client: QdrantClient | None) -> T:
