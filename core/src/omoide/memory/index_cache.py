@@ -197,10 +197,12 @@ class IndexCache:
         return build is not None and not build.has_slot and self._slots.full
 
     async def dense_loaded(self, user: str) -> DenseSnapshot | None:
-        """:meth:`dense`, after waiting for ``user``'s records if they are being read or
-        loaded from their saved snapshot: a read already under way ends sooner than a
-        store search queued behind it (about 100 ms against 300-650 ms on a Chroma
-        server; 7-11 s against the same for a 100k person's first Qdrant local read)."""
+        """:meth:`dense`, after waiting for ``user``'s records if they are being loaded
+        from their saved snapshot or read from the store in one page: a read already
+        under way ends sooner than a store search queued behind it (about 100 ms against
+        300-650 ms on a Chroma server; 7-11 s against the same for a 100k person's first
+        Qdrant local read). A read that needs more pages is not waited for past its
+        first: a search queued behind one page ends sooner than the rest of the read."""
         dense = self._dense.get(user)
         coming = self._dense_coming.get(user)
         if dense is None and coming is not None:
@@ -523,6 +525,8 @@ class IndexCache:
                 return None
             if page.cursor is None:
                 return records
+            if cursor is None:  # more than one page: dense recall searches the store
+                self._no_longer_coming(user)
             cursor = page.cursor
 
     async def _load(self, user: str, build: _Build) -> UserIndex | None:
@@ -569,11 +573,16 @@ class IndexCache:
     def _coming(self, user: str) -> Iterator[None]:
         """Mark ``user``'s records as on their way for the block, so :meth:`dense_loaded`
         waits for them (a person has one build at a time, so one mark)."""
-        coming = self._dense_coming[user] = asyncio.get_running_loop().create_future()
+        self._dense_coming[user] = asyncio.get_running_loop().create_future()
         try:
             yield
         finally:
-            del self._dense_coming[user]
+            self._no_longer_coming(user)
+
+    def _no_longer_coming(self, user: str) -> None:
+        """End the mark of :meth:`_coming` early (or at its end): those waiting go on."""
+        coming = self._dense_coming.pop(user, None)
+        if coming is not None:
             coming.set_result(None)
 
     def _keep_snapshot(self, user: str, build: _Build, dense: DenseSnapshot) -> None:
