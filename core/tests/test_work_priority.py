@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 
 from omoide.blocking import PriorityRunner, batch_work, work_priority
@@ -21,10 +22,7 @@ async def _order_of(calls: list[tuple[str, bool, Priority | None]]) -> list[str]
     for name, as_batch, priority in calls:
         def call(name: str = name) -> None:
             ran.append(name)
-        if as_batch:
-            with batch_work():
-                tasks.append(asyncio.ensure_future(runner.run(call, priority)))
-        else:
+        with batch_work() if as_batch else contextlib.nullcontext():
             tasks.append(asyncio.ensure_future(runner.run(call, priority)))
         await asyncio.sleep(0)  # queued in this order
     gate.set()

@@ -228,7 +228,6 @@ async def test_skip_by_id_touches_only_that_users_exchanges(make_engine) -> None
     assert await engine.skip_exchanges("me", [mine.id]) == [mine.id]
 
 
-
 class PriorityNotingStore(InMemoryStore):
     """Test double: the in-memory store, noting the priority of the work each search
     was made for."""

@@ -346,14 +346,11 @@ class UserIndex:
                     used_readings.add(reading)
                     credit(set(names), 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
-        sums = {bits: _credit_sums(bits, credits) for bits in set(earned.values())}
+        matches = {bits: _earned_match(bits, credits, asked) for bits in set(earned.values())}
         kept: Iterable[str] = earned
         if n > LARGE_INDEX and len(earned) > LEXICAL_KEEP:
             # the weakest of thousands of matches would never be chosen: do not dress them
-            kept = heapq.nlargest(LEXICAL_KEEP, earned, key=lambda mid: sums[earned[mid]][0])
-        matches = {bits: LexicalMatch(score, nouns, entity, matched,
-                                      min(1.0, covers / asked) if asked else 0.0, whole)
-                   for bits, (score, nouns, entity, covers, whole, matched) in sums.items()}
+            kept = heapq.nlargest(LEXICAL_KEEP, earned, key=lambda mid: matches[earned[mid]].score)
         return {mid: matches[earned[mid]] for mid in kept}
 
     def _posted(self, keys: Iterable[str]) -> set[str]:
@@ -604,11 +601,11 @@ def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[st
     return out or None
 
 
-def _credit_sums(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],
-                 ) -> tuple[float, float, float, float, float, tuple[str, ...]]:
-    """The lexical sums (score, nouns, entity, covers, whole) and matched labels of a
-    memory that earned the credits whose bits are set in ``bits``, added in the order
-    the credits were given."""
+def _earned_match(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],
+                  asked: float) -> LexicalMatch:
+    """The lexical evidence of a memory that earned the credits whose bits are set in
+    ``bits`` (each credit: score, nouns, entity, covers, whole, label), added in the
+    order the credits were given; ``asked`` is what full coverage of the query sums to."""
     score = nouns = entity = covers = whole = 0.0
     labels: list[str] = []
     for i, (w, noun, name, cover, exact, label) in enumerate(credits):
@@ -619,4 +616,5 @@ def _credit_sums(bits: int, credits: Sequence[tuple[float, float, float, float, 
             covers += cover
             whole += exact
             labels.append(label)
-    return score, nouns, entity, covers, whole, tuple(labels)
+    return LexicalMatch(score, nouns, entity, tuple(labels),
+                        min(1.0, covers / asked) if asked else 0.0, whole)
