@@ -1,9 +1,11 @@
 """The ``omoide`` command.
 
-Subcommands live in :mod:`omoide.commands`, one module each, discovered at start:
-a module exposes ``register(sub)`` that adds its parsers and sets
-``handler=fn(args) -> int``. Module top levels stay cheap: ``omoide --help`` must
-not import torch.
+The core's subcommands live in :mod:`omoide.commands`, one module each, discovered at
+start: a module exposes ``register(sub)`` that adds its parsers and sets
+``handler=fn(args) -> int``. Plugins add theirs through the ``register_commands`` hook
+(:func:`omoide.hookspecs.register_commands`); only plugins that declare a
+``command.NAME`` component in their entry points are imported for it. Module top levels
+stay cheap: ``omoide --help`` must not import torch.
 """
 
 from __future__ import annotations
@@ -35,7 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
         register = getattr(module, "register", None)
         if register is not None:
             register(sub)
+    _add_plugin_commands(sub)
     return parser
+
+
+def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Let the installed plugins that declare commands add them (a broken one is skipped:
+    ``omoide plugins`` names it and why)."""
+    from omoide.plugins import PluginRegistry
+
+    registry = PluginRegistry()
+    registry.discover()
+    registry.load_for(registry.declared_of_kind("command"))
+    registry.pm.hook.register_commands(cli=sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

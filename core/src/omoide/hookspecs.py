@@ -16,6 +16,7 @@ A plugin module marks its functions with :data:`hookimpl`::
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -118,3 +119,17 @@ def prompt_sections(context: PromptContext) -> list[PromptSection] | None:
 def on_turn_completed(turn: CompletedTurn) -> None:
     """Observe a finished turn (already journaled). Must return quickly: schedule work,
     don't do it here."""
+
+
+@hookspec
+def register_commands(cli: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add subcommands to the ``omoide`` command line.
+
+    ``cli`` is the top-level subparsers object: add a parser with
+    ``cli.add_parser(NAME, help=...)`` and give it ``set_defaults(handler=fn)`` where
+    ``fn(args) -> int`` is the exit status. Keep the hook cheap (no heavy imports: it runs
+    for ``omoide --help``); import what the command needs inside the handler.
+
+    Only plugins that declare a command are loaded for the command line: list each one
+    under ``[project.entry-points."omoide.components"]`` as ``"command.NAME" = "PLUGIN"``.
+    """

@@ -222,6 +222,11 @@ class PluginRegistry:
                 return info
         return None
 
+    def declared_of_kind(self, kind: str) -> list[tuple[str, str]]:
+        """The ``(kind, name)`` components of ``kind`` that installed plugins declare in
+        their entry points (nothing imported)."""
+        return sorted(key for key in self._provides if key[0] == kind)
+
     def available(self, kind: str) -> list[str]:
         return sorted(self.components[kind])
 
