@@ -12,7 +12,7 @@ import pytest_asyncio
 
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.relevance import RelevanceJudge
+from omoide.memory.control.relevance import RelevanceJudge
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Memory
 

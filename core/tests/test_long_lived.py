@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide import long_lived
-from omoide.memory.index import UserIndex
+from omoide.memory.index.person_index import UserIndex
 from omoide.types import Memory
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))

@@ -44,7 +44,7 @@ from zoneinfo import ZoneInfo
 
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.lexicon import analyzer
+from omoide.memory.language.lexicon import analyzer
 from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 from omoide.types import Exchange
 from omoide_standins.chat import StandinChat, StandinChatConfig

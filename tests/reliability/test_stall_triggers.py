@@ -91,7 +91,7 @@ def chat_url() -> Iterator[str]:
 
 def seed_far_future_exchange(data: Path) -> None:
     """Put an exchange dated 9999-12-31 into the journal, as an older server could have."""
-    from omoide.memory.journal import Journal
+    from omoide.memory.journal.exchange_log import Journal
     from omoide.types import Exchange
 
     journal = Journal(data / "journal.sqlite3")

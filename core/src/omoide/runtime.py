@@ -64,7 +64,7 @@ class Runtime:
         self.extractor: Extractor | None = self._get(  # type: ignore[assignment]
             "memory.extract", Extractor)
         if self.extractor is not None:  # before start(), which may already ask the host
-            from omoide.memory.stage_hosts import ExtractorHostView
+            from omoide.memory.stage_views import ExtractorHostView
             self.extractor.attach(ExtractorHostView(lambda: self.chat,
                                                     settings.assistant.timezone))
         primary: Embedder = self._get("embed", Embedder)  # type: ignore[assignment]

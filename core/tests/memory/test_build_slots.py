@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from omoide.memory.build_slots import BuildSlots
+from omoide.memory.index.build_scheduling import BuildSlots
 from omoide.types import Priority
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from omoide.memory import dense_paths
-from omoide.memory.dense_paths import WINDOW_S, DensePathTimes
+from omoide.memory.index import dense_path_timing as dense_paths
+from omoide.memory.index.dense_path_timing import WINDOW_S, DensePathTimes
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from omoide.memory.dense_saved import SavedSnapshots
-from omoide.memory.dense_snapshot import DenseSnapshot
-from omoide.memory.records import to_payload
+from omoide.memory.index.dense_snapshot_files import SavedSnapshots
+from omoide.memory.index.dense_snapshot import DenseSnapshot
+from omoide.memory.store_payload import to_payload
 from omoide.types import Memory, VectorRecord
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))

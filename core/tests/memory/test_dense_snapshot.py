@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from omoide.memory.dense_snapshot import DenseSnapshot
+from omoide.memory.index.dense_snapshot import DenseSnapshot
 from omoide.types import VectorRecord
 
 

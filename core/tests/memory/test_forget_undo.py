@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from omoide.memory.forget_undo import ForgetWithUndo
+from omoide.memory.control.forget_undo import ForgetWithUndo
 from omoide.types import Memory
 
 TZ_NOW = datetime.fromisoformat("2026-03-01T20:00:00+09:00")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from omoide.memory.holidays import holidays, is_day_off, long_weekends, named_holidays
-from omoide.memory.temporal import resolve
+from omoide.memory.language.holidays import holidays, is_day_off, long_weekends, named_holidays
+from omoide.memory.language.temporal import resolve
 
 
 def test_a_sunday_holiday_gives_a_substitute_day_off() -> None:

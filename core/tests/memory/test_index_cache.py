@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.components import ScrollPage
-from omoide.memory.index_cache import ENTRY_BYTES
-from omoide.memory.stage_hosts import DENSE_WOULD_NOT_FIT, PersonView
+from omoide.memory.index.cache import ENTRY_BYTES
+from omoide.memory.stage_views import DENSE_WOULD_NOT_FIT, PersonView
 from omoide.testing.doubles import (
     HashEmbedder,
     HashEmbedderConfig,
@@ -229,7 +229,7 @@ async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
 
 async def test_a_check_against_a_shared_store_waits_while_people_are_recalling(
         make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory import index_cache
+    from omoide.memory.index import cache as index_cache
     monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
 
     class CountedStore(PagedStore):
@@ -344,8 +344,7 @@ async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_co
 async def test_a_built_index_is_kept_out_of_full_garbage_collections(
         make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from omoide import long_lived
-    from omoide.memory import index_cache
-
+    from omoide.memory.index import cache as index_cache
     settled: list[str] = []
     monkeypatch.setattr(long_lived, "settle", settled.append)
     monkeypatch.setattr(index_cache, "SETTLE_EVERY", 16)
@@ -359,9 +358,9 @@ async def test_a_built_index_is_kept_out_of_full_garbage_collections(
 
 async def test_a_new_index_is_prepared_whole_before_any_reader_sees_it() -> None:
     from omoide.memory.config import IndexSettings
-    from omoide.memory.index import UserIndex
-    from omoide.memory.index_cache import IndexCache
-    from omoide.memory.records import to_payload
+    from omoide.memory.index.person_index import UserIndex
+    from omoide.memory.index.cache import IndexCache
+    from omoide.memory.store_payload import to_payload
     from omoide.types import VectorRecord
 
     store = InMemoryStore(MemoryStoreConfig())
@@ -465,8 +464,7 @@ async def test_a_recall_with_its_vector_does_not_wait_for_a_build_not_begun(
 
 
 def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory import foreground
-
+    from omoide.memory.index import foreground_recalls as foreground
     monkeypatch.setattr(foreground, "MAX_PAUSE_S", 60.0)
     fg = foreground.Foreground()
     small = threading.Thread(target=fg.step_aside, args=(foreground.LARGE_BUILD - 1,))
@@ -485,8 +483,7 @@ def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # 
 def held_analysis(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Index builds read their records, then hold before analysing them until the event
     is set (set at the end of the test in any case)."""
-    from omoide.memory import index_cache
-
+    from omoide.memory.index import cache as index_cache
     analysing = threading.Event()
     add_page = index_cache._add_page
 
@@ -657,8 +654,7 @@ async def test_a_recall_whose_saved_index_loads_before_the_store_answers_uses_it
         make_engine, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     # Right after a restart a store search can queue behind other calls longer than
     # the person's saved index takes to load.
-    from omoide.memory import index_store
-
+    from omoide.memory.index import saved_indexes as index_store
     class HeldSearches(PagedStore):
         async def _search(self, user: str, vector: Any, limit: int,
                           where: dict[str, Any] | None) -> Any:
@@ -745,7 +741,7 @@ async def saved_by_an_earlier_version(make_engine, store: PagedStore, data_dir: 
                                       users: Sequence[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Indexes of ``users`` saved in ``data_dir`` by a version of omoide before this one."""
-    from omoide.memory import index_store
+    from omoide.memory.index import saved_indexes as index_store
     with monkeypatch.context() as earlier_version:
         earlier_version.setattr(index_store, "index_version", lambda: "an earlier omoide")
         first = await make_engine(store=store, data_dir=data_dir)
@@ -757,7 +753,7 @@ async def saved_by_an_earlier_version(make_engine, store: PagedStore, data_dir: 
 
 async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone_asks(
         make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory import index_store
+    from omoide.memory.index import saved_indexes as index_store
     store = PagedStore(MemoryStoreConfig())
     await saved_by_an_earlier_version(make_engine, store, tmp_path / "data", ["me", "you"],
                                       monkeypatch)
@@ -778,7 +774,7 @@ async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone
 
 async def test_outdated_saved_indexes_wait_while_people_are_recalling(
         make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory import index_cache
+    from omoide.memory.index import cache as index_cache
     monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
     store = PagedStore(MemoryStoreConfig())
     await saved_by_an_earlier_version(make_engine, store, tmp_path / "data", ["me"],

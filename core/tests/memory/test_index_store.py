@@ -16,9 +16,9 @@ import pytest
 from omoide.components import ScrollPage
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.index import UserIndex
-from omoide.memory.index_store import IndexStore, index_version
-from omoide.memory.records import to_payload
+from omoide.memory.index.person_index import UserIndex
+from omoide.memory.index.saved_indexes import IndexStore, index_version
+from omoide.memory.store_payload import to_payload
 from omoide.testing.doubles import (
     HashEmbedder,
     HashEmbedderConfig,
@@ -234,8 +234,7 @@ def test_the_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
 
 async def test_a_write_drops_a_large_saved_copy_rather_than_rewrite_it(
         start: Start, monkeypatch: pytest.MonkeyPatch) -> None:
-    from omoide.memory import index_store
-
+    from omoide.memory.index import saved_indexes as index_store
     monkeypatch.setattr(index_store, "EXTEND_AT_MOST", 2)
     again = await restarted_with_a_saved_index(start)
     await again.add_memories("me", [memory(9)])

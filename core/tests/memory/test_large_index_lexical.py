@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omoide.memory import index as index_module
-from omoide.memory.index import UserIndex
-from omoide.memory.robust import prepare
+from omoide.memory.index import person_index as index_module
+from omoide.memory.index.person_index import UserIndex
+from omoide.memory.recall.robust import prepare
 from omoide.types import Memory
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))

@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.intent import detect
-from omoide.memory.prompt import render_memory_block
+from omoide.memory.recall.intent import detect
+from omoide.memory.recall.memory_block import render_memory_block
 from omoide.types import Memory
 
 JST = ZoneInfo("Asia/Tokyo")

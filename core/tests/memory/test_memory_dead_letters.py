@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI
 
 from omoide.cli import main
-from omoide.memory.journal import Journal
+from omoide.memory.journal.exchange_log import Journal
 from omoide.server.memory_routes import memory_router
 from omoide.testing.auth import BASE_URL, admin_headers, person_headers, protect
 from omoide.types import Exchange

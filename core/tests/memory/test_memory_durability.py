@@ -20,10 +20,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.components.store import StoreCapabilities
-from omoide.memory.data_guard import DataMissing
-from omoide.memory.journal_keeper import JournalingFailed
-from omoide.memory.manifest import DataManifest
-from omoide.memory.spill import exchange_to_json
+from omoide.memory.journal.data_guard import DataMissing
+from omoide.memory.journal.keeper import JournalingFailed
+from omoide.memory.journal.manifest import DataManifest
+from omoide.memory.journal.spill import exchange_to_json
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Exchange, Memory
 

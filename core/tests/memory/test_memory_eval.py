@@ -80,7 +80,7 @@ def test_memory_commands_work_on_the_configured_store(config: Path, tmp_path: Pa
     from zoneinfo import ZoneInfo
 
     from omoide.config import load_settings
-    from omoide.memory.journal import Journal
+    from omoide.memory.journal.exchange_log import Journal
     from omoide.types import Exchange
 
     settings = load_settings(config)

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omoide.memory.extraction import ExtractionFormatError, conversation_block, parse_facts
+from omoide.memory.extract.prompt import ExtractionFormatError, conversation_block, parse_facts
 from omoide.types import Exchange
 
 from .conftest import fake_chat

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.errors import InvalidInput
-from omoide.memory.import_format import (
+from omoide.memory.control.import_format import (
     ImportFailed,
     ImportTooLarge,
     ParsedImport,

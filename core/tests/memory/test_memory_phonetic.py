@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from omoide.memory.lexicon import analyzer
-from omoide.memory.phonetic import SoundIndex, phonemes, sound_key
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.language.phonetic import SoundIndex, phonemes, sound_key
 
 
 def test_a_long_vowel_and_a_lost_glide_give_one_key() -> None:

@@ -68,7 +68,7 @@ async def test_the_baseline_engine_has_no_profile(make_engine) -> None:  # type:
 async def test_set_show_and_forget_a_profile_fact(make_engine) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
-    from omoide.memory.profile_edit import ProfileEditError, forget, mark, set_fact, view
+    from omoide.memory.control.profile_edit import ProfileEditError, forget, mark, set_fact, view
     engine: MemoryEngine = await make_engine()
     added = await set_fact(engine, "me", "あなたは甲殻類アレルギーがある。")
     assert added.kind == "profile_health"
@@ -85,7 +85,7 @@ async def test_set_show_and_forget_a_profile_fact(make_engine) -> None:  # type:
 
 
 async def test_a_profile_fact_survives_export_and_import(make_engine) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory.profile_edit import set_fact
+    from omoide.memory.control.profile_edit import set_fact
     engine: MemoryEngine = await make_engine()
     await set_fact(engine, "a", "あなたはそばアレルギーがある。")
     await engine.import_memories("b", await engine.export("a"))

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omoide.memory.prompt import render_memory_block
+from omoide.memory.recall.memory_block import render_memory_block
 from omoide.types import Memory, RetrievedMemory
 
 SAID = datetime(2026, 9, 27, 20, 50, tzinfo=ZoneInfo("Asia/Tokyo"))

@@ -6,9 +6,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from omoide.memory.baseline import BaselineEngine
-from omoide.memory.chat_extractor import ChatExtractor
-from omoide.memory.robust import RobustEngine
+from omoide.memory.recall.baseline import BaselineEngine
+from omoide.memory.extract.chat_extractor import ChatExtractor
+from omoide.memory.recall.robust import RobustEngine
 from omoide.testing import ExtractorContract, MemoryEngineContract, PluginPackageContract
 
 

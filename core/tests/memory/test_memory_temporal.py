@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from omoide.memory.temporal import habit_weekdays, memory_spans, resolve
+from omoide.memory.language.temporal import habit_weekdays, memory_spans, resolve
 
 SUN = date(2026, 9, 27)   # Sunday
 WED = date(2026, 4, 22)   # Wednesday

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from omoide.memory.index import UserIndex
+from omoide.memory.index.person_index import UserIndex
 from omoide.types import Memory
 
 JST = ZoneInfo("Asia/Tokyo")

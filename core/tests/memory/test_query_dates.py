@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omoide.memory.robust import prepare
+from omoide.memory.recall.robust import prepare
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))   # a Sunday
 

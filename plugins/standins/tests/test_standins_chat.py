@@ -129,7 +129,7 @@ async def test_memories_rendered_by_the_engine_are_read_but_its_rules_are_not(
         chat: StandinChat) -> None:
     from datetime import date, datetime
 
-    from omoide.memory.prompt import render_memory_block
+    from omoide.memory.recall.memory_block import render_memory_block
     from omoide.types import Memory, RetrievedMemory
 
     said = datetime(2026, 9, 27, 11, 50, tzinfo=UTC)

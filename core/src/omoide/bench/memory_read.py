@@ -79,7 +79,7 @@ async def _bench(args: argparse.Namespace) -> int:
     from omoide.bench._stats import percentiles
     from omoide.memory.config import MemoryConfig
     from omoide.memory.engine import MemoryEngine
-    from omoide.memory.records import to_payload
+    from omoide.memory.store_payload import to_payload
     from omoide.testing.doubles import (
         HashEmbedder,
         HashEmbedderConfig,

@@ -254,7 +254,7 @@ class PatternVectors:
 
 async def fill(store: Any, patterns: PatternVectors, people: int, memories: int,
                progress: Callable[[str], None]) -> float:
-    from omoide.memory.records import to_payload
+    from omoide.memory.store_payload import to_payload
     from omoide.types import VectorRecord
 
     started = time.perf_counter()
@@ -370,7 +370,7 @@ async def store_search_times(store: Any, embedder: Any, args: argparse.Namespace
     """One person's nearest memories asked of the store itself, the first time for that
     person in this process (the dense recall of a person whose index is not ready);
     the query vectors are made first, so only the store is timed."""
-    from omoide.memory.stage_hosts import EARLY_CANDIDATES
+    from omoide.memory.stage_views import EARLY_CANDIDATES
 
     people = random.Random(7).sample(range(args.people), min(args.sample, args.people))
     asked = await first_questions(embedder, people, args.memories)
@@ -387,7 +387,7 @@ async def store_reads_together(store: Any, embedder: Any, args: argparse.Namespa
     """Wall time ÷ people of asking the store for many people at once, each for the first
     time in this process: an index build's first page, then a search (the reads of
     people whose turns come together; a store may answer several in one call)."""
-    from omoide.memory.stage_hosts import EARLY_CANDIDATES
+    from omoide.memory.stage_views import EARLY_CANDIDATES
 
     count = max(1, min(int(args.clients.split(",")[0]), args.people // 2))
     people = random.Random(8).sample(range(args.people), min(2 * count, args.people))

@@ -89,7 +89,7 @@ async def similarity(embedder: Any, engine: str, query: str, memory: str) -> dic
     query's recall copy (NFKC, fillers and trailing marks stripped) as a query; the
     baseline embeds the raw transcript as a document. Memories are documents.
     """
-    from omoide.memory.text import query_copy
+    from omoide.memory.language.canonical import query_copy
 
     q_text = query_copy(query)
     q_vec = (await embedder.embed([q_text], "query"))[0]

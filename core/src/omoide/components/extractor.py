@@ -10,7 +10,7 @@ core owns everything around it, so every extractor inherits "nothing lost": the
 journal (exchanges are journaled before anything reads them), the batches and their
 journaled answers and plans (exactly-once replay after a crash), dedup and
 supersession, the store, and what happens to a batch that fails (halves, then single
-exchanges, then quarantine with the reason). See :mod:`omoide.memory.extraction_runner`.
+exchanges, then quarantine with the reason). See :mod:`omoide.memory.extract.runner`.
 
 The core owns :meth:`Extractor.extract`: the isolation check (every exchange is the
 request's person's), the time budget of a call (``memory.extraction.timeout_s``), the
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 FACT_KINDS = ("plan", "event", "preference", "habit", "person", "profile", "other")
 """Kinds a fact may have besides ``profile_<category>`` (a profile decision: see
-:func:`omoide.memory.profile.stored_kind`). A dated plan or event is never profile."""
+:func:`omoide.memory.recall.profile.stored_kind`). A dated plan or event is never profile."""
 MAX_FACTS = 30
 """Facts one call may return at most; more is an error (:class:`TooManyFacts`)."""
 MAX_FACT_CHARS = 200

@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from omoide.components.base import Capabilities, Component, StrictConfig
 from omoide.errors import ComponentError
 from omoide.memory.api import Recall
-from omoide.memory.profile import Profile
+from omoide.memory.recall.profile import Profile
 from omoide.types import FloatArray, Memory, RetrievedMemory
 
 if TYPE_CHECKING:
     from omoide.components.embedder import Embedder
-    from omoide.memory.index import UserIndex
-    from omoide.memory.read_inputs import ReadInputs
+    from omoide.memory.index.person_index import UserIndex
+    from omoide.memory.recall.budgeted_inputs import ReadInputs
 
 log = logging.getLogger("omoide.memory")
 
@@ -128,7 +128,7 @@ class PersonMemory(Protocol):
         ...
 
     async def index(self) -> UserIndex:
-        """The person's lexical, temporal and dense index (:mod:`omoide.memory.index`),
+        """The person's lexical, temporal and dense index (:mod:`omoide.memory.index.person_index`),
         built from the store on first use and kept current on writes; waits for it."""
         ...
 
@@ -137,7 +137,7 @@ class PersonMemory(Protocol):
         """The person's index and the query vector of ``query_text`` (when
         ``wants_vector``), each waited for only within the core's shares of the time
         budget of a recall that began at ``started`` (``time.perf_counter()``); either
-        may be None (see :mod:`omoide.memory.read_inputs`). Call :meth:`prepare_index`
+        may be None (see :mod:`omoide.memory.recall.budgeted_inputs`). Call :meth:`prepare_index`
         first, as early as possible."""
         ...
 

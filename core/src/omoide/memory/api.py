@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from omoide.memory.profile import Profile
+from omoide.memory.recall.profile import Profile
 from omoide.types import Exchange, Memory, RetrievedMemory
 
 

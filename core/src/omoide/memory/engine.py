@@ -13,7 +13,7 @@ writes and the per-person indexes.
 
 Every store call names the user; the per-user lexical/temporal index is built from
 the store a page at a time on the person's first recall, kept current on writes and
-held in a bounded cache (:mod:`omoide.memory.index_cache`). Extraction runs as asyncio
+held in a bounded cache (:mod:`omoide.memory.index.cache`). Extraction runs as asyncio
 tasks off the turn path; recall never waits for it and never exceeds
 ``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
 """
@@ -46,29 +46,29 @@ from omoide.components import (
 from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.config import MemoryConfig
-from omoide.memory.dense_paths import DensePathTimes
-from omoide.memory.dense_saved import SavedSnapshots
-from omoide.memory.extraction import Fact
-from omoide.memory.extraction_runner import ExtractionRunner
-from omoide.memory.import_format import (
+from omoide.memory.index.dense_path_timing import DensePathTimes
+from omoide.memory.index.dense_snapshot_files import SavedSnapshots
+from omoide.memory.extract.prompt import Fact
+from omoide.memory.extract.runner import ExtractionRunner
+from omoide.memory.control.import_format import (
     ImportFailed,
     ImportItem,
     ImportReport,
     check_item,
     imported_memory_id,
 )
-from omoide.memory.index import UserIndex
-from omoide.memory.index_cache import IndexCache, dense_only_index
-from omoide.memory.index_store import IndexStore
-from omoide.memory.journal import DeadLetter, Journal, PendingSummary
-from omoide.memory.journal_keeper import JournalKeeper
-from omoide.memory.lexicon import analyzer
-from omoide.memory.profile import Classification, Profile
-from omoide.memory.records import from_payload, to_json, to_payload
-from omoide.memory.robust import prepare
-from omoide.memory.stage_hosts import ExtractorHostView, PersonView
+from omoide.memory.index.person_index import UserIndex
+from omoide.memory.index.cache import IndexCache, dense_only_index
+from omoide.memory.index.saved_indexes import IndexStore
+from omoide.memory.journal.exchange_log import DeadLetter, Journal, PendingSummary
+from omoide.memory.journal.keeper import JournalKeeper
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.recall.profile import Classification, Profile
+from omoide.memory.store_payload import from_payload, to_json, to_payload
+from omoide.memory.recall.robust import prepare
+from omoide.memory.stage_views import ExtractorHostView, PersonView
 from omoide.memory.stage_loader import build_stage
-from omoide.memory.text import dedup_key
+from omoide.memory.language.canonical import dedup_key
 from omoide.stage_spec import StageSpec
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
@@ -130,7 +130,7 @@ class MemoryEngine:
         """Check the data against the manifest, open the journal (writing back what the
         spill file kept) and the store (components are already started), and finish the
         extraction batches a crash interrupted. Raises
-        :class:`omoide.memory.data_guard.DataMissing` over missing or damaged data."""
+        :class:`omoide.memory.journal.data_guard.DataMissing` over missing or damaged data."""
         if self._started:
             return
         await self.keeper.open(self.store)
@@ -315,7 +315,7 @@ class MemoryEngine:
     # -- write path ----------------------------------------------------------------
     async def record_exchange(self, exchange: Exchange) -> None:
         """Journal ``exchange``. When the journal fails, the exchange is kept in the spill
-        file and :class:`~omoide.memory.journal_keeper.JournalingFailed` is raised (see
+        file and :class:`~omoide.memory.journal.keeper.JournalingFailed` is raised (see
         :attr:`problem`)."""
         await self.keeper.record(exchange)
 
@@ -393,7 +393,7 @@ class MemoryEngine:
 
     async def extract_now(self, user: str) -> ExtractionReport:
         """Extract ``user``'s pending exchanges now (after finishing any batch a crash
-        left); see :mod:`omoide.memory.extraction_runner`. Never raises for a failed
+        left); see :mod:`omoide.memory.extract.runner`. Never raises for a failed
         extraction: the report says what stays pending and what was quarantined."""
         timer = self._idle_timers.pop(user, None)
         if timer is not None:

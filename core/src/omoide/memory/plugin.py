@@ -18,13 +18,13 @@ from omoide.hookspecs import hookimpl
 
 @hookimpl
 def register_memory_engines(register: Callable[[Any], None]) -> None:
-    from omoide.memory.baseline import BaselineEngine
-    from omoide.memory.robust import RobustEngine
+    from omoide.memory.recall.baseline import BaselineEngine
+    from omoide.memory.recall.robust import RobustEngine
     register(BaselineEngine)
     register(RobustEngine)
 
 
 @hookimpl
 def register_extractors(register: Callable[[Any], None]) -> None:
-    from omoide.memory.chat_extractor import ChatExtractor
+    from omoide.memory.extract.chat_extractor import ChatExtractor
     register(ChatExtractor)

@@ -10,7 +10,7 @@ Each ``omoide memory`` subcommand is written once, against :class:`MemoryClient`
   data dir (so a server cannot start meanwhile), starts the components the command
   needs and opens the store and journal itself.
 
-Both speak the JSON shapes of :mod:`omoide.memory.wire`. To add a subcommand: add the
+Both speak the JSON shapes of :mod:`omoide.memory.control.json_shapes`. To add a subcommand: add the
 method here, implement it in both backends (the remote one calls the route that
 does the same), and write the subcommand once in :mod:`omoide.commands.memory`.
 """
@@ -57,7 +57,7 @@ class MemoryClient(Protocol):
 
     async def import_file(self, user: str, data: bytes, *, skip_invalid: bool,
                           ) -> tuple[bool, dict[str, Any]]:
-        """Import an export; ``(ok, body)`` with :mod:`omoide.memory.wire`'s report (or
+        """Import an export; ``(ok, body)`` with :mod:`omoide.memory.control.json_shapes`'s report (or
         its refusal, listing every invalid line)."""
         ...
 

@@ -25,7 +25,7 @@ from omoide.errors import OmoideError
 from omoide.hooks import Hooks
 from omoide.hookspecs import hookimpl
 from omoide.memory.api import MemoryService, Recall
-from omoide.memory.profile import Profile
+from omoide.memory.recall.profile import Profile
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
 from omoide.pipeline.prompt import (

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from omoide.config import AssistantSettings
-from omoide.memory.profile import Profile
+from omoide.memory.recall.profile import Profile
 from omoide.types import ChatMessage, Exchange, RetrievedMemory
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from omoide.memory.profile import ProfileFact
+from omoide.memory.recall.profile import ProfileFact
 from omoide.pipeline.trace import TurnTrace
 from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
 

@@ -33,7 +33,7 @@ from omoide.components import ComponentState, EndOfSpeechDetector
 from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory.api import MemoryService
-from omoide.memory.wire import profile_fact_json
+from omoide.memory.control.json_shapes import profile_fact_json
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
 from omoide.pipeline.tools import ToolRunner
 from omoide.pipeline.trace import TraceLog

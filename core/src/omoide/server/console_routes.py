@@ -8,8 +8,8 @@
 The page is dependency-free HTML, CSS and JavaScript modules served as files: nothing
 to build, nothing fetched from elsewhere. :class:`ConsoleServices` holds what its
 panels need beyond the memory routes: the live turn feed
-(:mod:`omoide.server.turn_feed`), relevance search (:mod:`omoide.memory.relevance`) and
-forgetting with undo (:mod:`omoide.memory.forget_undo`), plus the people routes
+(:mod:`omoide.server.turn_feed`), relevance search (:mod:`omoide.memory.control.relevance`) and
+forgetting with undo (:mod:`omoide.memory.control.forget_undo`), plus the people routes
 (:mod:`omoide.server.people_routes`).
 """
 
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from omoide.memory.forget_undo import ForgetWithUndo
-from omoide.memory.relevance import RelevanceJudge
+from omoide.memory.control.forget_undo import ForgetWithUndo
+from omoide.memory.control.relevance import RelevanceJudge
 from omoide.server.auth import require_user
 from omoide.server.console_assets import CONSOLE_ASSETS
 from omoide.server.inputs import UserId

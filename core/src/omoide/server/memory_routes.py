@@ -13,7 +13,7 @@ and, for quarantined exchanges, :func:`dead_letter_router`.
 
 Who may call them is decided by :mod:`omoide.server.auth` (the guard, then
 :func:`require_user` here): the admin for everyone, a person's token for that person
-only. The JSON shapes are :mod:`omoide.memory.wire`'s, which the CLI's local backend
+only. The JSON shapes are :mod:`omoide.memory.control.json_shapes`'s, which the CLI's local backend
 speaks too.
 """
 
@@ -29,10 +29,10 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from omoide.config import LimitSettings
-from omoide.memory import wire
+from omoide.memory.control import json_shapes
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.forget_undo import ForgetWithUndo
-from omoide.memory.relevance import RelevanceJudge
+from omoide.memory.control.forget_undo import ForgetWithUndo
+from omoide.memory.control.relevance import RelevanceJudge
 from omoide.server.auth import require_admin, require_user, visible_user
 from omoide.server.inputs import MemoryId, QueryText, UserId
 
@@ -50,7 +50,7 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
     server is still starting. With ``forget_undo``, a forget can be undone for a while
     (the answer carries the ticket); with ``relevance``, a search given
     ``min_relevance`` lists only the memories that clear it (see
-    :mod:`omoide.memory.relevance`)."""
+    :mod:`omoide.memory.control.relevance`)."""
     limits = limits or LimitSettings()
 
     def check_ready() -> None:
@@ -74,8 +74,8 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         if q:
             results = await service.search(user, q, limit=limit)
             return {"user": user, "query": q,
-                    "memories": [wire.scored_memory_json(r) for r in results]}
-        return {"user": user, "memories": [wire.memory_json(m)
+                    "memories": [json_shapes.scored_memory_json(r) for r in results]}
+        return {"user": user, "memories": [json_shapes.memory_json(m)
                                            for m in await service.list_memories(user)]}
 
     @router.get("/v1/users/{user}/memories/export")
@@ -97,7 +97,7 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         id or same canonical text) are skipped, so importing twice is harmless."""
         require_user(request, user)
         check_ready()
-        status, body = await wire.run_import(
+        status, body = await json_shapes.run_import(
             service, user, request.stream(), max_items=limits.max_import_items,
             max_bytes=limits.max_import_bytes, skip_invalid=skip_invalid)
         return JSONResponse(body, status)
@@ -109,7 +109,7 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         m = await service.get(user, memory_id)
         if m is None:
             raise HTTPException(404, f"no memory {memory_id!r} for user {user!r}")
-        return wire.memory_json(m)
+        return json_shapes.memory_json(m)
 
     @router.delete("/v1/users/{user}/memories/{memory_id}")
     async def forget(request: Request, user: UserId, memory_id: MemoryId) -> dict[str, Any]:
@@ -129,13 +129,13 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         """Pending exchanges per user; a person's token sees only that person's."""
         user = visible_user(request, user)
         check_ready()
-        return {"pending": [wire.pending_json(r) for r in await service.pending(user)]}
+        return {"pending": [json_shapes.pending_json(r) for r in await service.pending(user)]}
 
     @router.post("/v1/memory/extract")
     async def extract(request: Request, body: ExtractRequest) -> dict[str, Any]:
         require_admin(request)
         check_ready()
-        return wire.extraction_json(await service.extract_now(body.user))
+        return json_shapes.extraction_json(await service.extract_now(body.user))
 
     router.include_router(dead_letter_router(service, check_ready))
     return router
@@ -169,7 +169,7 @@ def dead_letter_router(service: MemoryEngine, check_ready: Callable[[], None],
     async def quarantine(request: Request, user: UserId | None = None) -> dict[str, Any]:
         user = visible_user(request, user)
         check_ready()
-        return {"quarantined": [wire.dead_letter_json(d)
+        return {"quarantined": [json_shapes.dead_letter_json(d)
                                 for d in await service.dead_letters(user)]}
 
     @router.post("/v1/memory/retry")

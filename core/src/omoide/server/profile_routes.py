@@ -22,9 +22,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.memory import wire
+from omoide.memory.control import json_shapes
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.profile import Category
+from omoide.memory.recall.profile import Category
 from omoide.server.auth import require_user
 from omoide.server.inputs import MemoryId, UserId
 
@@ -44,7 +44,7 @@ def profile_router(service: MemoryEngine, *,
                    ready: Callable[[], bool] | None = None) -> APIRouter:
     """The routes over ``service``; ``ready`` (when given) gates them with 503 while the
     server is still starting."""
-    from omoide.memory.profile_edit import ProfileEditError, forget, mark, set_fact, view
+    from omoide.memory.control.profile_edit import ProfileEditError, forget, mark, set_fact, view
 
     def check_ready() -> None:
         if ready is not None and not ready():
@@ -78,7 +78,7 @@ def profile_router(service: MemoryEngine, *,
         except ProfileEditError as exc:
             code = 404 if str(exc).startswith("no memory") else 400
             raise HTTPException(code, str(exc)) from exc
-        return {"user": user, "memory": wire.memory_json(m)}
+        return {"user": user, "memory": json_shapes.memory_json(m)}
 
     @router.delete("/v1/users/{user}/profile/{memory_id}")
     async def remove(request: Request, user: UserId, memory_id: MemoryId,

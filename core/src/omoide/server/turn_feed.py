@@ -31,7 +31,7 @@ from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from omoide.hookspecs import hookimpl
-from omoide.memory.wire import profile_fact_json
+from omoide.memory.control.json_shapes import profile_fact_json
 from omoide.pipeline.turn import CompletedTurn
 from omoide.server.auth import Principal, require_admin, require_user
 from omoide.server.inputs import UserId

@@ -15,7 +15,7 @@ those facts; this module does a small, honest imitation with rules:
   (「…美味しかったので、また行きたいと思っている。」);
 - entities are the proper nouns Sudachi finds (箱根, 佐藤, USJ);
 - each fact says whether it is a lasting profile fact, and its category, decided by
-  omoide's deterministic classifier (:func:`omoide.memory.profile.classify`).
+  omoide's deterministic classifier (:func:`omoide.memory.recall.profile.classify`).
 
 It handles everyday casual Japanese of the kind the reference's users speak; anything
 it cannot rewrite confidently it leaves out rather than store a garbled memory.
@@ -103,7 +103,7 @@ class Fact:
 def decide_profile(fact: Fact, said_at: datetime) -> Fact:
     """Profile or episodic, as the chat model is asked to say: the stand-in asks omoide's
     own deterministic classifier (a dated plan or event is never profile)."""
-    from omoide.memory.profile import classify
+    from omoide.memory.recall.profile import classify
     from omoide.types import Memory
     verdict = classify(Memory("standin", "standin", fact.text, said_at), said_at.date())
     fact.profile = verdict.profile

@@ -1,0 +1,16 @@
+"""Per-person indexes the robust read engine recalls from.
+
+- :mod:`.person_index` — :class:`~.person_index.UserIndex`: lexical, entity and temporal
+  postings and cached vectors of one person's memories;
+- :mod:`.cache` — :class:`~.cache.IndexCache`: builds from the store a page at a time, an
+  LRU bounded in megabytes, saving and loading, shared-store refresh, dense fallback;
+- :mod:`.saved_indexes` — indexes kept on disk between starts;
+- :mod:`.build_scheduling` — build slots that go to whoever waits for one now;
+- :mod:`.foreground_recalls` — recalls under way, so large builds step aside;
+- :mod:`.dense_snapshot` / :mod:`.dense_snapshot_files` — a person's vectors as read from
+  the store, in memory and on disk, for dense recall while an index is built;
+- :mod:`.dense_path_timing` — how long dense recall from the store takes now.
+
+May import the language room and :mod:`omoide.memory.store_payload`; never recall or
+extract (recall reads indexes, not the other way round).
+"""

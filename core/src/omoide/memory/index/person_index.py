@@ -1,0 +1,620 @@
+"""A per-user, in-process index of memories for the lexical, entity and temporal channels.
+
+Built from the store's ``scroll(user)`` (one user's records only) the first time
+that user is recalled, then kept current by the engine on every write and forget.
+It also keeps each memory's vector, so candidates that the dense search did not
+return can still be ranked by cosine without another store call.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
+from omoide.memory.language.phonetic import SoundIndex, sound_key
+from omoide.memory.recall.profile import (
+    Classification,
+    Profile,
+    ProfileFact,
+    classify,
+    is_past,
+    last_clause,
+    select_profile,
+)
+from omoide.memory.recall.subject import Subject, name_keys, subject_of
+from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
+from omoide.memory.language.canonical import canonical, to_katakana
+from omoide.types import FloatArray, Memory
+
+
+@dataclass
+class _Entry:
+    memory: Memory
+    terms: tuple[Term, ...]
+    spans: list[DateSpan]
+    habits: frozenset[int]
+    kanji: frozenset[str]
+    vector: FloatArray | None
+    sounds: frozenset[str] = frozenset()
+    kind: Classification | None = None
+    subject: Subject | None = None
+    past: bool = False
+
+
+@dataclass(frozen=True)
+class LexicalMatch:
+    """Per-memory lexical evidence: ``score`` (idf-weighted), ``nouns`` (the part of
+    it carried by nouns/names, which is what the gate counts) and ``entity`` (names)."""
+
+    score: float
+    nouns: float
+    entity: float
+    matched: tuple[str, ...] = field(default=())
+    coverage: float = 0.0
+    """Share of the query's content nouns this memory contains (0..1)."""
+    exact: float = 0.0
+    """The part carried by whole nouns and names matched as they are, in any spelling of
+    their reading (not one kanji inside a compound, not a fragment inside a longer word):
+    what a remark must share to be about a memory."""
+
+
+LARGE_INDEX = 5000
+"""Memories above which the lexical channel scores only likely matches (see
+:func:`_likely_matches`); below it every memory sharing a word is scored."""
+
+COMMON_SHARE = 50
+"""A word found in more than 1/COMMON_SHARE of a large index is common."""
+
+LEXICAL_KEEP = 1024
+"""Lexical matches a large index returns at most, the best first (the robust engine
+scores at most 256 candidates; the rest of thousands of weak matches are never chosen)."""
+
+
+def _common_above(n: int) -> int:
+    """How many of ``n`` memories a word may be found in and still not be common (all of
+    them below :data:`LARGE_INDEX`: a small index has no common words)."""
+    return max(1, n // COMMON_SHARE) if n > LARGE_INDEX else n
+
+
+class UserIndex:
+    """One user's memories with postings for lexical keys and single kanji."""
+
+    def __init__(self, user: str, timezone: str) -> None:
+        self.user = user
+        self._tz = ZoneInfo(timezone)
+        self._entries: dict[str, _Entry] = {}
+        self._postings: dict[str, set[str]] = defaultdict(set)
+        self._kanji: dict[str, set[str]] = defaultdict(set)
+        self._days: dict[int, set[str]] = defaultdict(set)
+        self._readings: dict[str, set[str]] = defaultdict(set)
+        self._short_names: dict[str, set[str]] = defaultdict(set)
+        self._matrix: FloatArray | None = None
+        self._without_vector = 0
+        self._matrix_ids: list[str] = []
+        self.built_at = time.monotonic()
+        self._habits: dict[int, set[str]] = defaultdict(set)
+        self.revision = 0
+        """Counts changes (add, remove, supersede): what is derived from the index is
+        cached by it."""
+        self._vocabulary: tuple[int, list[str]] | None = None
+        self._sound = SoundIndex()
+        self._profile: dict[int, Profile] = {}
+        self._subjects: dict[str, set[str]] = defaultdict(set)
+        self.superseded: set[str] = set()
+        """Ids of indexed memories a newer one replaced (never injected)."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, memory_id: str) -> bool:
+        return memory_id in self._entries
+
+    def memories(self) -> list[Memory]:
+        return [e.memory for e in self._entries.values()]
+
+    def get(self, memory_id: str) -> Memory | None:
+        e = self._entries.get(memory_id)
+        return e.memory if e else None
+
+    def terms(self, memory_id: str) -> tuple[Term, ...]:
+        """The content words the index holds for a memory (empty if it is not indexed)."""
+        e = self._entries.get(memory_id)
+        return e.terms if e else ()
+
+    def vector(self, memory_id: str) -> FloatArray | None:
+        e = self._entries.get(memory_id)
+        return e.vector if e else None
+
+    def add(self, memory: Memory, vector: FloatArray | None = None) -> None:
+        """Index (or re-index) a memory of this user."""
+        if memory.user != self.user:
+            raise ValueError(f"memory {memory.id} belongs to {memory.user!r}, not {self.user!r}")
+        old = self._entries.get(memory.id)
+        if vector is None and old is not None:
+            vector = old.vector
+        self.remove(memory.id)
+        self._matrix = None
+        self.revision += 1
+        text = canonical(memory.text)
+        analysis = analyzer().analyse(text, query=False)
+        # names the extraction reported are entity keys too, in their own spelling
+        named = tuple(Term(frozenset({canonical(e).lower(), to_katakana(canonical(e)).lower()}),
+                           1.5, True, e) for e in memory.entities if len(canonical(e)) >= 2)
+        said_on = memory.created_at.astimezone(self._tz).date()
+        spans = memory_spans(text, said_on)
+        if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
+            spans = [DateSpan(d, d, "date") for d in memory.event_dates]
+        kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
+        terms = analysis.terms + named
+        sounds = _sound_keys(terms)
+        if memory.superseded_by:
+            self.superseded.add(memory.id)
+        entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
+                       frozenset(sounds), classify(memory, said_on), subject_of(text),
+                       bool(spans) and is_past(last_clause(text)))
+        self._entries[memory.id] = entry
+        self._profile.clear()
+        for key, reading in sounds.items():
+            self._sound.add(key, memory.id, reading)
+        for name in entry.subject.names if entry.subject else ():
+            self._subjects[name].add(memory.id)
+        self._without_vector += vector is None
+        for term in entry.terms:
+            for key in term.keys:
+                self._postings[key].add(memory.id)
+            for r in _noun_readings(term):
+                self._readings[r].add(memory.id)
+                if term.proper and len(r) == 2:
+                    self._short_names[r].add(memory.id)
+        for c in kanji:
+            self._kanji[c].add(memory.id)
+        for d in _span_days(spans):
+            self._days[d].add(memory.id)
+        for w in entry.habits:
+            self._habits[w].add(memory.id)
+
+    def remove(self, memory_id: str) -> None:
+        entry = self._entries.pop(memory_id, None)
+        if entry is None:
+            return
+        self._matrix = None
+        self.revision += 1
+        self._profile.clear()
+        self.superseded.discard(memory_id)
+        for key in entry.sounds:
+            self._sound.discard(key, memory_id)
+        _discard(self._subjects, entry.subject.names if entry.subject else (), memory_id)
+        self._without_vector -= entry.vector is None
+        for term in entry.terms:
+            for key in term.keys:
+                ids = self._postings.get(key)
+                if ids is not None:
+                    ids.discard(memory_id)
+                    if not ids:
+                        del self._postings[key]
+        readings = {r for t in entry.terms for r in _noun_readings(t)}
+        for str_table, str_keys in ((self._readings, readings), (self._short_names, readings),
+                                    (self._kanji, entry.kanji)):
+            _discard(str_table, str_keys, memory_id)
+        _discard(self._days, _span_days(entry.spans), memory_id)
+        _discard(self._habits, entry.habits, memory_id)
+
+    def mark_superseded(self, memory_id: str, by: str) -> None:
+        entry = self._entries.get(memory_id)
+        if entry is not None:
+            from dataclasses import replace
+            entry.memory = replace(entry.memory, superseded_by=by)
+            self.revision += 1
+            self.superseded.add(memory_id)
+            self._profile.clear()
+
+    # -- profile -----------------------------------------------------------------------
+    def classification(self, memory_id: str) -> Classification | None:
+        """Profile or episodic for an indexed memory (None if it is not indexed)."""
+        e = self._entries.get(memory_id)
+        return e.kind if e else None
+
+    def profile(self, budget_chars: int) -> Profile:
+        """The person's profile within ``budget_chars`` (cached until the next write)."""
+        cached = self._profile.get(budget_chars)
+        if cached is not None:
+            return cached
+        facts = [ProfileFact(e.memory, e.kind.category) for e in self._entries.values()
+                 if e.kind is not None and e.kind.profile and e.kind.category is not None
+                 and not e.memory.superseded_by]
+        profile = select_profile(facts, budget_chars)
+        self._profile[budget_chars] = profile
+        return profile
+
+    # -- vocabulary --------------------------------------------------------------------
+    def vocabulary(self, limit: int = 50) -> list[str]:
+        """The person's own words, most useful first: names (people, pets, places,
+        products, and the entities extraction reported, in their own spelling) before
+        other nouns, then by how many memories use them, then by how recently. For
+        recognisers (an initial prompt or hotwords) and for people reading what omoide
+        knows. Superseded memories do not count.
+
+        Ranking 10,000 memories takes tens of milliseconds and a recogniser asks at every
+        audio turn, so the ranking is kept until the index changes (:attr:`revision`).
+        """
+        if limit <= 0:
+            return []
+        if self._vocabulary is None or self._vocabulary[0] != self.revision:
+            self._vocabulary = (self.revision, self._rank_vocabulary())
+        return self._vocabulary[1][:limit]
+
+    def _rank_vocabulary(self) -> list[str]:
+        stats: dict[str, list[float]] = {}
+        for e in self._entries.values():
+            if e.memory.superseded_by:
+                continue
+            stamp = e.memory.created_at.timestamp()
+            seen: set[str] = set()
+            for t in e.terms:
+                word = t.surface
+                if t.weight < 1.0 or len(word) < 2 or word in seen or (
+                        KATAKANA.match(word) and len(word) < 3 and not t.proper):
+                    continue
+                seen.add(word)
+                row = stats.setdefault(word, [0.0, 0.0, 0.0])
+                row[0] = max(row[0], 1.0 if t.proper else 0.0)
+                row[1] += 1
+                row[2] = max(row[2], stamp)
+        return sorted(stats, key=lambda w: (-stats[w][0], -stats[w][1], -stats[w][2], w))
+
+    # -- channels --------------------------------------------------------------------
+    def lexical(self, query: Analysis, exclude: Iterable[str] = (),
+                only: set[str] | None = None) -> dict[str, LexicalMatch]:
+        """Memories sharing content words with the query, idf-weighted.
+
+        Besides exact keys: a one-kanji word matches that kanji inside a compound
+        (酒 in 日本酒), a katakana word matches inside a longer word (ケーキ in
+        チーズケーキ), and a name's reading matches inside the query's reading even
+        when the analyser split the query differently (だいき|って). Terms inside
+        ``exclude`` (the query's date expressions) are left to the temporal channel.
+        ``only``: score these memories only (the rest are not wanted).
+        """
+        n = max(1, len(self._entries))
+        excluded = [e for e in exclude if e]
+        # Each credit is one bit; a memory's bits say which credits it earned, and its
+        # scores are summed once per distinct set of bits rather than once per memory
+        # (with 100,000 memories a query's words reach thousands of them, mostly with
+        # the same few words in common).
+        earned: dict[str, int] = {}
+        credits: list[tuple[float, float, float, float, float, str]] = []
+        seen_sets: list[set[str]] = []
+        used_readings: set[str] = set()
+
+        def credit(ids: set[str], weight: float, proper: bool, label: str,
+                   covers: float, exact: bool = False) -> None:
+            w = weight * math.log(1.0 + n / len(ids))
+            bit = 1 << len(credits)
+            credits.append((w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
+                            w if exact else 0.0, label))
+            get = earned.get
+            for mid in (ids & only if only is not None else ids):
+                earned[mid] = get(mid, 0) | bit
+
+        asked = 0.0
+        found: list[tuple[Term, set[str], float]] = []
+        for term in sorted(query.terms, key=lambda t: -t.weight):
+            kana = to_katakana(term.surface)
+            if any(term.surface in e or e in term.surface or kana in e for e in excluded):
+                continue
+            if term.weight >= 1.0:
+                asked += term.weight
+            ids = self._posted(term.keys)
+            weight = term.weight
+            if not ids and term.weight >= 1.0:
+                ids, weight = self._inside_longer_words(term), 0.8
+            if ids:
+                found.append((term, ids, weight))
+        if only is None and n > LARGE_INDEX:
+            only = _likely_matches([(ids, term.weight) for term, ids, _ in found], n)
+        for term, ids, weight in found:
+            if term.weight < 1.0 and any(ids == seen for seen in seen_sets):
+                continue  # a run of words that only repeats a word already counted
+            seen_sets.append(ids)
+            if term.weight >= 0.8:
+                used_readings.update(k for k in term.keys if KATAKANA.match(k))
+            credit(ids, weight, term.proper, term.surface,
+                   term.weight if term.weight >= 1.0 else 0.0, exact=weight >= 1.0)
+        if query.reading:
+            for reading, ids in self._readings.items():
+                if len(reading) >= 3 and reading in query.reading and \
+                        not any(reading in u for u in used_readings) and \
+                        not any(reading in to_katakana(e) for e in excluded):
+                    used_readings.add(reading)
+                    credit(ids, 0.8, False, reading, 1.0, exact=True)   # the whole word, as said
+                    asked += 1.0
+            # a two-mora name (あや) where a word starts, when the analyser glued it on
+            for start in query.reading_starts:
+                reading = query.reading[start:start + 2]
+                names = self._short_names.get(reading)
+                if names and reading not in used_readings:
+                    used_readings.add(reading)
+                    credit(set(names), 0.8, True, reading, 1.0, exact=True)
+                    asked += 1.0
+        matches = {bits: _earned_match(bits, credits, asked) for bits in set(earned.values())}
+        kept: Iterable[str] = earned
+        if n > LARGE_INDEX and len(earned) > LEXICAL_KEEP:
+            # the weakest of thousands of matches would never be chosen: do not dress them
+            kept = heapq.nlargest(LEXICAL_KEEP, earned, key=lambda mid: matches[earned[mid]].score)
+        return {mid: matches[earned[mid]] for mid in kept}
+
+    def _posted(self, keys: Iterable[str]) -> set[str]:
+        """The memories holding any of ``keys``: the index's own posting set when only
+        one key has any (not to be changed by the caller), else a new union."""
+        posted = [ids for key in keys if (ids := self._postings.get(key))]
+        if len(posted) == 1:
+            return posted[0]
+        return set().union(*posted)
+
+    def _inside_longer_words(self, term: Term) -> set[str]:
+        ids: set[str] = set()
+        for key in term.keys:
+            if len(key) == 1 and "\u4e00" <= key <= "\u9fff":
+                ids |= self._kanji.get(key, set())
+            elif KATAKANA.match(key):
+                for reading, rids in self._readings.items():
+                    if len(reading) > len(key) and key in reading:
+                        ids |= rids
+        return ids
+
+    # -- whose memory ----------------------------------------------------------------------
+    def people_named(self, query: Analysis) -> set[str]:
+        """The people the query names who are the subject of some memory (a speaker of
+        a conversation turn, 「あなたの妹の遥は…」's 遥); empty when it names nobody."""
+        out: set[str] = set()
+        for term in query.terms:
+            if not term.proper:
+                continue
+            for key in name_keys(term):
+                if key in self._subjects:
+                    out.add(key)
+        return out
+
+    def about(self, memory_id: str, people: set[str], *, own: bool = False) -> bool:
+        """Whether a memory is about one of ``people``: its subject, or, for a fact that
+        is not a quoted turn, a person its text names. ``own``: for a turn, only when the
+        speaker talks about themselves (not a question to the other)."""
+        e = self._entries.get(memory_id)
+        if e is None or e.subject is None:
+            return False
+        if set(e.subject.names) & people:
+            return e.subject.own or not own
+        if e.subject.turn:
+            return False   # a turn said by someone else is about its speaker
+        text = e.memory.text.lower()
+        return any(p in text for p in people)
+
+    def own_share(self, memory_id: str, matched: Sequence[str]) -> float:
+        """The share of ``matched`` that a turn's speaker says of themselves, not of the
+        one they talk to (:meth:`~omoide.memory.recall.subject.Subject.own_share`); 1 for a
+        memory that is not a turn."""
+        e = self._entries.get(memory_id)
+        return 1.0 if e is None or e.subject is None else e.subject.own_share(matched)
+
+    def sound_keys(self) -> list[str]:
+        """Every sound key of the vocabulary."""
+        return self._sound.keys()
+
+    def sounds(self, query: Analysis, exclude: Iterable[str] = (),
+               min_length: int = 0) -> dict[str, LexicalMatch]:
+        """Memories whose words are *heard* in the query by sound (:mod:`~omoide.memory.language.phonetic`):
+        the recogniser's 数末 for a memory's 週末, セミ for ゼミ, どういく for TOEIC.
+
+        Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and
+        count as nouns (they are the person's names and things); ``exclude`` holds
+        sound keys the exact channel already matched; ``min_length``: only words whose
+        sound key is at least this long. In a large index (:data:`LARGE_INDEX`) a word
+        heard in more than 1/:data:`COMMON_SHARE` of the memories is passed over: a
+        sound match on a common word is weak evidence for each of thousands of them.
+        """
+        if not query.sound:
+            return {}
+        n = max(1, len(self._entries))
+        most = _common_above(n)
+        out: dict[str, LexicalMatch] = {}
+        for match in self._sound.heard(query.sound, query.sound_starts, query.sound_bounds,
+                                       exclude):
+            ids = self._sound.ids(match.key)
+            if not ids or len(ids) > most or len(match.key) < min_length or \
+                    self._sound.spelled_in(match.key, query.reading):
+                continue   # too short to be sure of, or said as written (exact channel)
+            weight = 0.8 * match.similarity / 100.0
+            idf = math.log(1.0 + n / len(ids))
+            for mid in ids:
+                old = out.get(mid)
+                score = weight * idf + (old.score if old else 0.0)
+                out[mid] = LexicalMatch(score, score, 0.0,
+                                        (*(old.matched if old else ()), match.key), 1.0, score)
+        return out
+
+    def temporal(self, spans: Sequence[DateSpan], *,
+                 max_memory_days: int | None = None) -> dict[str, float]:
+        """Memories whose dates fall in the query's ranges; narrower ranges score more.
+
+        A habit on a weekday (「毎週水曜」) matches a range of at most two days that
+        contains that weekday. ``max_memory_days``: leave out memories whose own date
+        range is wider (a fact about 「正月」 is not about one day of it).
+        """
+        if not spans:
+            return {}
+        out: dict[str, float] = {}
+        for q in spans:
+            weight = 1.0 / math.log2(1 + q.days)
+            first = q.start.toordinal()
+            for day in range(first, first + min(q.days, 400)):
+                for mid in self._days.get(day, ()):
+                    if max_memory_days is not None and \
+                            self._widest_span(mid) > max_memory_days:
+                        continue
+                    out[mid] = max(out.get(mid, 0.0), weight)
+            if q.days <= 2:
+                for w in _weekdays_in(q):
+                    for mid in self._habits.get(w, ()):
+                        out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
+        return out
+
+    def _widest_span(self, memory_id: str) -> int:
+        e = self._entries.get(memory_id)
+        return max((s.days for s in e.spans), default=0) if e else 0
+
+    def dated_in(self, span: DateSpan, max_memory_days: int | None = None) -> set[str]:
+        """Live memories with a date inside ``span`` (habits do not count), leaving out
+        those whose own range is wider than ``max_memory_days``."""
+        out: set[str] = set()
+        first = span.start.toordinal()
+        for day in range(first, first + min(span.days, 400)):
+            out |= self._days.get(day, set())
+        return {m for m in out if not self._entries[m].memory.superseded_by and
+                (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
+
+    def ahead(self, memory_id: str, today: date) -> bool:
+        """Whether a dated memory is still to come (a plan, not a past event)."""
+        e = self._entries.get(memory_id)
+        return bool(e and not e.past and any(s.end >= today for s in e.spans))
+
+    def upcoming(self, memory_id: str, today: date, back_days: int, ahead_days: int) -> bool:
+        """Whether a memory is dated between ``back_days`` before and ``ahead_days``
+        after ``today`` (an upcoming plan or a recent event)."""
+        e = self._entries.get(memory_id)
+        if e is None or not e.spans:
+            return False
+        lo, hi = today.toordinal() - back_days, today.toordinal() + ahead_days
+        return any(s.start.toordinal() <= hi and s.end.toordinal() >= lo and s.days <= 8
+                   for s in e.spans)
+
+    def has_dates(self, memory_id: str) -> bool:
+        e = self._entries.get(memory_id)
+        return bool(e and (e.spans or e.habits))
+
+    @property
+    def has_all_vectors(self) -> bool:
+        return self._without_vector == 0
+
+    def dense_top(self, query_vector: FloatArray, limit: int) -> dict[str, float]:
+        """Top ``limit`` memories by cosine over the cached vectors (one matrix product)."""
+        if self._matrix is None:
+            ids = [m for m, e in self._entries.items() if e.vector is not None]
+            self._matrix_ids = ids
+            self._matrix = (np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
+                            if ids else np.zeros((0, len(query_vector)), dtype=np.float32))
+        if not self._matrix_ids:
+            return {}
+        sims = self._matrix @ np.asarray(query_vector, dtype=np.float32)
+        k = min(limit, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        return {self._matrix_ids[i]: float(sims[i]) for i in top}
+
+    def cosine(self, memory_ids: Iterable[str], query_vector: FloatArray) -> dict[str, float]:
+        """Cosine of cached vectors (memories indexed without one are left out)."""
+        ids = [m for m in memory_ids if self.vector(m) is not None]
+        if not ids:
+            return {}
+        mat = np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
+        sims = mat @ np.asarray(query_vector, dtype=np.float32)
+        return {m: float(s) for m, s in zip(ids, sims, strict=True)}
+
+
+def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) -> None:
+    for k in keys:
+        ids = table.get(k)
+        if ids is not None:
+            ids.discard(memory_id)
+            if not ids:
+                del table[k]
+
+
+def _sound_keys(terms: Iterable[Term]) -> dict[str, str]:
+    """Sound keys of a memory's nouns and names, and of its longer other words, each
+    with the reading it was made from."""
+    keys: dict[str, str] = {}
+    for term in terms:
+        for k in term.keys:
+            if not KATAKANA.match(k):
+                continue
+            key = sys.intern(sound_key(k))
+            if term.weight >= 1.0 or len(key) >= 6:
+                keys.setdefault(key, k)
+    return keys
+
+
+def _noun_readings(term: Term) -> set[str]:
+    if term.weight < 1.0:
+        return set()
+    return {k for k in term.keys if KATAKANA.match(k)}
+
+
+def _span_days(spans: Iterable[DateSpan]) -> set[int]:
+    days: set[int] = set()
+    for s in spans:
+        if s.days <= 62:
+            days.update(range(s.start.toordinal(), s.end.toordinal() + 1))
+    return days
+
+
+def _weekdays_in(span: DateSpan) -> set[int]:
+    days = min(span.days, 7)
+    return {(span.start.toordinal() + i - 1) % 7 for i in range(days)}
+
+
+def said_on(memory: Memory, timezone: str) -> date:
+    return memory.created_at.astimezone(ZoneInfo(timezone)).date()
+
+
+def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[str] | None:
+    """The memories worth scoring in a large index (``n`` memories), from each query
+    word's matches and weight: every memory sharing a rare word, and those sharing two
+    independent common content words (weight 1 or more, neither word's memories all
+    inside the other's: 駒沢 adds nothing to 駒沢公園). A memory whose only link to the
+    query is one common word (a name said in 5,000 of 100,000 memories) would score too
+    low to be chosen, and scoring it costs the most. None when that leaves nothing
+    (score them all).
+    """
+    cap = _common_above(n)
+    if all(len(ids) <= cap for ids, _ in matches):
+        return None
+    out: set[str] = set()
+    common: list[set[str]] = []
+    for ids, weight in sorted(matches, key=lambda m: len(m[0])):
+        if len(ids) <= cap:
+            out |= ids
+        elif weight >= 1.0 and not any(ids == seen for seen in common):
+            common.append(ids)
+    for i, small in enumerate(common):
+        for other in common[i + 1:]:
+            if not small <= other:
+                out |= small & other
+    return out or None
+
+
+def _earned_match(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],
+                  asked: float) -> LexicalMatch:
+    """The lexical evidence of a memory that earned the credits whose bits are set in
+    ``bits`` (each credit: score, nouns, entity, covers, whole, label), added in the
+    order the credits were given; ``asked`` is what full coverage of the query sums to."""
+    score = nouns = entity = covers = whole = 0.0
+    labels: list[str] = []
+    for i, (w, noun, name, cover, exact, label) in enumerate(credits):
+        if bits >> i & 1:
+            score += w
+            nouns += noun
+            entity += name
+            covers += cover
+            whole += exact
+            labels.append(label)
+    return LexicalMatch(score, nouns, entity, tuple(labels),
+                        min(1.0, covers / asked) if asked else 0.0, whole)

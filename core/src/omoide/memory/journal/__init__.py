@@ -1,0 +1,15 @@
+"""What omoide keeps before anything else: the exchange journal and the data it vouches for.
+
+- :mod:`.exchange_log` — :class:`~.exchange_log.Journal`, every exchange in SQLite (WAL),
+  written before extraction, with its extraction state and quarantine;
+- :mod:`.extraction_batches` — what the chat model answered for a batch of exchanges,
+  journaled before the store is touched;
+- :mod:`.spill` — the file exchanges go to when the journal cannot take them;
+- :mod:`.manifest` — what memory data a data directory holds;
+- :mod:`.data_guard` — start-up checks that refuse to start over missing data;
+- :mod:`.keeper` — start-up checks, spill recovery and the manifest, together;
+- :mod:`.activity` — who talked to omoide and when, read from the journal.
+
+May import :mod:`omoide.memory.language`, :mod:`omoide.memory.store_payload` and the
+core's types; never the recall, index or extraction rooms.
+"""

@@ -1,0 +1,402 @@
+"""Japanese lexical analysis for recall: content-word keys and temporal rewriting.
+
+Sudachi (``sudachipy`` + ``sudachidict-core``) splits text into words; every content
+word (nouns, proper nouns, verbs, adjectives; no particles, pronouns, numbers or
+temporal words) becomes a *term* with alternative keys: its normalised form
+(ムギ/むぎ/麦 -> 麦, TOEIC/toeic -> TOEIC), its katakana reading (トーイック) and its
+surface. A query term matches a memory when any key is shared, so spelling, script
+and ASR homophones (はいしゃ/歯医者, 彩/あや) still meet. Query terms also include
+runs of two or three adjacent words, which catches words the analyser split
+(は|いしゃ).
+
+The same readings rewrite spoken temporal words to their kanji form before date
+resolution (しゅうまつ / 終末 -> 週末, あさって -> 明後日).
+
+Without Sudachi installed the analyser falls back to character bigrams (worse, but
+it keeps the engine working) and logs a warning once.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from omoide.memory.language.phonetic import sound_key
+from omoide.memory.language.canonical import canonical, to_katakana
+
+log = logging.getLogger("omoide.memory.lexicon")
+
+TEMPORAL_READINGS: dict[str, str] = {
+    "シュウマツ": "週末", "コンシュウマツ": "今週末", "ライシュウマツ": "来週末",
+    "センシュウマツ": "先週末", "サライシュウ": "再来週", "ライシュウ": "来週",
+    "センシュウ": "先週", "コンシュウ": "今週", "アシタ": "明日", "アス": "明日",
+    "アサッテ": "明後日", "シアサッテ": "明々後日", "キノウ": "昨日", "キョウ": "今日",
+    "オトトイ": "一昨日", "オトツイ": "一昨日", "ライゲツ": "来月", "コンゲツ": "今月",
+    "センゲツ": "先月", "サライゲツ": "再来月", "ゲツマツ": "月末", "ネンマツ": "年末",
+    "ネンシ": "年始", "レンキュウ": "連休", "オボン": "お盆", "ドニチ": "土日",
+    "コンド": "今度", "ツギ": "次", "オオミソカ": "大晦日", "ガンジツ": "元日",
+    "ゲツヨウ": "月曜", "カヨウ": "火曜", "スイヨウ": "水曜", "モクヨウ": "木曜",
+    "キンヨウ": "金曜", "ドヨウ": "土曜", "ニチヨウ": "日曜",
+    "ゲツヨウビ": "月曜日", "カヨウビ": "火曜日", "スイヨウビ": "水曜日",
+    "モクヨウビ": "木曜日", "キンヨウビ": "金曜日", "ドヨウビ": "土曜日",
+    "ニチヨウビ": "日曜日",
+}
+
+# Temporal readings too ambiguous to look for inside a reading string
+# (キョウ in トウキョウ, キノウ as 機能, アス in アスパラ).
+_RISKY_READINGS = frozenset({"キョウ", "アス", "ツギ", "コンド", "キノウ", "カヨウ", "ドヨウ",
+                             "アシタ", "ネンシ"})
+
+
+def rewrite_temporal_reading(reading: str) -> str:
+    """Temporal words found anywhere in a katakana reading, rewritten to kanji.
+
+    The fallback when the analyser split a spoken date word (ねん|まつっ, ど|に|ちっ).
+    """
+    for key in sorted(TEMPORAL_READINGS, key=len, reverse=True):
+        if len(key) >= 3 and key not in _RISKY_READINGS and key in reading:
+            reading = reading.replace(key, TEMPORAL_READINGS[key])
+    return reading
+
+
+# Words that never count as lexical evidence: the subject, light nouns and verbs,
+# question words, recall verbs and time words (the temporal channel owns those).
+STOP_LEMMAS = frozenset(["貴方", "あなた", "私", "僕", "俺", "あたし", "自分", "事", "こと", "物", "もの", "為る", "する", "有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "行く", "来る", "見る", "出来る", "遣る", "やる", "覚える", "忘れる", "予定", "感じ", "方", "人", "時", "日", "年", "月", "週", "今", "中", "前", "後", "何", "なに", "なん", "いつ", "何時", "どこ", "何処", "誰", "どれ", "どう", "どんな", "何曜日", "何日", "今日", "明日", "昨日", "明後日", "一昨日", "今度", "次", "最近", "毎日", "毎朝", "毎週", "毎晩", "週末", "来週", "今週", "先週", "再来週", "来月", "今月", "先月", "今年", "来年", "去年", "月末", "年末", "土曜日", "日曜日", "月曜日", "火曜日", "水曜日", "木曜日", "金曜日", "土曜", "日曜", "月曜", "火曜", "水曜", "木曜", "金曜", "曜日", "午前", "午後", "朝", "夜", "昼", "夕方", "頃", "ころ", "くらい", "ぐらい", "辺り", "様", "よう", "所", "ところ", "為", "ため", "訳", "はず", "積もり", "つもり", "話", "感じる", "今度", "この前", "この間", "一緒", "皆", "みんな", "気", "好き", "予約", "約束", "楽しみ"])
+_WEEKDAY_LEMMAS = frozenset("月火水木金土日")
+
+
+@dataclass(frozen=True)
+class Term:
+    """A content word (or a run of words) with its alternative keys.
+
+    ``proper`` marks names (people, places, products): the entity channel.
+    """
+
+    keys: frozenset[str]
+    weight: float
+    proper: bool = False
+    surface: str = ""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What recall needs of one text."""
+
+    terms: tuple[Term, ...]
+    temporal_text: str
+    """The text with spoken temporal words rewritten to kanji, for date resolution."""
+    reading: str = ""
+    """Katakana reading of the whole text (names split by the analyser still meet)."""
+    reading_starts: tuple[int, ...] = ()
+    """Offsets in ``reading`` where a word starts."""
+    sound: str = ""
+    """Sound key of the whole text (:func:`omoide.memory.language.phonetic.sound_key`), word by word."""
+    sound_starts: tuple[int, ...] = ()
+    """Offsets in ``sound`` where a content word (not a particle) starts."""
+    sound_bounds: tuple[int, ...] = ()
+    """Offsets in ``sound`` where any word starts or ends."""
+    date_reading: str = ""
+    """``reading`` for finding date words the analyser split (しゅう|まつ): verbs and
+    adjectives written in kanji keep their spelling (通う is not 火曜)."""
+    not_date_sound_starts: tuple[int, ...] = ()
+    """Offsets in ``sound`` where a verb or adjective written in kanji starts: no date
+    word is heard there (通う日 is not 火曜日)."""
+
+
+def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
+    """(weight, is_proper) for a content part of speech, None for the rest."""
+    if pos[0] == "名詞":
+        if pos[1] == "固有名詞":
+            return 1.5, True
+        if pos[1] == "普通名詞" and pos[2] != "副詞可能":
+            return 1.0, False
+        return None
+    if pos[0] == "動詞" and pos[1] == "一般":
+        return 0.5, False
+    if pos[0] == "形容詞" and pos[1] == "一般":
+        return 0.6, False
+    return None
+
+
+_ASCII_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9]+$")
+_KANA_WORD = re.compile(r"^[\u3041-\u3096\u30a1-\u30faー]{2,}$")
+_KANJI = re.compile(r"[\u3400-\u9fff]")
+_INFLECTING = ("動詞", "形容詞", "助動詞")
+KATAKANA = re.compile(r"^[\u30a1-\u30faー]{2,}$")
+
+
+class Analyzer:
+    """Sudachi-backed analysis (thread-safe: one tokenizer per thread)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._available: bool | None = None
+        self._dictionary: Any = None
+        self._dictionary_lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        if self._available is None:
+            try:
+                self._tokenizer()
+                self._available = True
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - depends on the install
+                log.warning("Sudachi unavailable (%s); lexical channel uses bigrams", exc)
+                self._available = False
+        return self._available
+
+    def _tokenizer(self) -> Any:
+        # One dictionary per process (about 75 MB each), one tokenizer per thread (a
+        # tokenizer is not thread-safe; the dictionary is shared safely).
+        tok = getattr(self._local, "tok", None)
+        if tok is None:
+            with self._dictionary_lock:
+                if self._dictionary is None:
+                    from sudachipy import Dictionary
+                    self._dictionary = Dictionary(dict="core")
+            tok = self._dictionary.tokenizer()
+            self._local.tok = tok
+        return tok
+
+    def _morphemes(self, text: str, mode: str) -> list[Any]:
+        from sudachipy import SplitMode
+        return list(self._tokenizer().tokenize(text, getattr(SplitMode, mode)))
+
+    def analyse(self, text: str, *, query: bool) -> Analysis:
+        text = canonical(text)
+        if not _JAPANESE.search(text):
+            return Analysis(english_terms(text), text)
+        if not self.available:
+            return Analysis(_bigram_terms(text), text, to_katakana(text))
+        words_c = self._morphemes(text, "C")
+        terms: dict[frozenset[str], Term] = {}
+
+        def add(keys: set[str], weight: float, proper: bool, surface: str) -> None:
+            if any(k.startswith("何") for k in keys):
+                return  # question words: 何曜, 何点
+            keys = {k for k in keys if _usable_key(k)}
+            if not keys or keys & STOP_LEMMAS:
+                return
+            fk = frozenset(keys)
+            old = terms.get(fk)
+            if old is None or old.weight < weight:
+                terms[fk] = Term(fk, weight, proper, surface)
+
+        units = [words_c]
+        if True:  # split compounds too: 日本酒 -> 日本 + 酒, チーズケーキ -> チーズ + ケーキ
+            units.append(self._morphemes(text, "A"))
+        for words in units:
+            for w in words:
+                pos = tuple(w.part_of_speech())
+                surface = w.surface()
+                if _ASCII_WORD.match(surface):
+                    cw: tuple[float, bool] | None = (1.5, True)
+                else:
+                    cw = _content_weight(pos)
+                if cw is None and query and _KANA_WORD.match(surface) and \
+                        pos[0] not in ("助詞", "助動詞"):
+                    cw = (0.8, False)  # a kana word the analyser misread (じゅく as an adverb)
+                if cw is None:
+                    continue
+                norm = w.normalized_form()
+                if norm in STOP_LEMMAS or surface in STOP_LEMMAS:
+                    continue
+                reading = to_katakana(w.reading_form())
+                if reading in TEMPORAL_READINGS:
+                    continue
+                keys = {norm.lower(), surface.lower(), to_katakana(surface).lower()}
+                if query and _ASCII_WORD.match(surface):
+                    kana = romaji_to_katakana(surface)
+                    if kana and len(kana) >= 2:
+                        keys.add(kana)  # ASR sometimes spells Japanese in latin letters
+                if len(reading) >= 2 and reading != "キゴウ":
+                    keys.add(reading)
+                add(keys, cw[0], cw[1], surface)
+        if query:
+            # Runs of adjacent words, for words the analyser split (は|いしゃ, しゅう|まつ).
+            for n in (2, 3):
+                for i in range(len(words_c) - n + 1):
+                    run = words_c[i:i + n]
+                    if any(w.part_of_speech()[0] in ("補助記号", "空白") for w in run):
+                        continue
+                    reading = "".join(to_katakana(w.reading_form()) for w in run)
+                    surface = "".join(w.surface() for w in run)
+                    if reading in TEMPORAL_READINGS:
+                        continue
+                    add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
+                        False, surface)
+        if not query:
+            return Analysis(tuple(terms.values()), text)
+        kept = [w for w in words_c if w.part_of_speech()[0] not in ("補助記号", "空白")]
+        parts = [to_katakana(w.reading_form()) for w in kept]
+        starts: list[int] = []
+        sound: list[str] = []
+        sound_starts: list[int] = []
+        bounds: list[int] = [0]
+        not_date_starts: list[int] = []
+        offset = sound_offset = 0
+        for w, part in zip(kept, parts, strict=True):
+            key = sound_key(part)
+            if w.part_of_speech()[0] not in ("助詞", "助動詞"):
+                starts.append(offset)
+                sound_starts.append(sound_offset)
+            if _never_a_date(w):
+                not_date_starts.append(sound_offset)
+            offset += len(part)
+            sound.append(key)
+            sound_offset += len(key)
+            bounds.append(sound_offset)
+        date_reading = "".join(w.surface() if _never_a_date(w) else part
+                               for w, part in zip(kept, parts, strict=True))
+        return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
+                        tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds),
+                        date_reading, tuple(not_date_starts))
+
+    def reading_of(self, text: str) -> str:
+        """Katakana reading of ``text`` (the text itself without Sudachi)."""
+        if not self.available:
+            return to_katakana(text)
+        return "".join(to_katakana(w.reading_form()) for w in self._morphemes(canonical(text), "C")
+                       if w.part_of_speech()[0] not in ("補助記号", "空白"))
+
+    def morphemes(self, text: str, mode: str = "C") -> list[Any]:
+        """Sudachi's words of the canonical ``text`` (mode C: whole names and compounds),
+        with ``surface()``, ``part_of_speech()``, ``normalized_form()`` and
+        ``reading_form()``; an empty list without Sudachi."""
+        if not self.available:
+            return []
+        return self._morphemes(canonical(text), mode)
+
+    def _rewrite_temporal(self, words: list[Any]) -> str:
+        out: list[str] = []
+        i = 0
+        while i < len(words):
+            for n in (3, 2, 1):
+                run = words[i:i + n]
+                if len(run) < n:
+                    continue
+                reading = "".join(to_katakana(w.reading_form()) for w in run)
+                if reading in TEMPORAL_READINGS and not any(_never_a_date(w) for w in run):
+                    out.append(TEMPORAL_READINGS[reading])
+                    i += n
+                    break
+            else:
+                out.append(words[i].surface())
+                i += 1
+        return "".join(out)
+
+
+def _never_a_date(word: Any) -> bool:
+    """A word whose sound is never taken for a date word: a verb or adjective written in
+    kanji (通う reads カヨウ like 火曜, but whoever wrote or recognised it chose the verb).
+    A date word the recogniser spelled in kana (かようび) or with wrong kanji (数末 for
+    週末) is still read as one, and so is a name: the analyser tags some date words
+    (お盆) and many mis-heard ones as names."""
+    return word.part_of_speech()[0] in _INFLECTING and bool(_KANJI.search(word.surface()))
+
+
+_ROMAJI = {
+    "kya": "キャ", "kyu": "キュ", "kyo": "キョ", "sha": "シャ", "shu": "シュ", "sho": "ショ",
+    "cha": "チャ", "chu": "チュ", "cho": "チョ", "nya": "ニャ", "nyu": "ニュ", "nyo": "ニョ",
+    "hya": "ヒャ", "hyu": "ヒュ", "hyo": "ヒョ", "mya": "ミャ", "myu": "ミュ", "myo": "ミョ",
+    "rya": "リャ", "ryu": "リュ", "ryo": "リョ", "gya": "ギャ", "gyu": "ギュ", "gyo": "ギョ",
+    "ja": "ジャ", "ju": "ジュ", "jo": "ジョ", "bya": "ビャ", "byu": "ビュ", "byo": "ビョ",
+    "pya": "ピャ", "pyu": "ピュ", "pyo": "ピョ", "shi": "シ", "chi": "チ", "tsu": "ツ",
+    "fu": "フ", "ji": "ジ", "ka": "カ", "ki": "キ", "ku": "ク", "ke": "ケ", "ko": "コ",
+    "sa": "サ", "su": "ス", "se": "セ", "so": "ソ", "ta": "タ", "te": "テ", "to": "ト",
+    "na": "ナ", "ni": "ニ", "nu": "ヌ", "ne": "ネ", "no": "ノ", "ha": "ハ", "hi": "ヒ",
+    "he": "ヘ", "ho": "ホ", "ma": "マ", "mi": "ミ", "mu": "ム", "me": "メ", "mo": "モ",
+    "ya": "ヤ", "yu": "ユ", "yo": "ヨ", "ra": "ラ", "ri": "リ", "ru": "ル", "re": "レ",
+    "ro": "ロ", "wa": "ワ", "wo": "ヲ", "ga": "ガ", "gi": "ギ", "gu": "グ", "ge": "ゲ",
+    "go": "ゴ", "za": "ザ", "zu": "ズ", "ze": "ゼ", "zo": "ゾ", "da": "ダ", "de": "デ",
+    "do": "ド", "ba": "バ", "bi": "ビ", "bu": "ブ", "be": "ベ", "bo": "ボ", "pa": "パ",
+    "pi": "ピ", "pu": "プ", "pe": "ペ", "po": "ポ", "a": "ア", "i": "イ", "u": "ウ",
+    "e": "エ", "o": "オ", "n": "ン",
+}
+
+
+def romaji_to_katakana(word: str) -> str | None:
+    """'yoga' -> 'ヨガ' (Hepburn); None when the word is not romanised Japanese."""
+    word = word.lower()
+    out: list[str] = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and word[i] == word[i + 1] and word[i] not in "aeioun":
+            out.append("ッ")
+            i += 1
+            continue
+        for size in (3, 2, 1):
+            kana = _ROMAJI.get(word[i:i + size])
+            if kana and not (size == 1 and word[i] == "n" and i + 1 < len(word)
+                             and word[i + 1] in "aeiouy"):
+                out.append(kana)
+                i += size
+                break
+        else:
+            return None
+    return "".join(out)
+
+
+_JAPANESE = re.compile(r"[\u3041-\u30ff\u4e00-\u9fff]")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
+EN_STOP = frozenset(["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "also", "get", "got", "go", "going", "gone", "went", "like", "really", "yeah", "yes", "oh", "hey", "hi", "thanks", "thank", "well", "much", "many", "lot", "lots", "one", "ones", "thing", "things", "something", "anything", "kind", "sort", "way", "time", "times", "day", "days", "today", "yesterday", "tomorrow", "week", "weeks", "month", "months", "year", "years", "ago", "last", "next", "since", "still", "even", "remember", "recall", "know", "think", "told", "tell", "said", "say", "likely", "might", "may", "must"])
+
+
+def _stem(word: str) -> str:
+    """A light English stemmer: plurals and -ing/-ed (runs, running -> run)."""
+    for suffix in ("'s", "’s", "ies", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: len(word) - len(suffix)]
+            return base + ("y" if suffix == "ies" else "")
+    return word
+
+
+def english_key(word: str) -> str:
+    """The index key of one English word (lower case, lightly stemmed)."""
+    return _stem(word.lower())
+
+
+def english_terms(text: str) -> tuple[Term, ...]:
+    """Content words of English text; capitalised words (names) are proper."""
+    terms: dict[str, Term] = {}
+    for m in _EN_WORD.finditer(text):
+        word = m.group(0).strip("'’-")
+        low = word.lower()
+        if len(low) < 2 or low in EN_STOP:
+            continue
+        key = _stem(low)
+        if key in EN_STOP:
+            continue
+        proper = word[0].isupper() and m.start() > 0
+        weight = 1.5 if proper else 1.0
+        old = terms.get(key)
+        if old is None or old.weight < weight:
+            terms[key] = Term(frozenset({key}), weight, proper, word)
+    return tuple(terms.values())
+
+
+def _usable_key(key: str) -> bool:
+    if not key or key.isdigit() or (key[0] in "何な" and key[:2] in ("何", "なに", "なん")) or \
+            key.startswith("何"):
+        return False  # question words: 何曜, 何点, なにか
+    if len(key) == 1:
+        # one kanji carries meaning (酒, 薬, 猫); one kana or latin letter does not
+        return "\u4e00" <= key <= "\u9fff" and key not in _WEEKDAY_LEMMAS
+    return True
+
+
+def _bigram_terms(text: str) -> tuple[Term, ...]:
+    kata = to_katakana(text.lower())
+    grams = {kata[i:i + 2] for i in range(len(kata) - 1)}
+    return tuple(Term(frozenset({g}), 0.5, False, g) for g in sorted(grams)
+                 if not re.search(r"[\s、。,.!?]", g))
+
+
+@lru_cache(maxsize=1)
+def analyzer() -> Analyzer:
+    """The process-wide analyser (Sudachi's dictionary loads once)."""
+    return Analyzer()

@@ -1,0 +1,354 @@
+"""Relative dates -> absolute date ranges, against "today" in the user's time zone.
+
+:func:`resolve` turns 週末 / 来週の土曜 / 明後日 / 来月 / 連休 / 文化の日 ... into
+:class:`DateSpan` ranges. The read path resolves the query against now; the write
+path resolves a fact that carries no absolute date against when it was said, so a
+memory such as 「年末は家で過ごす」 still has a date range to match.
+
+The input should already have kana readings of temporal words rewritten to their
+kanji forms (:mod:`omoide.memory.language.lexicon` does that with Sudachi readings, which
+also catches ASR homophones such as 終末 for 週末); common kana spellings are
+accepted here too, so the resolver works on plain text.
+
+Weeks start on Monday: 今週 is Monday..Sunday of today's week, 来週 the next one.
+週末 is the coming Saturday and Sunday; on a Saturday it is today and tomorrow; on a
+Sunday it is today and the next weekend.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import lru_cache
+
+from omoide.memory.language.absolute_dates import WEEKDAYS_JA, absolute_dates, week_start
+from omoide.memory.language.holidays import long_weekends, named_holidays
+
+
+@dataclass(frozen=True)
+class DateSpan:
+    """An inclusive date range a text refers to; ``label`` is the expression."""
+
+    start: date
+    end: date
+    label: str
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+    def overlaps(self, other: DateSpan) -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+    def contains(self, d: date) -> bool:
+        return self.start <= d <= self.end
+
+
+_W = r"([月火水木金土日])曜日?"
+_WEEK_OFFSETS = {"先々週": -2, "先週": -1, "今週": 0, "来週": 1, "再来週": 2, "翌週": 1}
+_WEEK = "|".join(sorted(_WEEK_OFFSETS, key=len, reverse=True))
+_MONTH_OFFSETS = {"先月": -1, "今月": 0, "来月": 1, "再来月": 2, "翌月": 1}
+_MONTH = "|".join(sorted(_MONTH_OFFSETS, key=len, reverse=True))
+_DAY_OFFSETS = {"一昨日": -2, "おととい": -2, "おとつい": -2, "昨日": -1, "きのう": -1,
+                "今日": 0, "きょう": 0, "本日": 0, "今夜": 0, "今晩": 0, "今朝": 0,
+                "明々後日": 3, "しあさって": 3, "明後日": 2, "あさって": 2,
+                "明日": 1, "あした": 1}
+_DAY = "|".join(sorted(_DAY_OFFSETS, key=len, reverse=True))
+_HOLIDAY_ALIASES = {"体育の日": "スポーツの日", "元旦": "元日", "建国記念日": "建国記念の日"}
+_PART = {"上旬": (1, 10), "中旬": (11, 20), "下旬": (21, 31), "末": (25, 31), "初め": (1, 7),
+         "頭": (1, 7)}
+
+
+def _weekday_index(ch: str) -> int:
+    return WEEKDAYS_JA.index(ch)
+
+
+def _month_add(d: date, months: int) -> tuple[int, int]:
+    m = d.month - 1 + months
+    return d.year + m // 12, m % 12 + 1
+
+
+def _month_span(year: int, month: int, first: int = 1, last: int = 31) -> tuple[date, date]:
+    days = calendar.monthrange(year, month)[1]
+    return date(year, month, min(first, days)), date(year, month, min(last, days))
+
+
+def _nearest_span(today: date, make: Callable[[int], tuple[date, date] | None],
+                  ) -> tuple[date, date] | None:
+    """The occurrence people mean: the current one, else one that ended in the last
+    60 days (「年末どこ行ったっけ」 in January), else the next one (「年末」 in April)."""
+    spans = [s for s in (make(y) for y in (today.year - 1, today.year, today.year + 1)) if s]
+    for start, end in spans:
+        if start <= today <= end:
+            return start, end
+    recent = [s for s in spans if s[1] < today and (today - s[1]).days <= 60]
+    if recent:
+        return max(recent, key=lambda s: s[1])
+    upcoming = [s for s in spans if s[0] > today]
+    if upcoming:
+        return min(upcoming, key=lambda s: s[0])
+    return max(spans, key=lambda s: s[1]) if spans else None
+
+
+def _weekend(today: date) -> list[tuple[date, date]]:
+    wd = today.weekday()
+    if wd == 5:
+        return [(today, today + timedelta(days=1))]
+    if wd == 6:
+        return [(today, today), (today + timedelta(days=6), today + timedelta(days=7))]
+    sat = today + timedelta(days=5 - wd)
+    return [(sat, sat + timedelta(days=1))]
+
+
+@lru_cache(maxsize=8)
+def _named_periods(year: int) -> dict[str, Callable[[int], tuple[date, date] | None]]:
+    """Named periods and holidays around ``year`` (built once per year: resolving runs
+    on every turn, and on every memory an index analyses, said on many different days)."""
+    def silver(y: int) -> tuple[date, date] | None:
+        runs = long_weekends(date(y, 9, 1), date(y, 9, 30))
+        return max(runs, key=lambda r: (r[1] - r[0]).days) if runs else None
+
+    periods: dict[str, Callable[[int], tuple[date, date] | None]] = {
+        "ゴールデンウィーク": lambda y: (date(y, 4, 29), date(y, 5, 6)),
+        "ゴールデンウイーク": lambda y: (date(y, 4, 29), date(y, 5, 6)),
+        "GW": lambda y: (date(y, 4, 29), date(y, 5, 6)),
+        "シルバーウィーク": silver,
+        "シルバーウイーク": silver,
+        "お盆": lambda y: (date(y, 8, 13), date(y, 8, 16)),
+        "年末年始": lambda y: (date(y, 12, 28), date(y + 1, 1, 3)),
+        "年末": lambda y: (date(y, 12, 25), date(y, 12, 31)),
+        "年始": lambda y: (date(y, 1, 1), date(y, 1, 7)),
+        "年明け": lambda y: (date(y, 1, 1), date(y, 1, 10)),
+        "お正月": lambda y: (date(y, 1, 1), date(y, 1, 7)),
+        "正月": lambda y: (date(y, 1, 1), date(y, 1, 7)),
+        "大晦日": lambda y: (date(y, 12, 31), date(y, 12, 31)),
+        "大みそか": lambda y: (date(y, 12, 31), date(y, 12, 31)),
+        "クリスマスイブ": lambda y: (date(y, 12, 24), date(y, 12, 24)),
+        "クリスマス": lambda y: (date(y, 12, 24), date(y, 12, 25)),
+        "夏休み": lambda y: (date(y, 7, 20), date(y, 8, 31)),
+        "バレンタインデー": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "バレンタイン": lambda y: (date(y, 2, 14), date(y, 2, 14)),
+        "ホワイトデー": lambda y: (date(y, 3, 14), date(y, 3, 14)),
+        "ひな祭り": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "ひなまつり": lambda y: (date(y, 3, 3), date(y, 3, 3)),
+        "七夕": lambda y: (date(y, 7, 7), date(y, 7, 7)),
+        "ハロウィン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
+        "ハロウィーン": lambda y: (date(y, 10, 31), date(y, 10, 31)),
+        "冬休み": lambda y: (date(y, 12, 25), date(y + 1, 1, 7)),
+        "春休み": lambda y: (date(y, 3, 20), date(y, 4, 7)),
+    }
+    around = {n: None for y in (year - 1, year, year + 1)
+              for n in named_holidays(y)}  # a holiday this year lacks may be near
+    for name in list(around) + list(_HOLIDAY_ALIASES):
+        canonical_name = _HOLIDAY_ALIASES.get(name, name)
+        periods[name] = (lambda n: lambda y: _holiday_span(y, n))(canonical_name)
+    return periods
+
+
+def _holiday_span(year: int, name: str) -> tuple[date, date] | None:
+    """The day of holiday ``name`` in ``year``; None in a year it did not exist."""
+    day = named_holidays(year).get(name)
+    return (day, day) if day is not None else None
+
+
+@lru_cache(maxsize=8)
+def _period_pattern(year: int) -> re.Pattern[str]:
+    return re.compile("|".join(sorted((re.escape(n) for n in _named_periods(year)),
+                                      key=len, reverse=True)))
+
+
+class _Scanner:
+    """Finds expressions left to right by priority; each character is used once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.used = [False] * len(text)
+        self.found: list[tuple[int, DateSpan]] = []
+
+    def scan(self, pattern: str | re.Pattern[str],
+             handle: Callable[[re.Match[str]], list[tuple[date, date]]]) -> None:
+        for m in re.finditer(pattern, self.text):
+            if any(self.used[m.start():m.end()]):
+                continue
+            spans = handle(m)
+            if not spans:
+                continue
+            for i in range(m.start(), m.end()):
+                self.used[i] = True
+            for start, end in spans:
+                self.found.append((m.start(), DateSpan(start, end, m.group(0))))
+
+
+def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpan]:
+    """Date ranges ``text`` refers to, relative to ``today``, in order of appearance.
+
+    ``for_memory`` leaves out what describes habits rather than dates (a bare
+    weekday: 「毎週金曜」) and year-wide ranges (今年), which say little about an event.
+    """
+    s = _Scanner(text)
+
+    def absolute(m: re.Match[str]) -> list[tuple[date, date]]:
+        return [(d, d) for d in absolute_dates(m.group(0), today)]
+
+    s.scan(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日|(?<![\d年])\d{1,2}\s*月\s*\d{1,2}\s*日",
+           absolute)
+
+    def month_day(m: re.Match[str]) -> list[tuple[date, date]]:
+        y, mo = _month_add(today, _MONTH_OFFSETS[m.group(1)])
+        try:
+            d = date(y, mo, int(m.group(2)))
+        except ValueError:
+            return []
+        return [(d, d)]
+
+    s.scan(rf"({_MONTH})の?(\d{{1,2}})日", month_day)
+
+    def week_day(m: re.Match[str]) -> list[tuple[date, date]]:
+        monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(1)])
+        d = monday + timedelta(days=_weekday_index(m.group(2)))
+        return [(d, d)]
+
+    s.scan(rf"({_WEEK})の?{_W}", week_day)
+
+    def next_day(m: re.Match[str]) -> list[tuple[date, date]]:
+        target = _weekday_index(m.group(2))
+        ahead = (target - today.weekday()) % 7 or 7
+        d = today + timedelta(days=ahead)
+        return [(d, d)]
+
+    s.scan(rf"(今度|次|こんど|つぎ|今週)の?{_W}", next_day)
+
+    def last_day(m: re.Match[str]) -> list[tuple[date, date]]:
+        target = _weekday_index(m.group(2))
+        back = (today.weekday() - target) % 7 or 7
+        d = today - timedelta(days=back)
+        return [(d, d)]
+
+    s.scan(rf"(この前|この間|こないだ|前)の?{_W}", last_day)
+
+    def week_end(m: re.Match[str]) -> list[tuple[date, date]]:
+        word = m.group(1)
+        if word in ("", "今週", "この"):
+            return _weekend(today)
+        sat = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[word], days=5)
+        return [(sat, sat + timedelta(days=1))]
+
+    s.scan(rf"({_WEEK})末", week_end)
+    s.scan(r"(この|)週末", week_end)
+    s.scan(r"()土日", week_end)
+
+    def holiday_run(m: re.Match[str]) -> list[tuple[date, date]]:
+        runs = long_weekends(today - timedelta(days=3), today + timedelta(days=60))
+        current = [r for r in runs if r[1] >= today]
+        if for_memory or not current:
+            return current[:1]
+        return current[:1]
+
+    s.scan(r"(三|3|４|4|大型)?連休", holiday_run)
+
+    periods = _named_periods(today.year)
+    names = _period_pattern(today.year)
+
+    def named(m: re.Match[str]) -> list[tuple[date, date]]:
+        span = _nearest_span(today, periods[m.group(0)])
+        return [span] if span else []
+
+    s.scan(names, named)
+
+    def month_part(m: re.Match[str]) -> list[tuple[date, date]]:
+        word, part = m.group(1), m.group(2)
+        y, mo = _month_add(today, _MONTH_OFFSETS.get(word, 0))
+        first, last = _PART.get(part or "", (1, 31))
+        return [_month_span(y, mo, first, last)]
+
+    s.scan(rf"({_MONTH})の?(末|上旬|中旬|下旬|初め|頭)", month_part)
+
+    def numbered_month(m: re.Match[str]) -> list[tuple[date, date]]:
+        mo = int(m.group(1))
+        if not 1 <= mo <= 12:
+            return []
+        first, last = _PART.get(m.group(2) or "", (1, 31))
+        span = _nearest_span(today, lambda y: _month_span(y, mo, first, last))
+        return [span] if span else []
+
+    s.scan(r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])", numbered_month)
+    s.scan(r"()月(末)", month_part)
+    s.scan(rf"({_MONTH})()", month_part)
+
+    def days_from_now(m: re.Match[str]) -> list[tuple[date, date]]:
+        n = int(m.group(1)) * (1 if m.group(2) == "後" else -1)
+        d = today + timedelta(days=n)
+        return [(d, d)]
+
+    s.scan(r"(?<![\d月])(\d{1,3})日(後|前)", days_from_now)
+
+    def start_of_next_week(m: re.Match[str]) -> list[tuple[date, date]]:
+        monday = week_start(today) + timedelta(weeks=1)
+        return [(monday, monday + timedelta(days=1))]
+
+    s.scan(r"来?週明け", start_of_next_week)
+
+    def day_offset(m: re.Match[str]) -> list[tuple[date, date]]:
+        d = today + timedelta(days=_DAY_OFFSETS[m.group(0)])
+        return [(d, d)]
+
+    s.scan(_DAY, day_offset)
+
+    def whole_week(m: re.Match[str]) -> list[tuple[date, date]]:
+        monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(0)])
+        return [(monday, monday + timedelta(days=6))]
+
+    s.scan(_WEEK, whole_week)
+
+    if not for_memory:
+        def year(m: re.Match[str]) -> list[tuple[date, date]]:
+            y = today.year + {"去年": -1, "昨年": -1, "今年": 0, "来年": 1}[m.group(0)]
+            return [(date(y, 1, 1), date(y, 12, 31))]
+
+        s.scan(r"去年|昨年|今年|来年", year)
+
+        def bare_weekday(m: re.Match[str]) -> list[tuple[date, date]]:
+            ahead = (_weekday_index(m.group(1)) - today.weekday()) % 7
+            d = today + timedelta(days=ahead)
+            return [(d, d)]
+
+        s.scan(rf"(?<!毎週)(?<!毎週の)(?<![何毎]){_W}", bare_weekday)
+
+    return [span for _, span in sorted(s.found, key=lambda x: x[0])]
+
+
+_HABIT = re.compile(r"毎週|毎朝|毎晩|毎日|曜[日]?(?:と|、|・|や)")
+_WEEKDAY_MENTION = re.compile(r"([月火水木金土日])曜")
+
+
+def habit_weekdays(text: str) -> frozenset[int]:
+    """Weekdays (0 = Monday) a habit happens on: 「毎週火曜と金曜の夜に」 -> {1, 4}."""
+    if not _HABIT.search(text):
+        return frozenset()
+    return frozenset(_weekday_index(m.group(1)) for m in _WEEKDAY_MENTION.finditer(text))
+
+
+_STAY = re.compile(r"から(\d{1,2})\s*(泊|日間)")
+_YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
+
+
+def memory_spans(text: str, said_on: date) -> list[DateSpan]:
+    """Date ranges a fact is about: its absolute dates (a stay 「から2泊」 extends the
+    range), else its relative expressions resolved against when it was said."""
+    dates = absolute_dates(text, said_on)
+    if dates:
+        stay = _STAY.search(text)
+        spans = [DateSpan(d, d, "date") for d in dates]
+        if stay and len(dates) == 1:
+            n = int(stay.group(1)) - (1 if stay.group(2) == "日間" else 0)
+            spans = [DateSpan(dates[0], dates[0] + timedelta(days=max(0, n)), "stay")]
+        return spans
+    months = [(int(m.group(1)), int(m.group(2))) for m in _YEAR_MONTH.finditer(text)
+              if 1 <= int(m.group(2)) <= 12]
+    if months:
+        # 「来月（2026年7月）から」: the written month wins over the relative word
+        return [DateSpan(*_month_span(y, mo), "month") for y, mo in months]
+    return resolve(text, said_on, for_memory=True)
