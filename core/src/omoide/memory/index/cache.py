@@ -174,7 +174,7 @@ class IndexCache:
             return None
         self._ready.move_to_end(user)
         if self.store.shared and user not in self._builds and \
-                time.monotonic() - self._checked_at.get(user, 0.0) > self.refresh_s:
+                time.monotonic() - self._checked_at.get(user, -math.inf) > self.refresh_s:
             self._checked_at[user] = time.monotonic()
             self._start(user, Priority.BATCH, refresh=True)
         return idx
@@ -549,7 +549,7 @@ class IndexCache:
             self._mark_dirty(user)
         self._install(user, idx)
         if self.store.shared:
-            self._checked_at[user] = 0.0  # due for the check against the store
+            self._checked_at[user] = -math.inf  # due for the check against the store
         self.loads_done += 1
         return idx
 
