@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from omoide.bench._stats import percentiles
+from omoide_bench.benches._stats import percentiles
 
 FULL_SHAPE: dict[str, Any] = {
     "vocab_size": 151669, "hidden_size": 1024, "num_hidden_layers": 28,

@@ -62,7 +62,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from omoide.bench.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
+from omoide_bench.benches.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
 from omoide.errors import ComponentError
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
@@ -204,7 +204,7 @@ def settings_for(raw: dict[str, Any], store: dict[str, Any], data_dir: Path,
 
 
 def pct(values: list[float]) -> dict[str, float]:
-    from omoide.bench._stats import percentiles
+    from omoide_bench.benches._stats import percentiles
     return percentiles(values)
 
 

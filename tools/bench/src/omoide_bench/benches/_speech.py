@@ -31,7 +31,7 @@ class Phrase:
 
 def load_phrases(limit: int | None = None) -> list[Phrase]:
     """The bundled phrase set (the first ``limit`` phrases when given)."""
-    data = importlib.resources.files("omoide.bench") / "data" / "asr_phrases_ja.jsonl"
+    data = importlib.resources.files("omoide_bench.benches") / "data" / "asr_phrases_ja.jsonl"
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()
             if line.strip()]
     phrases = [Phrase(r["text"], r["kind"], tuple(r.get("entities", ()))) for r in rows]

@@ -1,6 +1,6 @@
 """Checking ``omoide eval`` data files before a run, with line numbers.
 
-The evaluator (:mod:`omoide.memory.eval`) trusts its input; these checks run first,
+The evaluator (:mod:`omoide_bench.eval`) trusts its input; these checks run first,
 so a missing key, a bad date or a broken line is reported as ``FILE: line N: ...``
 for every bad line at once instead of a traceback minutes into a run.
 """

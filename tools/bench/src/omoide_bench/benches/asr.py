@@ -126,7 +126,7 @@ class RunResult:
 
     def summary(self, utterances: Sequence[Utterance], readings: dict[str, str]
                 ) -> dict[str, Any]:
-        from omoide.bench._stats import percentiles
+        from omoide_bench.benches._stats import percentiles
 
         refs = [u.phrase.text for u in utterances]
         lat_ms = [s * 1000 for s in self.latencies_s]
@@ -192,7 +192,7 @@ async def _transcribe_all(asr: Any, utterances: Sequence[Utterance], label: str,
 
 
 async def _speak_set(voice: dict[str, Any], phrases: Sequence[Any]) -> list[Utterance]:
-    from omoide.bench._speech import build_component, synthesise
+    from omoide_bench.benches._speech import build_component, synthesise
 
     tts = build_component("tts", voice)
     await tts.start()
@@ -214,7 +214,7 @@ def _default_voices(tts: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from omoide.bench._speech import (
+    from omoide_bench.benches._speech import (
         config_stage,
         label,
         load_phrases,
@@ -239,7 +239,7 @@ async def _bench(args: argparse.Namespace) -> int:
     readings: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
     context_rows: list[dict[str, Any]] = []
-    from omoide.bench._speech import build_component
+    from omoide_bench.benches._speech import build_component
 
     for i, overrides in enumerate(settings):
         asr = build_component("asr", {**base, **overrides})

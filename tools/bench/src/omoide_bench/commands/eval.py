@@ -74,7 +74,7 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 def _check_data_file(path: Path) -> list[str]:
     """Every problem of one data file, with line numbers (empty when it is fine)."""
-    from omoide.memory.eval_data import check_locomo_file, check_probe_file
+    from omoide_bench.eval_data import check_locomo_file, check_probe_file
 
     if not path.is_file():
         return [f"no such data file: {path}"]
@@ -120,7 +120,7 @@ def _temporary_store(settings: Any, tmp: Path) -> Any:
 async def _run(args: argparse.Namespace) -> int:
     from omoide.commands._common import load_or_exit
     from omoide.memory.engine import MemoryEngine
-    from omoide.memory.eval import (
+    from omoide_bench.eval import (
         CachedEmbedder,
         Evaluator,
         is_locomo,
@@ -149,7 +149,7 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     speaker = None
     if args.speak:
-        from omoide.memory.eval import SpokenQueries
+        from omoide_bench.eval import SpokenQueries
         cache_path = Path(args.speak_cache) if args.speak_cache else \
             Path(settings.data_dir) / "eval-speak-cache.json"
         speaker = SpokenQueries(runtime.tts, runtime.asr, cache_path)
@@ -172,7 +172,7 @@ async def _run(args: argparse.Namespace) -> int:
         await engine.start()
         progress = None
         if not args.no_progress:
-            from omoide.memory.eval import _progress_bar
+            from omoide_bench.eval import _progress_bar
             progress = _progress_bar(sys.stderr)
         evaluator = Evaluator(engine, engines, progress=progress,
                               transform=speaker.transcribe if speaker else None)

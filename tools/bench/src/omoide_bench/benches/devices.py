@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from omoide.bench._stats import percentiles
+from omoide_bench.benches._stats import percentiles
 
 REPLY = "[happy] 今日もいい天気ですね。散歩に行きましょう。"
 FRAME_MS = 60

@@ -43,7 +43,7 @@ def replies() -> list[list[str]]:
     """The bench's replies, each cut into sentences as the pipeline cuts them."""
     from omoide.pipeline.splitter import SentenceSplitter
 
-    text = (importlib.resources.files("omoide.bench") / "data" / "tts_replies_ja.txt"
+    text = (importlib.resources.files("omoide_bench.benches") / "data" / "tts_replies_ja.txt"
             ).read_text(encoding="utf-8")
     out = []
     for line in text.splitlines():
@@ -66,7 +66,7 @@ def default_voices() -> list[str]:
 async def measure(tts: Any, sentences_by_reply: list[list[str]], rounds: int
                   ) -> dict[str, Any]:
     """First-sentence latency and per-sentence real-time factor of a started ``tts``."""
-    from omoide.bench._stats import percentiles
+    from omoide_bench.benches._stats import percentiles
 
     await tts.synthesize(sentences_by_reply[0][0])  # warm-up
     first_ms: list[float] = []
@@ -91,7 +91,7 @@ async def measure(tts: Any, sentences_by_reply: list[list[str]], rounds: int
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from omoide.bench._speech import build_component, voice_label, voice_spec
+    from omoide_bench.benches._speech import build_component, voice_label, voice_spec
 
     voices = [voice_spec(v) for v in (args.voice or default_voices())]
     sentences = replies()

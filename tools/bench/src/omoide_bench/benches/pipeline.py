@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from omoide.bench._stats import percentiles
+from omoide_bench.benches._stats import percentiles
 
 REPLY = ("[happy] うん、それはいいね！今日はとても楽しかったよ。"
          "また明日も一緒に遊ぼうね。おやすみなさい。")

@@ -1,4 +1,4 @@
-"""``omoide bench <name>``: benchmarks discovered in :mod:`omoide.bench`."""
+"""``omoide bench <name>``: benchmarks discovered in :mod:`omoide_bench.benches`."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pkgutil
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser("bench", help="run a benchmark (medians and ratios, one run)")
     benches = parser.add_subparsers(dest="bench", metavar="NAME", required=True)
-    import omoide.bench as bench
+    import omoide_bench.benches as bench
 
     for info in sorted(pkgutil.iter_modules(bench.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"omoide.bench.{info.name}")
+        module = importlib.import_module(f"omoide_bench.benches.{info.name}")
         if hasattr(module, "register"):
             module.register(benches)

@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from omoide.bench._stats import percentiles
+    from omoide_bench.benches._stats import percentiles
     from omoide.memory.config import MemoryConfig
     from omoide.memory.engine import MemoryEngine
     from omoide.memory.store_payload import to_payload

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from omoide.bench._speech import load_phrases, parse_overrides
-from omoide.bench.asr import Utterance, character_error_rate, entity_hits, with_contexts
-from omoide.bench.tts import replies
+from omoide_bench.benches._speech import load_phrases, parse_overrides
+from omoide_bench.benches.asr import Utterance, character_error_rate, entity_hits, with_contexts
+from omoide_bench.benches.tts import replies
 from omoide.cli import main
 
 

@@ -82,7 +82,7 @@ def _rss_mb() -> float:
 async def _bench(args: argparse.Namespace) -> int:
     import httpx
 
-    from omoide.bench._stats import percentiles
+    from omoide_bench.benches._stats import percentiles
     from omoide.commands._common import load_or_exit
     from omoide.config import wanted_components
     from omoide.plugins import build_registry
