@@ -12,8 +12,8 @@ from typing import Any
 
 from omoide.config import Settings
 from omoide.memory.control import json_shapes
-from omoide.memory.engine import MemoryEngine
 from omoide.memory.control.import_format import chunks_of
+from omoide.memory.engine import MemoryEngine
 from omoide.runtime import Runtime
 
 
@@ -95,7 +95,7 @@ class LocalMemoryClient:
     async def profile_set(self, user: str, text: str | None, memory_id: str | None,
                           category: str | None) -> dict[str, Any]:
         from omoide.memory.control.profile_edit import ProfileEditError, mark, set_fact
-        from omoide.memory_client import MemoryClientError
+        from omoide.memory_client.interface import MemoryClientError
         try:
             m = await (mark(self.engine, user, memory_id, True, category) if memory_id
                        else set_fact(self.engine, user, text or "", category))

@@ -16,7 +16,7 @@ import httpx
 
 from omoide.config import Settings
 from omoide.data_dir_owner import RunningServer, find_server
-from omoide.memory_client import MemoryClientError, NeedsLocalStore
+from omoide.memory_client.interface import MemoryClientError, NeedsLocalStore
 from omoide.server.tokens import TokenStore
 
 
