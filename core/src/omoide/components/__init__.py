@@ -1,18 +1,23 @@
-"""Component kinds: one ABC per pipeline stage.
+"""Component kinds: one ABC per pipeline stage, and the types of their contracts.
 
-``KINDS`` maps the YAML section of each stage to its base class.
+``KINDS`` maps the YAML section of each stage to its base class. The memory contract
+types (:mod:`omoide.components.memory_types`) and prompt sections
+(:mod:`omoide.components.prompt`) live here too. Modules in this package import
+nothing from :mod:`omoide.memory`, :mod:`omoide.pipeline` or :mod:`omoide.server`
+except for type checkers: contracts do not depend on their implementations.
+Plugins import all of this through :mod:`omoide.api`.
 """
 
 from __future__ import annotations
 
 from omoide.components.asr import ASR, ASRConfig, RecognitionContext
 from omoide.components.base import (
-                                    Capabilities,
-                                    Component,
-                                    ComponentConfig,
-                                    ComponentState,
-                                    ComponentStatus,
-                                    StrictConfig,
+    Capabilities,
+    Component,
+    ComponentConfig,
+    ComponentState,
+    ComponentStatus,
+    StrictConfig,
 )
 from omoide.components.chat import ChatConfig, ChatModel
 from omoide.components.device import Device, DeviceConfig, DeviceHost
@@ -37,6 +42,14 @@ from omoide.components.memory_engine import (
     RecallRequest,
     RecallResult,
 )
+from omoide.components.memory_types import (
+    ExtractionReport,
+    MemoryService,
+    Profile,
+    ProfileFact,
+    Recall,
+)
+from omoide.components.prompt import PromptContext, PromptSection
 from omoide.components.store import (
     ScrollPage,
     StoreCapabilities,
@@ -63,54 +76,61 @@ KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
 }
 
 __all__ = [
-                                    "ASR",
-                                    "KINDS",
-                                    "TTS",
-                                    "VAD",
-                                    "ASRConfig",
-                                    "AnnounceOutcome",
-                                    "Capabilities",
-                                    "ChatConfig",
-                                    "ChatModel",
-                                    "Component",
-                                    "ComponentConfig",
-                                    "ComponentState",
-                                    "ComponentStatus",
-                                    "ConfirmationRequest",
-                                    "Device",
-                                    "DeviceConfig",
-                                    "DeviceHost",
-                                    "Embedder",
-                                    "EmbedderConfig",
-                                    "EndOfSpeechDetector",
-                                    "ExtractionFormatError",
-                                    "ExtractionRequest",
-                                    "Extractor",
-                                    "ExtractorCapabilities",
-                                    "ExtractorConfig",
-                                    "ExtractorHost",
-                                    "Fact",
-                                    "MemoryEngineCapabilities",
-                                    "MemoryEngineConfig",
-                                    "MemoryHit",
-                                    "PersonMemory",
-                                    "RecallEngine",
-                                    "RecallNotes",
-                                    "RecallRequest",
-                                    "RecallResult",
-                                    "RecognitionContext",
-                                    "ScrollPage",
-                                    "StoreCapabilities",
-                                    "StrictConfig",
-                                    "TTSConfig",
-                                    "TooManyFacts",
-                                    "Tool",
-                                    "ToolConfig",
-                                    "ToolContext",
-                                    "ToolError",
-                                    "ToolFunction",
-                                    "ToolHost",
-                                    "VADConfig",
-                                    "VectorStore",
-                                    "VectorStoreConfig",
+    "ASR",
+    "KINDS",
+    "TTS",
+    "VAD",
+    "ASRConfig",
+    "AnnounceOutcome",
+    "Capabilities",
+    "ChatConfig",
+    "ChatModel",
+    "Component",
+    "ComponentConfig",
+    "ComponentState",
+    "ComponentStatus",
+    "ConfirmationRequest",
+    "Device",
+    "DeviceConfig",
+    "DeviceHost",
+    "Embedder",
+    "EmbedderConfig",
+    "EndOfSpeechDetector",
+    "ExtractionFormatError",
+    "ExtractionReport",
+    "ExtractionRequest",
+    "Extractor",
+    "ExtractorCapabilities",
+    "ExtractorConfig",
+    "ExtractorHost",
+    "Fact",
+    "MemoryEngineCapabilities",
+    "MemoryEngineConfig",
+    "MemoryHit",
+    "MemoryService",
+    "PersonMemory",
+    "Profile",
+    "ProfileFact",
+    "PromptContext",
+    "PromptSection",
+    "Recall",
+    "RecallEngine",
+    "RecallNotes",
+    "RecallRequest",
+    "RecallResult",
+    "RecognitionContext",
+    "ScrollPage",
+    "StoreCapabilities",
+    "StrictConfig",
+    "TTSConfig",
+    "TooManyFacts",
+    "Tool",
+    "ToolConfig",
+    "ToolContext",
+    "ToolError",
+    "ToolFunction",
+    "ToolHost",
+    "VADConfig",
+    "VectorStore",
+    "VectorStoreConfig",
 ]

@@ -41,15 +41,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from omoide.components.base import Capabilities, Component, StrictConfig
+from omoide.components.memory_types import Profile, ReadInputs, Recall
 from omoide.errors import ComponentError
-from omoide.memory.api import Recall
-from omoide.memory.recall.profile import Profile
 from omoide.types import FloatArray, Memory, RetrievedMemory
 
 if TYPE_CHECKING:
     from omoide.components.embedder import Embedder
     from omoide.memory.index.person_index import UserIndex
-    from omoide.memory.recall.budgeted_inputs import ReadInputs
 
 log = logging.getLogger("omoide.memory")
 

@@ -27,16 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import Field
 
 from omoide.components.base import Component, ComponentConfig
+from omoide.components.memory_types import MemoryService
 from omoide.errors import ComponentError
 from omoide.types import Emotion, ToolSpec
-
-if TYPE_CHECKING:
-    from omoide.memory.api import MemoryService
 
 TOOL_NAME_CHARS = "A-Za-z0-9_-"
 """Function names must match ``^[A-Za-z0-9_-]{1,64}$`` (what the chat APIs accept)."""

@@ -3,43 +3,18 @@
 The persona, the date block, the profile block and the memory block are themselves
 contributions
 (:mod:`omoide.pipeline.sections`); any plugin can add more. The core orders them by
-``order`` (lower first), never by hook call order.
+``order`` (lower first), never by hook call order. The section types are contract
+types (:mod:`omoide.components.prompt`), importable from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 
-from omoide.config import AssistantSettings
-from omoide.memory.recall.profile import Profile
-from omoide.types import ChatMessage, Exchange, RetrievedMemory
+from omoide.components.prompt import PromptContext, PromptSection
+from omoide.types import ChatMessage, Exchange
 
-
-@dataclass(frozen=True)
-class PromptContext:
-    """Everything a prompt section may use; sections must not do I/O."""
-
-    user: str
-    now: datetime
-    transcript: str
-    memories: Sequence[RetrievedMemory]
-    history: Sequence[Exchange]
-    assistant: AssistantSettings
-    device: str | None = None
-    profile: Profile = field(default_factory=Profile)
-    """The person's profile (durable facts, in every prompt; empty for none)."""
-
-
-@dataclass(frozen=True)
-class PromptSection:
-    """A piece of the system prompt. ``order``: persona 0, rules 10, dates 20, profile 45,
-    memory 50."""
-
-    name: str
-    text: str
-    order: int = 100
+__all__ = ["PromptContext", "PromptSection", "assemble_system_prompt", "build_messages"]
 
 
 def assemble_system_prompt(sections: Iterable[PromptSection]) -> str:

@@ -37,12 +37,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.components import Embedder
+from omoide.components.memory_types import ReadInputs
 from omoide.memory.config import MemoryConfig
-from omoide.memory.index.person_index import UserIndex
 from omoide.memory.index.cache import IndexCache
 from omoide.types import FloatArray
 
@@ -52,15 +51,6 @@ against 0.8, 3 paired runs of 32 clients right after ready: turn p95 353-377 ms 
 390-418, first turns with their memory 27-31 % against 25-35 %."""
 
 LATE_EMBEDDING = "late: recalled without the dense channel"
-
-
-@dataclass
-class ReadInputs:
-    index: UserIndex | None
-    vector: FloatArray | None
-    embed_ms: float = 0.0
-    """Time spent waiting for the query vector (whether it came or not)."""
-    notes: dict[str, Any] = field(default_factory=dict)
 
 
 async def gather_inputs(indexes: IndexCache, embedder: Embedder, config: MemoryConfig,

@@ -27,36 +27,19 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
-from enum import StrEnum
 
+from omoide.components.memory_types import Category, Profile, ProfileFact  # contract types
 from omoide.memory.language.absolute_dates import absolute_dates
-from omoide.memory.language.temporal import resolve
 from omoide.memory.language.canonical import canonical
+from omoide.memory.language.temporal import resolve
 from omoide.types import Memory
 
-
-class Category(StrEnum):
-    """What a profile fact is about, in the order it is kept (most important first)."""
-
-    HEALTH = "health"
-    FAMILY = "family"
-    PET = "pet"
-    BASICS = "basics"
-    WORK = "work"
-    LIKE = "like"
-    HABIT = "habit"
-    PERSON = "person"
-
-
-PRIORITY: dict[Category, int] = {c: i for i, c in enumerate(Category)}
 LABELS_JA: dict[Category, str] = {
     Category.HEALTH: "健康", Category.FAMILY: "家族", Category.PET: "ペット",
     Category.BASICS: "住まい・基本", Category.WORK: "仕事・学校", Category.LIKE: "好み",
     Category.HABIT: "習慣", Category.PERSON: "周りの人"}
-SAFETY = frozenset({Category.HEALTH})
-"""Categories never dropped for space."""
 
 PROFILE_PREFIX = "profile_"
 """Kinds stay within the export format's ``[a-z_]`` (an import checks them)."""
@@ -277,39 +260,6 @@ def slot_of(memory: Memory) -> str | None:
         if rx.search(text):
             return name
     return None
-
-
-@dataclass(frozen=True)
-class ProfileFact:
-    """One profile line: the memory and its category."""
-
-    memory: Memory
-    category: Category
-
-    @property
-    def priority(self) -> int:
-        return PRIORITY[self.category]
-
-    @property
-    def safety(self) -> bool:
-        return self.category in SAFETY
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What goes into the prompt, and what the budget or a newer fact left out."""
-
-    facts: tuple[ProfileFact, ...] = ()
-    overflow: tuple[ProfileFact, ...] = ()
-    """Profile facts that did not fit the budget (still retrievable per turn)."""
-    superseded: tuple[ProfileFact, ...] = ()
-    """Older facts replaced by a newer one about the same thing."""
-    budget_chars: int = 0
-    chars: int = 0
-    ids: frozenset[str] = field(default_factory=frozenset)
-
-    def __bool__(self) -> bool:
-        return bool(self.facts)
 
 
 def line_text(fact: ProfileFact) -> str:
