@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from omoide.cli import main
 from omoide_bench.benches._speech import load_phrases, parse_overrides
 from omoide_bench.benches.asr import Utterance, character_error_rate, entity_hits, with_contexts
 from omoide_bench.benches.tts import replies
-from omoide.cli import main
 
 
 def test_identical_text_has_no_character_errors_whatever_the_punctuation() -> None:

@@ -76,7 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from omoide_bench.benches._stats import percentiles
     from omoide.memory.config import MemoryConfig
     from omoide.memory.engine import MemoryEngine
     from omoide.memory.store_payload import to_payload
@@ -87,6 +86,7 @@ async def _bench(args: argparse.Namespace) -> int:
         MemoryStoreConfig,
     )
     from omoide.types import VectorRecord
+    from omoide_bench.benches._stats import percentiles
 
     tz = "Asia/Tokyo"
     runtime = None

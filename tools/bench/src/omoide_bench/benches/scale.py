@@ -62,8 +62,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from omoide_bench.benches.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
 from omoide.errors import ComponentError
+from omoide_bench.benches.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 STORES = ("qdrant", "qdrant_payload", "chroma", "chroma_server")

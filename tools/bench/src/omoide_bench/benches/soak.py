@@ -82,11 +82,11 @@ def _rss_mb() -> float:
 async def _bench(args: argparse.Namespace) -> int:
     import httpx
 
-    from omoide_bench.benches._stats import percentiles
     from omoide.commands._common import load_or_exit
     from omoide.config import wanted_components
     from omoide.plugins import build_registry
     from omoide.server.app import create_app
+    from omoide_bench.benches._stats import percentiles
 
     settings = load_or_exit(args.config)
     with tempfile.TemporaryDirectory(prefix="omoide-soak-") as tmp:

@@ -118,28 +118,16 @@ def _temporary_store(settings: Any, tmp: Path) -> Any:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    """Check the arguments, start the configured components, evaluate, print."""
     from omoide.commands._common import load_or_exit
-    from omoide.memory.engine import MemoryEngine
-    from omoide_bench.eval import (
-        CachedEmbedder,
-        Evaluator,
-        is_locomo,
-        render_misses,
-        render_table,
-    )
     from omoide.runtime import Runtime, StartupFailed
-    from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 
     settings = load_or_exit(args.config)
     engines = [e.strip() for e in args.engine.split(",") if e.strip()]
-    problem = _unknown_engines(engines)
+    paths = [Path(d) for d in args.data]
+    problem = _unknown_engines(engines) or _data_problems(paths)
     if problem:
         print(problem, file=sys.stderr)
-        return EXIT_FAILED
-    paths = [Path(d) for d in args.data]
-    problems = [problem for p in paths for problem in _check_data_file(p)]
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
         return EXIT_FAILED
     runtime = Runtime(settings)
     try:
@@ -147,70 +135,127 @@ async def _run(args: argparse.Namespace) -> int:
     except StartupFailed as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_FAILED
-    speaker = None
-    if args.speak:
-        from omoide_bench.eval import SpokenQueries
-        cache_path = Path(args.speak_cache) if args.speak_cache else \
-            Path(settings.data_dir) / "eval-speak-cache.json"
-        speaker = SpokenQueries(runtime.tts, runtime.asr, cache_path)
-    embedder: Any = runtime.embedder
-    cache: Any = CachedEmbedder(embedder, Path(args.embed_cache)) if args.embed_cache else None
-    with tempfile.TemporaryDirectory(prefix="omoide-eval-") as tmp_name:
-        tmp = Path(tmp_name)
-        if args.store == "memory":
-            store: Any = InMemoryStore(MemoryStoreConfig())
-            store_label = "in-memory store double (fake)"
-        else:
-            store = _temporary_store(settings, tmp)
-            store_label = f"{store.name} (temporary copy in {tmp})"
-        await store.start()
-        # The whole read budget is for quality here; timeouts would hide misses.
-        memory_config = settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
-        engine = MemoryEngine(memory_config, embedder=cache or embedder, store=store,
-                              chat=None, data_dir=tmp, timezone=settings.assistant.timezone,
-                              read_engine=runtime.read_engine, extractor=runtime.extractor)
-        await engine.start()
-        progress = None
-        if not args.no_progress:
-            from omoide_bench.eval import _progress_bar
-            progress = _progress_bar(sys.stderr)
-        evaluator = Evaluator(engine, engines, progress=progress,
-                              transform=speaker.transcribe if speaker else None)
-        try:
-            for p in paths:
-                if is_locomo(p):
-                    await evaluator.run_locomo(p, limit_conversations=args.locomo_conversations,
-                                               limit_questions=args.locomo_questions)
-                else:
-                    await evaluator.run_probe(p)
-        finally:
-            await engine.stop()
-            await store.stop()
-            await runtime.stop()
-            if cache is not None:
-                cache.save()
-            if speaker is not None:
-                speaker.save()
-    report = evaluator.report()
-    report["store"] = store_label
-    report["embedder"] = embedder.model_id
-    report["data"] = [str(p) for p in paths]
-    if cache is not None:
-        report["embed_cache"] = {"file": str(cache.path), "hits": cache.hits,
-                                 "note": "latency with embedding is not meaningful on hits"}
-    if speaker is not None:
-        report["speak"] = {"tts": speaker.tts_id, "asr": speaker.asr_id,
-                           "cache": str(speaker.path), "transcribed": speaker.transcribed}
-    if args.misses:
-        report["misses"] = evaluator.misses()
+    run = _EvalRun(args, settings, runtime, engines, paths)
+    try:
+        await run.evaluate()
+    finally:
+        await runtime.stop()
+        run.save_caches()
+    report = run.report()
+    _print_report(args, report, run)
+    return 0
+
+
+def _data_problems(paths: list[Path]) -> str | None:
+    """Every problem of the data files, one a line, or None when they are all fine."""
+    problems = [problem for p in paths for problem in _check_data_file(p)]
+    return "\n".join(problems) if problems else None
+
+
+class _EvalRun:
+    """One ``omoide eval`` run: the embedder (cached or not), the spoken queries, a store
+    for the run's memories, and the evaluator's figures once :meth:`evaluate` is done."""
+
+    def __init__(self, args: argparse.Namespace, settings: Any, runtime: Any,
+                 engines: list[str], paths: list[Path]) -> None:
+        from omoide_bench.eval import CachedEmbedder, SpokenQueries
+
+        self.args, self.settings, self.runtime = args, settings, runtime
+        self.engines, self.paths = engines, paths
+        self.speaker: SpokenQueries | None = None
+        if args.speak:
+            cache_path = Path(args.speak_cache) if args.speak_cache else \
+                Path(settings.data_dir) / "eval-speak-cache.json"
+            self.speaker = SpokenQueries(runtime.tts, runtime.asr, cache_path)
+        self.embedder: Any = runtime.embedder
+        self.cache: CachedEmbedder | None = (
+            CachedEmbedder(self.embedder, Path(args.embed_cache)) if args.embed_cache else None)
+        self.store_label = ""
+        self.evaluator: Any = None
+
+    def _store(self, tmp: Path) -> Any:
+        from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
+
+        if self.args.store == "memory":
+            self.store_label = "in-memory store double (fake)"
+            return InMemoryStore(MemoryStoreConfig())
+        store = _temporary_store(self.settings, tmp)
+        self.store_label = f"{store.name} (temporary copy in {tmp})"
+        return store
+
+    async def evaluate(self) -> None:
+        """Fill a throwaway store and engine from every data file and score the engines."""
+        from omoide.memory.engine import MemoryEngine
+        from omoide_bench.eval import Evaluator, _progress_bar
+
+        with tempfile.TemporaryDirectory(prefix="omoide-eval-") as tmp_name:
+            tmp = Path(tmp_name)
+            store = self._store(tmp)
+            await store.start()
+            # The whole read budget is for quality here; timeouts would hide misses.
+            memory_config = self.settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
+            engine = MemoryEngine(memory_config, embedder=self.cache or self.embedder,
+                                  store=store, chat=None, data_dir=tmp,
+                                  timezone=self.settings.assistant.timezone,
+                                  read_engine=self.runtime.read_engine,
+                                  extractor=self.runtime.extractor)
+            await engine.start()
+            progress = None if self.args.no_progress else _progress_bar(sys.stderr)
+            self.evaluator = Evaluator(
+                engine, self.engines, progress=progress,
+                transform=self.speaker.transcribe if self.speaker else None)
+            try:
+                await self._run_files()
+            finally:
+                await engine.stop()
+                await store.stop()
+
+    async def _run_files(self) -> None:
+        from omoide_bench.eval import is_locomo
+
+        for p in self.paths:
+            if is_locomo(p):
+                await self.evaluator.run_locomo(
+                    p, limit_conversations=self.args.locomo_conversations,
+                    limit_questions=self.args.locomo_questions)
+            else:
+                await self.evaluator.run_probe(p)
+
+    def save_caches(self) -> None:
+        if self.cache is not None:
+            self.cache.save()
+        if self.speaker is not None:
+            self.speaker.save()
+
+    def report(self) -> dict[str, Any]:
+        """The evaluator's figures and what they were measured with."""
+        report: dict[str, Any] = self.evaluator.report()
+        report["store"] = self.store_label
+        report["embedder"] = self.embedder.model_id
+        report["data"] = [str(p) for p in self.paths]
+        if self.cache is not None:
+            report["embed_cache"] = {"file": str(self.cache.path), "hits": self.cache.hits,
+                                     "note": "latency with embedding is not meaningful on hits"}
+        if self.speaker is not None:
+            report["speak"] = {"tts": self.speaker.tts_id, "asr": self.speaker.asr_id,
+                               "cache": str(self.speaker.path),
+                               "transcribed": self.speaker.transcribed}
+        if self.args.misses:
+            report["misses"] = self.evaluator.misses()
+        return report
+
+
+def _print_report(args: argparse.Namespace, report: dict[str, Any], run: _EvalRun) -> None:
+    from omoide_bench.eval import render_misses, render_table
+
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        print(f"embedder: {report['embedder']}    store: {store_label}")
-        if speaker is not None:
-            print(f"queries spoken by {speaker.tts_id} and heard by {speaker.asr_id}"
-                  f" ({speaker.transcribed} transcribed now, cache {speaker.path})")
-        render_table(report)
-        if args.misses:
-            render_misses(evaluator.misses())
-    return 0
+        return
+    print(f"embedder: {report['embedder']}    store: {report['store']}")
+    speaker = run.speaker
+    if speaker is not None:
+        print(f"queries spoken by {speaker.tts_id} and heard by {speaker.asr_id}"
+              f" ({speaker.transcribed} transcribed now, cache {speaker.path})")
+    render_table(report)
+    if args.misses:
+        render_misses(run.evaluator.misses())
