@@ -62,7 +62,7 @@ def test_plugins_json_lists_name_distribution_version_hooks_components(
     assert main(["plugins", "--json"]) == 0
     plugins = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
     testing = plugins["testing"]
-    assert testing["distribution"] == "omoide"
+    assert testing["distribution"] == "omoide-test-doubles"
     assert "register_tts" in testing["hooks"]
     assert {"kind": "tts", "name": "fake"} in testing["components"]
 

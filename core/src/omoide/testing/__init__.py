@@ -1,8 +1,9 @@
 """The contract kit: reusable test classes for plugins, and test doubles.
 
 The contract classes import pytest, so they load only when asked for
-(``from omoide.testing import VectorStoreContract``); the test-double plugin
-(:mod:`omoide.testing.plugin`) can be loaded by a server without pytest.
+(``from omoide.testing import VectorStoreContract``); the doubles
+(:mod:`omoide.testing.doubles`) import no pytest, so a server can run them once the
+omoide-test-doubles distribution (a test-only install) registers them as ``use: fake``.
 
 Tests that call the server's management routes authenticate with
 :mod:`omoide.testing.auth` (``admin_client(app)``, ``admin_headers(app)``,

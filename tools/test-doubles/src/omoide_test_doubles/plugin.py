@@ -1,7 +1,8 @@
 """The ``testing`` plugin: registers the test doubles of :mod:`omoide.testing.doubles`.
 
 It goes through the same entry point group as any third-party plugin, so the core's
-own tests exercise the public plugin path.
+own tests exercise the public plugin path. It ships in the omoide-test-doubles
+distribution, which only test and benchmark set-ups install.
 """
 
 from __future__ import annotations
