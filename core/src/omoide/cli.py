@@ -50,6 +50,9 @@ def _add_plugin_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     registry.discover()
     registry.load_for(registry.declared_of_kind("command"))
     registry.pm.hook.register_commands(cli=sub)
+    from omoide.commands._tool_stubs import add_missing_tool_commands
+
+    add_missing_tool_commands(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
