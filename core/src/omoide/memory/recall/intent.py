@@ -24,8 +24,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from omoide.memory.language.lexicon import analyzer
 from omoide.memory.language.canonical import to_katakana
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.language.word_classes import FIRST_PERSON, OUR_HOUSEHOLD, regex_alternation
 
 # -- on the reading (katakana, no punctuation) -----------------------------------------
 _RECALL_READING = re.compile(
@@ -42,8 +43,8 @@ _QUESTION_END = re.compile(r"(?:ノ|カ|カイ|ノカ|カネ|カナ|カシラ|�
 _REQUEST_END = re.compile(r"(?:テ|デ)(?:クレル|クレナイ|クダサイ|ホシイ|チョウダイ|ヨ|ネ)?$|"
                           r"ニシテ(?:クレル|クダサイ)?$")
 # -- on the surface (canonical text) -------------------------------------------------
-_SELF = re.compile(r"(?:私|わたし|わたくし|あたし|俺|おれ|僕|ぼく|自分)(?:の|が|って|は|に|と|も)|"
-                   r"うちの")
+_SELF = re.compile(regex_alternation(FIRST_PERSON) + r"(?:の|が|って|は|に|と|も)|"
+                   + OUR_HOUSEHOLD)
 _RECALL_EN = re.compile(
     r"^(?:when|what|where|who|whom|which|why|how|did|does|do|is|was|are|were|would|could|"
     r"has|have)\b|\b(?:remember|recall|did i|my|i told|i said|we talked)\b|"

@@ -34,6 +34,7 @@ from omoide.components.memory_types import Category, Profile, ProfileFact  # con
 from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.language.canonical import canonical
 from omoide.memory.language.temporal import resolve
+from omoide.memory.language.word_classes import FAMILY, PEOPLE_AROUND, PETS
 from omoide.types import Memory
 
 LABELS_JA: dict[Category, str] = {
@@ -95,16 +96,8 @@ _verdict = functools.cache(Classification)
 """One shared instance per distinct verdict (an index holds one per memory)."""
 
 # -- the rules -----------------------------------------------------------------------
-# Kin, pets and people: a fact whose subject is one of these (あなたの妻の…は) is about them.
-_KIN = ("妻", "夫", "嫁", "旦那", "主人", "母", "父", "兄", "姉", "弟", "妹", "兄弟", "姉妹",
-        "息子", "娘", "子ども", "子供", "長男", "長女", "次男", "次女", "孫", "祖母", "祖父",
-        "おばあちゃん", "おじいちゃん", "両親", "家族", "義母", "義父", "叔父", "叔母", "伯父",
-        "伯母", "いとこ", "甥", "姪", "彼氏", "彼女", "婚約者", "恋人", "パートナー", "実家")
-_PETS = ("ペット", "猫", "犬", "柴犬", "ハムスター", "文鳥", "インコ", "うさぎ", "ウサギ", "金魚",
-         "熱帯魚", "メダカ", "亀", "カメ", "トイプードル", "プードル", "チワワ", "ダックス",
-         "レトリバー", "フェレット", "モルモット", "オウム", "セキセイ")
-_PEOPLE = ("友達", "友人", "親友", "同僚", "上司", "部下", "先輩", "後輩", "担任", "先生",
-           "幼なじみ", "同級生", "知り合い", "仲間", "ママ友", "恩師", "教授", "指導教員", "隣")
+# Kin, pets and people (FAMILY, PETS, PEOPLE_AROUND of word_classes): a fact whose subject
+# is one of these (あなたの妻の…は) is about them.
 # Health and safety: conditions, diets, medicines. Suffixes catch the names of conditions.
 _HEALTH = re.compile(
     r"アレルギー|アレルギ|持病|[^\s、。]{1,6}(?:病|症)(?![院室棟])|高血圧|低血圧|血圧|血糖|"
@@ -184,11 +177,11 @@ def _subject_category(text: str) -> Category | None:
     if m is None:
         return None
     head = text[len("あなたの"):m.end()]
-    if any(p in head for p in _PETS) or "飼" in head:
+    if any(p in head for p in PETS) or "飼" in head:
         return Category.PET
-    if any(k in head for k in _KIN):
+    if any(k in head for k in FAMILY):
         return Category.FAMILY
-    if any(p in head for p in _PEOPLE):
+    if any(p in head for p in PEOPLE_AROUND):
         return Category.PERSON
     return None
 
@@ -212,7 +205,7 @@ def _topic_category(text: str, hint: Category | None) -> Category | None:
                 return category
     if re.search(r"(?:ている|でいる)$", _sentence(text)):
         return Category.HABIT
-    if any(k in text for k in _KIN):
+    if any(k in text for k in FAMILY):
         return Category.FAMILY
     return None
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omoide.memory.language.lexicon import Term, english_key, english_terms
+from omoide.memory.language.word_classes import FIRST_PERSON_SEARCHED_ANYWHERE
 
 _SPEAKER = re.compile(r"^([^\s:：]{1,40})\s?[:：]\s")
 _JA_SUBJECT = re.compile(
@@ -30,8 +31,10 @@ _JA_SUBJECT = re.compile(
 
 _ADDRESSED = re.compile(r"\?\s*(?:\[[^\]]*\])?\s*$|(?:？|か。?|の？?)\s*$")
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|あなた|君|きみ", re.I)
+# Looked for anywhere in a sentence, so only the spellings that are never part of
+# another word (see FIRST_PERSON_SEARCHED_ANYWHERE).
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|our|us)\b|"
-                           r"私|僕|俺|あたし", re.I)
+                           + "|".join(FIRST_PERSON_SEARCHED_ANYWHERE), re.I)
 _CALLED_OUT = re.compile(
     r"^(?!\s*(?i:thanks|thank you|hey|hi|hello|sorry|yeah|yes|no)\b).*,\s*[A-Z][a-z]+\s*[!.?,]")
 """A name called out after a comma ("That's great, Maria!", "Wow, Caroline, look"),

@@ -1,0 +1,102 @@
+"""Japanese word classes: the words for "I", for family, pets and the people around one.
+
+Every module that looks for these words takes them from here (the core's recall rules and
+the stand-in chat model alike, the latter through :mod:`omoide.api`), so that a spelling
+added for one reader is seen by all the readers that want it. A test scans the sources so
+that no new literal list of them creeps back.
+
+Where readers deliberately read differently, the class they use has its own name and a
+comment says why; the narrower classes are subsets of the wide ones (a test checks it).
+Order is kept stable (tuples) because patterns are built from them with
+:func:`regex_alternation`; none of the words of one class is a prefix of another except
+where noted, so order never decides *whether* a pattern matches.
+
+This module imports nothing of omoide: anything may import it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# -- the speaker ----------------------------------------------------------------------
+
+FIRST_PERSON_PRONOUNS: tuple[str, ...] = (
+    "私", "わたし", "わたくし", "あたし", "俺", "おれ", "僕", "ぼく")
+"""The pronouns a speaker uses for themselves, in kanji and in kana (speech recognition
+writes either)."""
+
+REFLEXIVE_SELF = "自分"
+"""「自分」: "oneself". It is the speaker only when it stands as a noun before a particle
+(「自分の誕生日」); 「自分で作れる？」 says nothing about who speaks, so readers that search a
+text anywhere leave it out (:data:`FIRST_PERSON_PRONOUNS`)."""
+
+FIRST_PERSON: tuple[str, ...] = (*FIRST_PERSON_PRONOUNS, REFLEXIVE_SELF)
+"""Every word for the speaker, for readers that look for it before a particle
+(「私の」「僕が」「自分は」)."""
+
+FIRST_PERSON_SEARCHED_ANYWHERE: tuple[str, ...] = ("私", "僕", "俺", "あたし")
+"""The first-person spellings looked for anywhere in a sentence, particle or not.
+
+The kana わたし, わたくし, ぼく and おれ are left out on purpose: they sit inside other
+words (わたしました 渡しました, ぼくじょう 牧場, おれい お礼, おれた 折れた), so a search
+without a following particle would find a speaker where there is none. 自分 is left out
+as for :data:`FIRST_PERSON_PRONOUNS`."""
+
+FIRST_PERSON_LEMMAS: tuple[str, ...] = ("私", "僕", "俺", "あたし", "自分")
+""":data:`FIRST_PERSON` as Sudachi normalises it (わたし, わたくし, あたし → 私; ぼく → 僕;
+おれ → 俺), for readers of lemmas; あたし is kept as written too, for the readers that
+also compare a word's surface."""
+
+OUR_HOUSEHOLD = "うちの"
+"""「うちの」: "our (family's)"; 「うちの猫」 is the speaker's own cat."""
+
+# -- the people and animals of one's life ------------------------------------------
+
+CLOSE_FAMILY: tuple[str, ...] = (
+    "妻", "夫", "嫁", "旦那", "母", "父", "兄", "姉", "弟", "妹", "息子", "娘", "祖母", "祖父")
+"""Spouse, parents, siblings, children and grandparents: single words that are family
+wherever they stand. The stand-in extractor reads only these (with a few other words of
+its own) because it searches a whole sentence: the wider :data:`FAMILY` holds words that
+are also parts of other words (いとこ in いいところ, 孫 in 孫悟空)."""
+
+FAMILY: tuple[str, ...] = (
+    "妻", "夫", "嫁", "旦那", "主人", "母", "父", "兄", "姉", "弟", "妹", "兄弟", "姉妹",
+    "息子", "娘", "子ども", "子供", "長男", "長女", "次男", "次女", "孫", "祖母", "祖父",
+    "おばあちゃん", "おじいちゃん", "両親", "家族", "義母", "義父", "叔父", "叔母", "伯父",
+    "伯母", "いとこ", "甥", "姪", "彼氏", "彼女", "婚約者", "恋人", "パートナー", "実家")
+"""Kin, partners and the family home: a fact about one of these (あなたの妻の…は) is a
+family fact. Some words are prefixes of others here (兄 of 兄弟, 姉 of 姉妹)."""
+
+PARTNERS: tuple[str, ...] = ("彼女", "彼氏")
+"""Girlfriend and boyfriend (part of :data:`FAMILY`), as the stand-in extractor reads
+them beside :data:`CLOSE_FAMILY`."""
+
+PETS: tuple[str, ...] = (
+    "ペット", "猫", "犬", "柴犬", "ハムスター", "文鳥", "インコ", "うさぎ", "ウサギ", "金魚",
+    "熱帯魚", "メダカ", "亀", "カメ", "トイプードル", "プードル", "チワワ", "ダックス",
+    "レトリバー", "フェレット", "モルモット", "オウム", "セキセイ")
+"""Animals people keep; 猫 and 犬 are prefixes of nothing here but sit inside 柴犬."""
+
+COMMON_PETS: tuple[str, ...] = ("猫", "犬", "ペット")
+"""The pets the stand-in extractor knows as a sentence's topic (a subset of :data:`PETS`)."""
+
+PEOPLE_AROUND: tuple[str, ...] = (
+    "友達", "友人", "親友", "同僚", "上司", "部下", "先輩", "後輩", "担任", "先生",
+    "幼なじみ", "同級生", "知り合い", "仲間", "ママ友", "恩師", "教授", "指導教員", "隣")
+"""Friends, colleagues, teachers and neighbours: a fact about one is about a person."""
+
+WORKMATES: tuple[str, ...] = ("上司", "部下", "同僚")
+"""The people of one's work (a subset of :data:`PEOPLE_AROUND`)."""
+
+FRIENDS: tuple[str, ...] = ("友達", "友人")
+"""Friend, plainly said (a subset of :data:`PEOPLE_AROUND`)."""
+
+
+def regex_alternation(words: Iterable[str]) -> str:
+    """A regular-expression group matching any one of ``words``: ``(?:a|b|c)``.
+
+    Words are escaped and kept in the order given (the classes' order), so a pattern
+    built from a class reads as the class does.
+    """
+    return "(?:" + "|".join(re.escape(word) for word in words) + ")"
