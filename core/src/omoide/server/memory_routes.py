@@ -30,9 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from omoide.config import LimitSettings
 from omoide.memory.control import json_shapes
-from omoide.memory.engine import MemoryEngine
 from omoide.memory.control.forget_undo import ForgetWithUndo
 from omoide.memory.control.relevance import RelevanceJudge
+from omoide.memory.engine import MemoryEngine
 from omoide.server.auth import require_admin, require_user, visible_user
 from omoide.server.inputs import MemoryId, QueryText, UserId
 
@@ -59,6 +59,19 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
                                 headers={"Retry-After": "2"})
 
     router = APIRouter()
+    # Registration order is matching order: .../memories/export before .../{memory_id}.
+    _add_listing_routes(router, service, check_ready, relevance)
+    _add_transfer_routes(router, service, check_ready, limits)
+    _add_one_memory_routes(router, service, check_ready, forget_undo)
+    _add_extraction_routes(router, service, check_ready)
+    router.include_router(dead_letter_router(service, check_ready))
+    return router
+
+
+def _add_listing_routes(router: APIRouter, service: MemoryEngine,
+                        check_ready: Callable[[], None],
+                        relevance: RelevanceJudge | None) -> None:
+    """``GET /v1/users/{user}/memories``: every memory, or a search (``?q=``)."""
 
     @router.get("/v1/users/{user}/memories")
     async def list_or_search(request: Request, user: UserId, q: QueryText | None = None,
@@ -77,6 +90,11 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
                     "memories": [json_shapes.scored_memory_json(r) for r in results]}
         return {"user": user, "memories": [json_shapes.memory_json(m)
                                            for m in await service.list_memories(user)]}
+
+
+def _add_transfer_routes(router: APIRouter, service: MemoryEngine,
+                         check_ready: Callable[[], None], limits: LimitSettings) -> None:
+    """Export (JSON lines) and import of a person's memories."""
 
     @router.get("/v1/users/{user}/memories/export")
     async def export(request: Request, user: UserId) -> PlainTextResponse:
@@ -102,6 +120,12 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
             max_bytes=limits.max_import_bytes, skip_invalid=skip_invalid)
         return JSONResponse(body, status)
 
+
+def _add_one_memory_routes(router: APIRouter, service: MemoryEngine,
+                           check_ready: Callable[[], None],
+                           forget_undo: ForgetWithUndo | None) -> None:
+    """Show one memory, and forget it (undoably, with ``forget_undo``)."""
+
     @router.get("/v1/users/{user}/memories/{memory_id}")
     async def show(request: Request, user: UserId, memory_id: MemoryId) -> dict[str, Any]:
         require_user(request, user)
@@ -124,6 +148,11 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
             raise HTTPException(404, f"no memory {memory_id!r} for user {user!r}")
         return {"user": user, "forgotten": memory_id}
 
+
+def _add_extraction_routes(router: APIRouter, service: MemoryEngine,
+                           check_ready: Callable[[], None]) -> None:
+    """Exchanges waiting for extraction, and extracting a person's now (admin)."""
+
     @router.get("/v1/memory/pending")
     async def pending(request: Request, user: UserId | None = None) -> dict[str, Any]:
         """Pending exchanges per user; a person's token sees only that person's."""
@@ -136,9 +165,6 @@ def memory_router(service: MemoryEngine, *, limits: LimitSettings | None = None,
         require_admin(request)
         check_ready()
         return json_shapes.extraction_json(await service.extract_now(body.user))
-
-    router.include_router(dead_letter_router(service, check_ready))
-    return router
 
 
 ExchangeId = Annotated[StrictStr, Field(min_length=1, max_length=200,
