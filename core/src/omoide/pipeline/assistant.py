@@ -6,20 +6,42 @@ is still playing the previous one. Failures degrade the turn instead of ending i
 a failed retrieval means no memory, a failed chat model an apology, a failed
 sentence is shown without audio. Every exchange is journaled before observers
 (extraction scheduling) hear of it.
+
+The turn's progress is one stream of events (:mod:`omoide.components.turn_events`):
+the trace, the device's sink and the assistant's observers (the console feed) all
+read it; nothing reaches them another way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pluggy
 
 from omoide.components import ASR, TTS, ChatModel
+from omoide.components.turn_events import (
+    Degraded,
+    Done,
+    EmotionChosen,
+    FirstToken,
+    Heard,
+    PromptBuilt,
+    Recalled,
+    ReplyEnded,
+    Sentence,
+    StageEnded,
+    StageStarted,
+    TurnEvent,
+    TurnEvents,
+    TurnEventSubscriber,
+    TurnStarted,
+)
 from omoide.config import AssistantSettings, ToolCallSettings
 from omoide.errors import OmoideError
 from omoide.hooks import Hooks
@@ -38,10 +60,14 @@ from omoide.pipeline.recognition import recognition_context
 from omoide.pipeline.splitter import SentenceSplitter
 from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
-from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
+from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
 from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
 
 log = logging.getLogger("omoide.pipeline")
+
+_Queued = tuple[str, "asyncio.Task[tuple[AudioClip | None, str | None]] | None"] | TurnEvent
+"""What the chat task hands the delivering loop: a sentence (with its synthesis) or an
+event."""
 
 APOLOGY = "ごめんね、今ちょっと考えがまとまらないみたい。もう一度話しかけてくれる？"
 
@@ -61,12 +87,15 @@ class Assistant:
     """Runs turns over a set of started components.
 
     ``memory`` may be None (no long-term memory); ``hooks`` is the plugin manager
-    whose ``prompt_sections`` and ``on_turn_completed`` hooks are called.
+    whose ``prompt_sections`` and ``on_turn_completed`` hooks are called. ``observers``
+    get every turn's events (the list is read at each turn: callers may add to it and
+    remove from it); each must catch its own errors.
     """
 
     def __init__(self, *, settings: AssistantSettings, asr: ASR | None, chat: ChatModel,
                  tts: TTS | None, memory: MemoryService | None, hooks: pluggy.PluginManager,
-                 traces: TraceLog | None = None, tools: ToolRunner | None = None) -> None:
+                 traces: TraceLog | None = None, tools: ToolRunner | None = None,
+                 observers: list[TurnEventSubscriber] | None = None) -> None:
         self.settings = settings
         self.asr = asr
         self.chat = chat
@@ -75,53 +104,45 @@ class Assistant:
         self.hooks = hooks
         self._hooks = Hooks(hooks)
         self.traces = traces or TraceLog(None)
+        self.observers: list[TurnEventSubscriber] = observers if observers is not None else []
         self.tools = tools or ToolRunner([], ToolCallSettings(), settings.timezone)
         self.history = ConversationHistory(
             settings.history_exchanges, timedelta(minutes=settings.history_window_minutes))
 
-    async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
-        """Run one turn. Cancelling it (barge-in) journals what was said and re-raises."""
+    async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
+        """Run one turn, publishing its events to the turn's trace, ``sink`` and the
+        ``observers``, in that order. Cancelling it (barge-in) journals what was said
+        and re-raises."""
         turn_id = uuid.uuid4().hex[:12]
         trace = TurnTrace(turn_id, request.user, device=request.device)
-        if request.end_of_speech_at is not None:
-            trace.t0 = request.end_of_speech_at
-        trace.mark("end_of_speech")
+        events = TurnEvents(turn_id, request.user,
+                            [trace.on_event, event_sink(sink).on_event, *self.observers])
+        await events.emit(TurnStarted(device=request.device, started_at=datetime.now(UTC),
+                                      end_of_speech_at=request.end_of_speech_at))
         now = request.now or datetime.now(UTC)
         reply = _Reply()
         transcript = ""
         recall: Recall | None = None
         interrupted = False
         try:
-            transcript = await self._transcribe(request, trace)
-            await sink.on_transcript(transcript)
-            if not transcript:
-                trace.mark("done", note="nothing heard")
-                return self._result(turn_id, request, transcript, reply, recall, trace)
-            recall = await self._recall(request.user, transcript, now, trace, reply.degraded)
-            history = self.history.recent(request.user, now)
-            trace.begin("prompt")
-            context = PromptContext(request.user, now, transcript, recall.memories if recall
-                                    else [], history, self.settings, request.device,
-                                    recall.profile if recall else Profile())
-            system = assemble_system_prompt(self._sections(context))
-            messages = build_messages(system, history, transcript)
-            trace.end("prompt")
-            await self._speak_reply(request, messages, sink, trace, reply)
-            trace.mark("done")
+            transcript = await self._transcribe(request, events)
+            await events.emit(Heard(transcript=transcript))
+            if transcript:
+                recall = await self._recall(request.user, transcript, now, events, reply)
+                messages = await self._prompt(request, transcript, recall, now, events)
+                await self._speak_reply(request, messages, events, reply)
+            await events.emit(ReplyEnded(note=None if transcript else "nothing heard"))
         except asyncio.CancelledError:
             interrupted = True
-            trace.mark("done", note="interrupted (barge-in)")
+            await events.emit(ReplyEnded(note="interrupted (barge-in)"))
             raise
         finally:
-            if transcript:
-                await asyncio.shield(self._finish(request, transcript, reply, recall, trace,
-                                                  now, interrupted))
-            else:
-                self.traces.record(trace)
-        return self._result(turn_id, request, transcript, reply, recall, trace)
+            result = await asyncio.shield(self._finish(request, transcript, reply, recall,
+                                                       trace, events, now, interrupted))
+        return result
 
     # -- stages ----------------------------------------------------------------------
-    async def _transcribe(self, request: TurnRequest, trace: TurnTrace) -> str:
+    async def _transcribe(self, request: TurnRequest, events: TurnEvents) -> str:
         if request.text is not None:
             return request.text.strip()
         if request.audio is None:
@@ -131,113 +152,167 @@ class Assistant:
         context = await recognition_context(
             self.memory, request.user, self.asr.config.memory_vocabulary,
             tool_phrases=self.tools.recognition_phrases())
-        trace.begin("asr", self.asr.name)
+        await events.emit(StageStarted(stage="asr", component=self.asr.name))
         try:
             result = await self.asr.transcribe(request.audio, context)
         except OmoideError as exc:
-            trace.end("asr", error=str(exc))
+            await events.emit(StageEnded(stage="asr", error=str(exc)))
             raise
-        trace.end("asr", note=f"{len(context.vocabulary)} memory and tool words as context"
-                  if context else None)
+        await events.emit(StageEnded(
+            stage="asr", note=f"{len(context.vocabulary)} memory and tool words as context"
+            if context else None))
         return result.text
 
-    async def _recall(self, user: str, text: str, now: datetime, trace: TurnTrace,
-                      degraded: list[str]) -> Recall | None:
+    async def _recall(self, user: str, text: str, now: datetime, events: TurnEvents,
+                      reply: _Reply) -> Recall | None:
         """Memories for the turn; a failure or the time budget running out leaves the turn
-        without memory and says so in ``degraded``."""
+        without memory and says so (``Degraded``)."""
         if self.memory is None:
             return None
-        trace.begin("retrieve", getattr(self.memory, "engine_name", None))
+        await events.emit(StageStarted(stage="retrieve",
+                                       component=getattr(self.memory, "engine_name", None)))
         try:
             recall = await self.memory.recall(user, text, now)
         except Exception as exc:
             log.exception("retrieval failed for %s", user)
-            trace.end("retrieve", error=f"{type(exc).__name__}: {exc}")
-            degraded.append(f"memory: recall failed ({type(exc).__name__}: {exc});"
-                            " no memory this turn")
+            error = f"{type(exc).__name__}: {exc}"
+            await events.emit(StageEnded(stage="retrieve", error=error))
+            await self._recalled(events, reply, None, [
+                f"memory: recall failed ({error}); no memory this turn"])
             return None
         note = f"{len(recall.memories)} memories"
+        notes: list[str] = []
         if recall.timed_out:
             note = "time budget exceeded: no memory this turn"
             spent = recall.timings_ms.get("total")
-            degraded.append("memory: recall ran past its time budget"
-                            + (f" ({spent:.0f} ms)" if spent is not None else "")
-                            + "; no memory this turn")
+            notes.append("memory: recall ran past its time budget"
+                         + (f" ({spent:.0f} ms)" if spent is not None else "")
+                         + "; no memory this turn")
         elif recall.error:
-            degraded.append(f"memory: recall failed ({recall.error}); no memory this turn")
-        degraded.extend(f"memory: {shortfall}" for shortfall in recall.shortfalls)
-        trace.end("retrieve", error=recall.error, note=note)
+            notes.append(f"memory: recall failed ({recall.error}); no memory this turn")
+        notes.extend(f"memory: {shortfall}" for shortfall in recall.shortfalls)
+        await events.emit(StageEnded(stage="retrieve", error=recall.error, note=note))
+        await self._recalled(events, reply, recall, notes)
         return recall
+
+    async def _recalled(self, events: TurnEvents, reply: _Reply, recall: Recall | None,
+                        notes: list[str]) -> None:
+        await events.emit(Recalled(memories=tuple(recall.memories) if recall else (),
+                                   profile=tuple(recall.profile.facts) if recall else (),
+                                   degraded=tuple(notes)))
+        for note in notes:
+            reply.degraded.append(note)
+            await events.emit(Degraded(note=note))
+
+    async def _prompt(self, request: TurnRequest, transcript: str, recall: Recall | None,
+                      now: datetime, events: TurnEvents) -> list[ChatMessage]:
+        history = self.history.recent(request.user, now)
+        await events.emit(StageStarted(stage="prompt"))
+        context = PromptContext(request.user, now, transcript, recall.memories if recall
+                                else [], history, self.settings, request.device,
+                                recall.profile if recall else Profile())
+        system = assemble_system_prompt(self._sections(context))
+        messages = build_messages(system, history, transcript)
+        await events.emit(StageEnded(stage="prompt"))
+        await events.emit(PromptBuilt(messages=tuple(messages)))
+        return messages
 
     def _sections(self, context: PromptContext) -> list[PromptSection]:
         return self._hooks.prompt_sections(context)
 
     async def _speak_reply(self, request: TurnRequest, messages: list[ChatMessage],
-                           sink: TurnSink, trace: TurnTrace, reply: _Reply) -> None:
-        """Stream the chat reply into sentences, synthesise ahead, deliver in order."""
-        queue: asyncio.Queue[tuple[str, asyncio.Task[AudioClip | None] | None] | None] = \
-            asyncio.Queue()
+                           events: TurnEvents, reply: _Reply) -> None:
+        """Stream the chat reply into sentences, synthesise ahead, deliver in order.
+
+        The chat runs in its own task; what it reports (its start and end, the first
+        token, the face, tool calls, its failure) travels through the same queue as its
+        sentences, so every event is emitted from here, in order, and the chat never
+        waits for a device playing audio."""
+        queue: asyncio.Queue[_Queued | None] = asyncio.Queue()
         lookahead = asyncio.Semaphore(self.settings.tts_lookahead)
         speak = request.speak and self.tts is not None
+        tts_name = self.tts.name if self.tts else None
 
-        async def synthesize(sentence: str) -> AudioClip | None:
+        async def synthesize(sentence: str) -> tuple[AudioClip | None, str | None]:
             assert self.tts is not None
             async with lookahead:
                 try:
-                    return await self.tts.synthesize(sentence)
+                    return await self.tts.synthesize(sentence), None
                 except Exception as exc:  # noqa: BLE001 - a failed sentence is still shown
-                    reply.degraded.append(f"tts failed for {sentence!r}: {exc}")
+                    note = f"tts failed for {sentence!r}: {exc}"
+                    reply.degraded.append(note)
                     log.warning("tts failed for %r: %s", sentence, exc)
-                    return None
+                    return None, note
 
         async def produce() -> None:
             try:
-                async for sentence in self._sentences(request, messages, sink, trace, reply):
+                async for sentence in self._sentences(request, messages, queue.put_nowait,
+                                                      reply):
                     task = asyncio.create_task(synthesize(sentence)) if speak else None
                     await queue.put((sentence, task))
             finally:
                 await queue.put(None)
 
-        producer = asyncio.create_task(produce())
-        pending: list[asyncio.Task[AudioClip | None]] = []
         if speak:
-            trace.begin("tts", self.tts.name if self.tts else None)
+            await events.emit(StageStarted(stage="tts", component=tts_name))
+        producer = asyncio.create_task(produce())
+        pending: list[asyncio.Task[tuple[AudioClip | None, str | None]]] = []
         try:
             while (item := await queue.get()) is not None:
+                if not isinstance(item, tuple):
+                    await events.emit(item)
+                    continue
                 sentence, task = item
-                audio = None
+                audio, failure = None, None
                 if task is not None:
                     pending.append(task)
-                    audio = await task
-                    if audio is not None:
-                        trace.mark("first_sentence_audio", self.tts.name if self.tts else None)
+                    audio, failure = await task
+                if failure is not None:
+                    await events.emit(Degraded(note=failure))
                 reply.sentences.append(sentence)
                 reply.audio.append(audio)
-                await sink.on_sentence(sentence, audio)
+                await events.emit(Sentence(text=sentence, emotion=reply.emotion, audio=audio,
+                                           component=tts_name if audio is not None else None))
             await producer
         finally:
-            for t in [producer, *pending]:
-                if not t.done():
-                    t.cancel()
-            # drain queued TTS tasks so none is left running after a barge-in
-            while not queue.empty():
-                item = queue.get_nowait()
-                if item is not None and item[1] is not None:
+            await self._stop_speaking(producer, pending, queue, events, speak)
+
+    async def _stop_speaking(self, producer: asyncio.Task[None],
+                             pending: list[asyncio.Task[tuple[AudioClip | None, str | None]]],
+                             queue: asyncio.Queue[_Queued | None], events: TurnEvents,
+                             speak: bool) -> None:
+        """Cancel what still runs (after a barge-in), emit the chat's events not yet
+        delivered (the trace keeps its tool calls), and end the ``tts`` stage."""
+        for t in [producer, *pending]:
+            if not t.done():
+                t.cancel()
+        # drain queued TTS tasks so none is left running after a barge-in
+        undelivered: list[TurnEvent] = []
+        while not queue.empty():
+            item = queue.get_nowait()
+            if isinstance(item, tuple):
+                if item[1] is not None:
                     item[1].cancel()
-            if speak:
-                trace.end("tts")
+            elif item is not None:
+                undelivered.append(item)
+        for event in undelivered:
+            await events.emit(event)
+        if speak:
+            await events.emit(StageEnded(stage="tts"))
 
     async def _sentences(self, request: TurnRequest, messages: list[ChatMessage],
-                         sink: TurnSink, trace: TurnTrace, reply: _Reply
+                         relay: Callable[[TurnEvent], None], reply: _Reply
                          ) -> AsyncIterator[str]:
-        """Yield complete sentences of the reply; handles the emotion tag and tool calls."""
+        """Yield complete sentences of the reply; handles the emotion tag and tool calls.
+        Events are handed to ``relay`` (they are emitted in order with the sentences)."""
         splitter = SentenceSplitter(
             first_sentence_comma_split=self.settings.first_sentence_comma_split)
         parser = StreamingEmotionParser()
-        trace.begin("chat", self.chat.name)
+        relay(StageStarted(stage="chat", component=self.chat.name))
         emotion_sent = False
+        first_token = False
 
-        async def emit(text: str) -> list[str]:
+        def emit(text: str) -> list[str]:
             nonlocal emotion_sent
             tagged = parser.feed(text)
             if tagged is None:
@@ -245,14 +320,14 @@ class Assistant:
             if not emotion_sent:
                 reply.emotion = tagged.emotion
                 emotion_sent = True
-                await sink.on_emotion(tagged.emotion)
+                relay(EmotionChosen(emotion=tagged.emotion))
             reply.text += tagged.text
             return splitter.feed(tagged.text)
 
         tools = self.tools.for_turn(request, request.now or datetime.now(UTC))
         rounds = self.tools.settings.max_rounds
         try:
-            messages = await tools.settle_confirmation(messages, trace)
+            messages = await tools.settle_confirmation(messages, relay)
             for round_ in range(rounds + 1):
                 calls: list[ToolCall] = []
                 # the last round offers no tools: the model has to answer
@@ -262,33 +337,36 @@ class Assistant:
                         calls.append(delta.tool_call)
                         continue
                     if delta.text:
-                        trace.mark("chat_first_token", self.chat.name)
-                        for s in await emit(delta.text):
+                        if not first_token:
+                            first_token = True
+                            relay(FirstToken(component=self.chat.name))
+                        for s in emit(delta.text):
                             yield s
                 if not calls or not tools:
                     break
                 messages = [*messages, ChatMessage("assistant", "", tool_calls=tuple(calls))]
-                results = await asyncio.gather(*(self._call_tool(tools, call, trace)
+                results = await asyncio.gather(*(self._call_tool(tools, call, relay)
                                                  for call in calls))
                 messages += [ChatMessage("tool", result, tool_call_id=call.id)
                              for call, result in zip(calls, results, strict=True)]
-            trace.end("chat")
+            relay(StageEnded(stage="chat"))
         except Exception as exc:  # noqa: BLE001 - a failing chat model degrades the turn
-            trace.end("chat", error=f"{type(exc).__name__}: {exc}")
+            relay(StageEnded(stage="chat", error=f"{type(exc).__name__}: {exc}"))
             log.warning("chat failed: %s", exc)
             reply.degraded.append(f"chat failed: {exc}")
+            relay(Degraded(note=f"chat failed: {exc}"))
             if not reply.text.strip():
                 reply.emotion = Emotion.SAD
                 if not emotion_sent:
                     emotion_sent = True
-                    await sink.on_emotion(Emotion.SAD)
+                    relay(EmotionChosen(emotion=Emotion.SAD))
                 reply.text = APOLOGY
                 for s in splitter.feed(APOLOGY):
                     yield s
         tail = parser.finish()
         if not emotion_sent:
             reply.emotion = tail.emotion
-            await sink.on_emotion(tail.emotion)
+            relay(EmotionChosen(emotion=tail.emotion))
         if tail.text:
             reply.text += tail.text
             for s in splitter.feed(tail.text):
@@ -296,37 +374,55 @@ class Assistant:
         for s in splitter.flush():
             yield s
 
-    async def _call_tool(self, tools: TurnTools, call: ToolCall, trace: TurnTrace) -> str:
+    async def _call_tool(self, tools: TurnTools, call: ToolCall,
+                         relay: Callable[[TurnEvent], None]) -> str:
         """One tool call; failures come back as an error text for the model (never raise)."""
-        return await tools.call(call, trace)
+        return await tools.call(call, relay)
 
     # -- bookkeeping -----------------------------------------------------------------
     async def _finish(self, request: TurnRequest, transcript: str, reply: _Reply,
-                      recall: Recall | None, trace: TurnTrace, now: datetime,
-                      interrupted: bool) -> None:
-        exchange = Exchange(uuid.uuid4().hex, request.user, transcript,
-                            reply.text.strip() if not interrupted else
-                            "".join(reply.sentences), now, request.session_id)
+                      recall: Recall | None, trace: TurnTrace, events: TurnEvents,
+                      now: datetime, interrupted: bool) -> TurnResult:
+        """Journal the exchange (when something was heard), record the trace, tell the
+        observers, and emit ``Done`` with the result."""
+        exchange = None
+        if transcript:
+            exchange = Exchange(uuid.uuid4().hex, request.user, transcript,
+                                reply.text.strip() if not interrupted else
+                                "".join(reply.sentences), now, request.session_id)
+            await self._journal(exchange, reply, events)
+            self.history.add(exchange)
+        self.traces.record(trace)
+        if exchange is not None:
+            self._hooks.turn_completed(CompletedTurn(
+                exchange, trace, tuple(recall.memories if recall else ()), interrupted,
+                reply.emotion, tuple(reply.degraded),
+                recall.profile.facts if recall else ()))
+        result = self._result(events.turn_id, request, transcript, reply, recall, trace,
+                              interrupted)
+        try:
+            await events.emit(Done(result=result, exchange=exchange))
+        except Exception:  # the turn is over: a subscriber failing now changes nothing
+            log.exception("a subscriber failed on the end of turn %s", events.turn_id)
+        return result
+
+    async def _journal(self, exchange: Exchange, reply: _Reply, events: TurnEvents) -> None:
         try:
             if self.memory is not None:
                 await self.memory.record_exchange(exchange)
         except Exception as exc:  # noqa: BLE001 - the turn still answers, and says so
-            log.error("journaling failed for user %s: %s", request.user, exc)
-            reply.degraded.append(f"memory: {exc}" if isinstance(exc, OmoideError) else
-                                  f"memory: journaling this exchange failed"
-                                  f" ({type(exc).__name__}: {exc})")
-        self.history.add(exchange)
-        self.traces.record(trace)
-        self._hooks.turn_completed(CompletedTurn(
-            exchange, trace, tuple(recall.memories if recall else ()), interrupted,
-            reply.emotion, tuple(reply.degraded),
-            recall.profile.facts if recall else ()))
+            log.error("journaling failed for user %s: %s", exchange.user, exc)
+            note = (f"memory: {exc}" if isinstance(exc, OmoideError) else
+                    f"memory: journaling this exchange failed ({type(exc).__name__}: {exc})")
+            reply.degraded.append(note)
+            with contextlib.suppress(Exception):
+                await events.emit(Degraded(note=note))
 
     def _result(self, turn_id: str, request: TurnRequest, transcript: str, reply: _Reply,
-                recall: Recall | None, trace: TurnTrace) -> TurnResult:
+                recall: Recall | None, trace: TurnTrace, interrupted: bool) -> TurnResult:
         return TurnResult(turn_id, request.user, transcript, reply.text.strip(), reply.emotion,
                           list(recall.memories) if recall else [], reply.sentences, reply.audio,
-                          trace.to_json(), reply.degraded,
+                          trace.to_json(), reply.degraded, interrupted=interrupted,
                           profile=list(recall.profile.facts) if recall else [])
 
 

@@ -7,8 +7,9 @@ a device tool with the same name is left out) and the one way to call them.
 
 Whatever a tool does, the turn goes on: an exception, a call past its time budget (even
 one that ignores cancellation), a result that is not JSON or is too long all become a
-short ``{"error": ...}`` string the model can talk about. Each call is recorded in the
-turn's trace (name, source, duration, outcome).
+short ``{"error": ...}`` string the model can talk about. Each call is reported as a
+:class:`~omoide.components.turn_events.ToolCalled` event (name, source, duration,
+outcome), which the turn's trace records.
 
 Confirmation: a function marked ``needs_confirmation`` is never run when the model calls
 it. The tool's question is stored for the person (one per user, closed by their next
@@ -26,12 +27,13 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from omoide.components import Tool, ToolContext, ToolError
+from omoide.components.turn_events import ToolCalled
 from omoide.config import ToolCallSettings
 from omoide.errors import ComponentTimeout
 from omoide.pipeline.confirmation import Answer, read_answer
@@ -40,6 +42,9 @@ from omoide.pipeline.turn import ToolHandler, TurnRequest
 from omoide.types import ChatMessage, ToolCall, ToolSpec
 
 log = logging.getLogger("omoide.tools")
+
+ToolCallReport = Callable[[ToolCalled], object]
+"""Where a turn's tool calls are reported (the turn relays them as events)."""
 
 CANCEL_GRACE_S = 1.0
 """How long past its budget a call is waited for after being cancelled; a call that
@@ -189,13 +194,15 @@ class TurnTools:
     def limit(self) -> int:
         return self._runner.settings.max_result_chars
 
-    async def call(self, call: ToolCall, trace: TurnTrace) -> str:
-        """Run one call the model asked for; always returns the text for the model."""
-        started = trace.now_ms()
+    async def call(self, call: ToolCall, report: ToolCallReport | TurnTrace) -> str:
+        """Run one call the model asked for; always returns the text for the model.
+        The call is reported to ``report`` (a trace is given the event directly)."""
+        started = time.perf_counter()
         route = self._routes.get(call.name)
         source = route.source if route else "?"
         text, outcome, error = await self._run(call, route)
-        trace.tool_call(call.name, source, started, outcome, error)
+        _reporter(report)(ToolCalled(name=call.name, source=source, started_at=started,
+                                     outcome=outcome, error=error))
         if error:
             log.info("tool call %s (%s): %s: %s", call.name, source, outcome, error)
         return text
@@ -254,7 +261,7 @@ class TurnTools:
         return text, "needs_confirmation", None
 
     async def settle_confirmation(self, messages: list[ChatMessage],
-                                  trace: TurnTrace) -> list[ChatMessage]:
+                                  report: ToolCallReport | TurnTrace) -> list[ChatMessage]:
         """Close the person's open question with this turn's utterance.
 
         On a yes the call runs now and ``messages`` gain that call and its result (so
@@ -265,10 +272,12 @@ class TurnTools:
         if pending is None or not messages or messages[-1].role != "user":
             return messages
         answer = read_answer(messages[-1].content)
-        started = trace.now_ms()
+        started = time.perf_counter()
+        report = _reporter(report)
         if answer is Answer.UNCLEAR:
-            trace.tool_call(pending.function, pending.tool.name, started, "unconfirmed",
-                            "the answer was neither yes nor no; not done")
+            report(ToolCalled(name=pending.function, source=pending.tool.name,
+                              started_at=started, outcome="unconfirmed",
+                              error="the answer was neither yes nor no; not done"))
             return messages
         if answer is Answer.NO:
             text, _ = render_result({"status": "cancelled",
@@ -284,11 +293,16 @@ class TurnTools:
             else:
                 text, error = render_result(value, self.limit)
                 outcome = "error" if error else "confirmed"
-        trace.tool_call(pending.function, pending.tool.name, started, outcome, error)
+        report(ToolCalled(name=pending.function, source=pending.tool.name, started_at=started,
+                          outcome=outcome, error=error))
         call = ToolCall(f"confirmed-{uuid.uuid4().hex[:8]}", pending.function,
                         json.dumps(pending.arguments, ensure_ascii=False))
         return [*messages, ChatMessage("assistant", "", tool_calls=(call,)),
                 ChatMessage("tool", text, tool_call_id=call.id)]
+
+
+def _reporter(report: ToolCallReport | TurnTrace) -> ToolCallReport:
+    return report.observe if isinstance(report, TurnTrace) else report
 
 
 async def _bounded(awaitable: Any, budget_s: float, *,

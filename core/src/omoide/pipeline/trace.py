@@ -1,4 +1,9 @@
-"""Per-turn traces: when each stage started and ended, and which component ran it."""
+"""Per-turn traces: when each stage started and ended, and which component ran it.
+
+A :class:`TurnTrace` is built from the turn's events
+(:mod:`omoide.components.turn_events`): subscribe :meth:`TurnTrace.on_event` to the
+turn's publisher and its spans and tool calls follow from what the events report.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from omoide.components.turn_events import (
+    FirstToken,
+    ReplyEnded,
+    Sentence,
+    StageEnded,
+    StageStarted,
+    ToolCalled,
+    TurnEvent,
+    TurnStarted,
+)
 
 log = logging.getLogger("omoide.trace")
 
@@ -43,33 +59,68 @@ class TurnTrace:
     in ms, outcome (ok, error, timeout, refused, needs_confirmation, confirmed,
     cancelled, unconfirmed) and the error, if any."""
 
+    async def on_event(self, event: TurnEvent) -> None:
+        """Subscriber of the turn's events: the trace follows what they report."""
+        self.observe(event)
+
+    def observe(self, event: TurnEvent) -> None:
+        """Take one event into the trace (the synchronous form of :meth:`on_event`)."""
+        if isinstance(event, TurnStarted):
+            self.started_at = event.started_at
+            self.device = event.device
+            self.t0 = event.at if event.end_of_speech_at is None else event.end_of_speech_at
+            self.mark("end_of_speech", at=event.at)
+        elif isinstance(event, StageStarted):
+            self.begin(event.stage, event.component, at=event.at)
+        elif isinstance(event, StageEnded):
+            self.end(event.stage, error=event.error, note=event.note, at=event.at)
+        elif isinstance(event, FirstToken):
+            self.mark("chat_first_token", event.component, at=event.at)
+        elif isinstance(event, Sentence) and event.audio is not None:
+            self.mark("first_sentence_audio", event.component, at=event.at)
+        elif isinstance(event, ToolCalled):
+            self.tool_call(event.name, event.source, self.ms_at(event.started_at),
+                           event.outcome, event.error, at=event.at)
+        elif isinstance(event, ReplyEnded):
+            self.mark("done", note=event.note, at=event.at)
+
     def now_ms(self) -> float:
-        return (time.perf_counter() - self.t0) * 1000.0
+        return self.ms_at(time.perf_counter())
 
-    def begin(self, stage: str, component: str | None = None) -> None:
-        self.spans[stage] = Span(self.now_ms(), None, component)
+    def ms_at(self, at: float) -> float:
+        """``at`` (a ``time.perf_counter()`` reading) in ms after ``t0``."""
+        return (at - self.t0) * 1000.0
 
-    def end(self, stage: str, *, error: str | None = None, note: str | None = None) -> None:
+    def _ms(self, at: float | None) -> float:
+        return self.now_ms() if at is None else self.ms_at(at)
+
+    def begin(self, stage: str, component: str | None = None, *,
+              at: float | None = None) -> None:
+        self.spans[stage] = Span(self._ms(at), None, component)
+
+    def end(self, stage: str, *, error: str | None = None, note: str | None = None,
+            at: float | None = None) -> None:
         span = self.spans.get(stage)
         if span is None:
-            span = self.spans[stage] = Span(self.now_ms())
-        span.end_ms = self.now_ms()
+            span = self.spans[stage] = Span(self._ms(at))
+        span.end_ms = self._ms(at)
         if error:
             span.error = error
         if note:
             span.note = note
 
-    def mark(self, stage: str, component: str | None = None, note: str | None = None) -> None:
+    def mark(self, stage: str, component: str | None = None, note: str | None = None, *,
+             at: float | None = None) -> None:
         """An instant: start == end (end of speech, first token, first audio)."""
         if stage not in self.spans:
-            t = self.now_ms()
+            t = self._ms(at)
             self.spans[stage] = Span(t, t, component, None, note)
 
     def tool_call(self, name: str, source: str, start_ms: float, outcome: str,
-                  error: str | None = None) -> None:
-        """Record one tool call that started at ``start_ms`` and ends now."""
+                  error: str | None = None, *, at: float | None = None) -> None:
+        """Record one tool call that started at ``start_ms`` and ended ``at`` (now)."""
         self.tools.append({"name": name, "source": source, "start_ms": round(start_ms, 2),
-                           "duration_ms": round(self.now_ms() - start_ms, 2),
+                           "duration_ms": round(self._ms(at) - start_ms, 2),
                            "outcome": outcome, "error": error})
 
     def ms(self, stage: str) -> float | None:

@@ -1,4 +1,4 @@
-"""What goes into a turn, what comes out, and where its pieces are delivered."""
+"""What goes into a turn, what comes out, and where its events are delivered."""
 
 from __future__ import annotations
 
@@ -7,6 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from omoide.components.turn_events import (
+    EmotionChosen,
+    Heard,
+    Sentence,
+    TurnEvent,
+    TurnEventSink,
+)
 from omoide.memory.recall.profile import ProfileFact
 from omoide.pipeline.trace import TurnTrace
 from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
@@ -37,8 +44,10 @@ class TurnRequest:
 
 
 class TurnSink(Protocol):
-    """Receives a turn's results as they happen. Each method may apply back-pressure
-    (e.g. a device pacing audio in real time): the pipeline awaits it."""
+    """The older way to follow a turn, method per result; still accepted wherever a
+    :class:`~omoide.components.turn_events.TurnEventSink` is (see :func:`event_sink`).
+    Each method may apply back-pressure (e.g. a device pacing audio): the pipeline
+    awaits it."""
 
     async def on_transcript(self, text: str) -> None: ...
 
@@ -49,17 +58,39 @@ class TurnSink(Protocol):
         ...
 
 
+AnySink = TurnEventSink | TurnSink
+"""What ``run_turn`` accepts: an event sink, or an older method-per-result sink."""
+
+
 class NullSink:
     """A sink that drops everything (text-only callers collect the result instead)."""
 
-    async def on_transcript(self, text: str) -> None:
+    async def on_event(self, event: TurnEvent) -> None:
         return None
 
-    async def on_emotion(self, emotion: Emotion) -> None:
-        return None
 
-    async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
-        return None
+class TurnSinkAdapter:
+    """Reads a turn's events into an older :class:`TurnSink`: ``Heard`` ->
+    ``on_transcript``, ``EmotionChosen`` -> ``on_emotion``, ``Sentence`` ->
+    ``on_sentence``."""
+
+    def __init__(self, sink: TurnSink) -> None:
+        self.sink = sink
+
+    async def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, Heard):
+            await self.sink.on_transcript(event.transcript)
+        elif isinstance(event, EmotionChosen):
+            await self.sink.on_emotion(event.emotion)
+        elif isinstance(event, Sentence):
+            await self.sink.on_sentence(event.text, event.audio)
+
+
+def event_sink(sink: AnySink) -> TurnEventSink:
+    """``sink`` as an event sink (an older :class:`TurnSink` gets an adapter)."""
+    if hasattr(sink, "on_event"):
+        return sink  # type: ignore[return-value]
+    return TurnSinkAdapter(sink)
 
 
 @dataclass
