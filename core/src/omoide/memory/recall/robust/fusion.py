@@ -1,0 +1,98 @@
+"""Rank fusion: the candidates the gate let through, ordered by reciprocal-rank fusion of
+the channels (newer first on ties), memories in the profile block left out."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+from omoide.memory.config import RobustSettings
+from omoide.memory.index.person_index import LexicalMatch, UserIndex
+from omoide.memory.recall.robust.gate import Subject
+from omoide.memory.recall.robust.query import PreparedQuery
+from omoide.types import RetrievedMemory
+
+MAX_POOL = 256
+"""Candidates scored at most (the best by date and shared words), bounding the work."""
+
+
+@dataclass(frozen=True)
+class ChannelScores:
+    """What the dense, lexical (with entity and sound) and temporal channels found."""
+
+    dense: dict[str, float]
+    lexical: dict[str, LexicalMatch]
+    temporal: dict[str, float]
+
+
+def bounded_pool(candidates: set[str], lexical: dict[str, LexicalMatch],
+                 temporal: dict[str, float]) -> set[str]:
+    """At most :data:`MAX_POOL` candidates: the best by date and shared words."""
+    if len(candidates) <= MAX_POOL:
+        return candidates
+    best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
+    return set(heapq.nlargest(
+        MAX_POOL, candidates, key=lambda c: temporal.get(c, 0.0)
+        + (lexical[c].score / best_lex if c in lexical else 0.0)))
+
+
+def _ranks(scores: dict[str, float]) -> dict[str, int]:
+    """Competition ranks: ties share a rank (a tie must not be broken by dict order)."""
+    values = sorted(scores.values(), reverse=True)
+    first: dict[float, int] = {}
+    for i, v in enumerate(values):
+        first.setdefault(v, i)
+    return {k: first[v] for k, v in scores.items()}
+
+
+def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
+                 candidates: set[str], seen: ChannelScores, subject: Subject,
+                 ) -> dict[str, float]:
+    """Each candidate's reciprocal-rank fusion of the channels, with a bonus for dated
+    memories when the query asks when, and for memories about the people it names."""
+    rrf = settings.rrf_k
+    r_dense = _ranks(seen.dense)
+    r_lex = _ranks({c: seen.lexical[c].score for c in candidates if c in seen.lexical})
+    r_tem = _ranks({c: seen.temporal[c] for c in candidates if c in seen.temporal})
+    people = subject.people
+    fused: dict[str, float] = {}
+    for c in candidates:
+        score = 0.0
+        for ranks in (r_dense, r_lex, r_tem):
+            if c in ranks:
+                score += 1.0 / (rrf + ranks[c])
+        if q.intent.asks_when and index.has_dates(c):
+            score += 0.5 / rrf
+        if people and not q.intent.asks_when and index.about(c, people, own=True):
+            # (a question about when ranks by date; who said it matters less there)
+            score += settings.subject_boost / rrf * subject.own_shares.get(c, 1.0)
+        fused[c] = score
+    return fused
+
+
+def best_first(index: UserIndex, candidates: set[str], fused: dict[str, float],
+               max_results: int) -> list[str]:
+    """The ``max_results`` best candidates by fused score, the newer first on ties."""
+    def order(c: str) -> tuple[float, float]:
+        m = index.get(c)
+        return (-fused[c], -(m.created_at.timestamp() if m else 0.0))
+
+    return heapq.nsmallest(max_results, candidates, key=order)
+
+
+def retrieved(index: UserIndex, chosen: list[str], fused: dict[str, float],
+              seen: ChannelScores) -> list[RetrievedMemory]:
+    """The chosen memories with their fused score and each channel's score."""
+    out: list[RetrievedMemory] = []
+    for c in chosen:
+        m = index.get(c)
+        assert m is not None
+        channels = {"dense": seen.dense.get(c, math.nan)}
+        if c in seen.lexical:
+            channels["lexical"] = seen.lexical[c].score
+            channels["entity"] = seen.lexical[c].entity
+        if c in seen.temporal:
+            channels["temporal"] = seen.temporal[c]
+        out.append(RetrievedMemory(m, fused[c], channels))
+    return out

@@ -1,0 +1,144 @@
+"""The query as the robust engine reads it: its canonical copy, intent, words and dates.
+
+Everything here needs neither the store nor the embedding, so it runs while the query is
+embedded (and once at start, to warm the analysers up).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from rapidfuzz import fuzz
+
+from omoide.memory.language.canonical import canonical, query_copy
+from omoide.memory.language.lexicon import (
+    TEMPORAL_READINGS,
+    Analysis,
+    analyzer,
+    rewrite_temporal_reading,
+)
+from omoide.memory.language.phonetic import SoundIndex, min_similarity, sound_key
+from omoide.memory.language.temporal import DateSpan, resolve
+from omoide.memory.recall.intent import Intent, detect
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    """Everything about the query that does not need the store or the embedding."""
+
+    text: str
+    intent: Intent
+    analysis: Analysis
+    spans: tuple[DateSpan, ...]
+    date_words: tuple[str, ...] = ()
+    """The date expressions and their readings, left out of the lexical channel."""
+
+
+# Named periods, by reading, besides the date words of TEMPORAL_READINGS.
+_PERIOD_READINGS = {"ゴールデンウィーク": "ゴールデンウィーク",
+                    "シルバーウィーク": "シルバーウィーク",
+                    "ネンマツネンシ": "年末年始", "ショウガツ": "正月", "オショウガツ": "お正月",
+                    "クリスマス": "クリスマス", "ナツヤスミ": "夏休み", "フユヤスミ": "冬休み",
+                    "ハルヤスミ": "春休み", "サンレンキュウ": "三連休"}
+
+
+def _temporal_sounds() -> SoundIndex:
+    index = SoundIndex()
+    for reading, word in {**TEMPORAL_READINGS, **_PERIOD_READINGS}.items():
+        key = sound_key(reading)
+        if len(key) >= 5:
+            index.add(key, word)
+    return index
+
+
+_TEMPORAL_SOUNDS = _temporal_sounds()
+
+
+def heard_date_words(analysis: Analysis) -> list[str]:
+    """Date words (in kanji) heard by sound in a query whose spelling hid them
+    (数末 for 週末, ライデツ for 来月); only long words, never guessed from two morae."""
+    words: list[str] = []
+    never = set(analysis.not_date_sound_starts)
+    starts = tuple(s for s in analysis.sound_starts if s not in never)
+    for match in _TEMPORAL_SOUNDS.heard(analysis.sound, starts, analysis.sound_bounds):
+        words.extend(sorted(_TEMPORAL_SOUNDS.ids(match.key)))
+    return words
+
+
+_BARE_WEEKDAY = re.compile(r"^[月火水木金土日]曜日?$")
+_WEEK_WORDS = {"センシュウ": "先週", "ライシュウ": "来週", "コンシュウ": "今週",
+               "サライシュウ": "再来週", "センセンシュウ": "先々週"}
+
+
+def _week_heard_before(text: str, label: str) -> str | None:
+    """The week word (先週, 来週...) a recogniser garbled right before a weekday:
+    「戦修の土曜日」 and 「ライス火曜」 are 先週の土曜日 and 来週火曜."""
+    at = text.find(label)
+    if at <= 0:
+        return None
+    before = re.sub(r"の$", "", text[max(0, at - 6):at])
+    key = sound_key(analyzer().reading_of(before)) if before else ""
+    if len(key) < 4:
+        return None
+    best, best_score = None, 0.0
+    for reading, word in _WEEK_WORDS.items():
+        target = sound_key(reading)
+        # the end of what was said before the weekday, as long as the week word
+        score = fuzz.ratio(target, key[-len(target):]) if len(key) >= len(target) - 1 else 0
+        if score > best_score:
+            best, best_score = word, score
+    return best if best_score >= min_similarity(len(sound_key(best or ""))) else None
+
+
+def _past_weekday(span: DateSpan, today: date) -> DateSpan:
+    if span.start <= today:
+        return span
+    back = span.start - timedelta(days=7)
+    return DateSpan(back, back + (span.end - span.start), span.label)
+
+
+def _weekdays_placed(spans: tuple[DateSpan, ...], analysis: Analysis, intent: Intent,
+                     today: date) -> tuple[DateSpan, ...]:
+    """Bare weekdays (土曜日) put in their week: the one a garbled week word before them
+    names, else the last one when the query asks what was done (「土曜日何したっけ」)."""
+    fixed: list[DateSpan] = []
+    for s in spans:
+        week = _week_heard_before(analysis.temporal_text, s.label) \
+            if _BARE_WEEKDAY.match(s.label) else None
+        if week is not None:
+            fixed.extend(resolve(week + "の" + s.label, today) or [s])
+        elif _BARE_WEEKDAY.match(s.label) and intent.past_action:
+            fixed.append(_past_weekday(s, today))   # 「土曜日何したっけ」: the last one
+        else:
+            fixed.append(s)
+    return tuple(fixed)
+
+
+def _query_spans(analysis: Analysis, intent: Intent, today: date) -> tuple[DateSpan, ...]:
+    """The query's date ranges: as written, else as read aloud, else (for a question
+    about the user's memories) as heard by sound."""
+    spans = tuple(resolve(analysis.temporal_text, today))
+    if any(_BARE_WEEKDAY.match(s.label) for s in spans):
+        spans = _weekdays_placed(spans, analysis, intent, today)
+    if not spans and analysis.date_reading:
+        spans = tuple(resolve(rewrite_temporal_reading(analysis.date_reading), today))
+    if not spans and intent.recall:
+        for word in heard_date_words(analysis):
+            spans = tuple(resolve(word, today))
+            if spans:
+                break
+    return spans
+
+
+def prepare(query: str, now: datetime) -> PreparedQuery:
+    """``query`` analysed for recall at ``now``: canonical copy, intent, words, and the
+    date ranges it names (their words and readings kept out of the lexical channel)."""
+    text = query_copy(query)
+    intent = detect(canonical(query))
+    analysis = analyzer().analyse(text, query=True)
+    spans = _query_spans(analysis, intent, now.date())
+    labels = {s.label for s in spans}
+    exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
+    return PreparedQuery(text, intent, analysis, spans, exclude)
