@@ -17,9 +17,9 @@ pytest.importorskip("omoide_skills")
 
 from omoide.commands.demo import turn_observer
 from omoide.commands.demo_skills import FORGET_LINES, SKILL_LINES, run_skills_part
+from omoide.server.loopback import LoopbackOmoide, settings_from_data
 from omoide.types import Memory
-from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data
-from omoide_device_stackchan.simulator import SimulatedStackChan
+from omoide_device_stackchan.simulated_client import SimulatedStackChanClient
 
 
 def _config(data_dir: Path, tools: str) -> dict[str, Any]:
@@ -87,8 +87,9 @@ async def test_part_three_sets_a_timer_hears_it_and_forgets_after_a_yes(
         datetime.now(UTC))])
     observer = turn_observer()
     omoide.omoide.registry.pm.register(observer, name="test.observer")
-    robot = SimulatedStackChan(omoide.url)
-    omoide.stackchan().pairings.pair(robot.device_id, "demo")
+    client = SimulatedStackChanClient(omoide.url, management_headers={})
+    robot = client.robot
+    omoide.device("stackchan").service.pairings.pair(robot.device_id, "demo")
     await robot.provision()
     await robot.connect()
 
@@ -97,7 +98,7 @@ async def test_part_three_sets_a_timer_hears_it_and_forgets_after_a_yes(
         print(f"[{index}] {line} -> {reply.text}")
 
     try:
-        await run_skills_part(omoide, robot, observer, turn, 11, "demo",
+        await run_skills_part(omoide, client, observer, turn, 11, "demo",
                               timer_line="1秒タイマー")
     finally:
         await robot.close()

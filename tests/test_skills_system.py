@@ -19,7 +19,7 @@ import yaml
 pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("omoide_skills")
 
-from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data
+from omoide.server.loopback import LoopbackOmoide, settings_from_data
 from omoide_device_stackchan.simulator import SimulatedStackChan
 
 
@@ -49,7 +49,7 @@ async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
 
 async def robot_of(server: LoopbackOmoide, user: str) -> SimulatedStackChan:
     robot = SimulatedStackChan(server.url)
-    server.stackchan().pairings.pair(robot.device_id, user)
+    server.device("stackchan").service.pairings.pair(robot.device_id, user)
     await robot.provision()
     await robot.connect()
     return robot

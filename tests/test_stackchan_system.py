@@ -19,7 +19,7 @@ import yaml
 
 pytest.importorskip("omoide_device_stackchan")
 
-from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data
+from omoide.server.loopback import LoopbackOmoide, settings_from_data
 from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
 from omoide_device_stackchan.testing import speech_like
 
@@ -56,7 +56,7 @@ async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
 
 async def paired_robot(server: LoopbackOmoide, user: str, **kw: Any) -> SimulatedStackChan:
     robot = SimulatedStackChan(server.url, speed=4.0, **kw)
-    server.stackchan().pairings.pair(robot.device_id, user)
+    server.device("stackchan").service.pairings.pair(robot.device_id, user)
     await robot.provision()
     await robot.connect()
     return robot
@@ -108,7 +108,7 @@ async def test_an_unpaired_robot_activates_when_its_code_is_paired_from_the_cli(
         assert (await robot.type_text("こんにちは")).complete
     finally:
         await robot.close()
-    pairing = omoide.stackchan().pairings.get(robot.device_id)
+    pairing = omoide.device("stackchan").service.pairings.get(robot.device_id)
     assert (pairing.user, pairing.name, pairing.client_id) == ("taro", "子ども部屋",
                                                                robot.client_id)
     assert pairing.serial_number == "SN-E2E-0001" and pairing.activation_hmac

@@ -16,10 +16,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omoide.components.device import Device
+    from omoide.components.simulated_device import SimulatedDeviceClient
+    from omoide.server.loopback import LoopbackOmoide
 
 SETUP_LINES = (
     "駅前に新しいラーメン屋ができたから行ってきたよ",
@@ -36,6 +45,8 @@ RECALL_QUESTIONS = (
     "日本で一番高い山は？",
 )
 DEMO_USER = "demo"
+DEMO_DEVICE = "stackchan"
+"""The device registered under this name plays the robot (its ``simulated_client``)."""
 STAGE_LABELS = (("asr", "asr"), ("retrieve", "retrieve"), ("chat_first_token", "first token"),
                 ("first_sentence_audio", "first audio"), ("done", "done"))
 
@@ -164,36 +175,55 @@ def _print(*lines: str) -> None:
 
 async def _run(args: argparse.Namespace) -> int:
     import logging
-    import tempfile
 
-    import httpx
-
-    try:
-        from omoide_device_stackchan.emotions import face_emoji
-        from omoide_device_stackchan.loopback import LoopbackOmoide, StartFailed, settings_from_data
-        from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
-    except ImportError:
+    device_cls = demo_device_class()
+    if device_cls is None:
         _print("the demo needs the StackChan plugin: pip install -e plugins/device_stackchan")
         return 1
-    from omoide.errors import ConfigError
-
     logging.getLogger("omoide").setLevel(logging.WARNING)
     config_path = Path(args.config) if args.config else default_config()
     if not config_path.exists():
         _print(f"no config at {config_path}; pass --config FILE")
         return 2
-    tmp = None
-    if args.data_dir:
-        data_dir = Path(args.data_dir).resolve()
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="omoide-demo-")
-        data_dir = Path(tmp.name)
-    out = Path(args.out) if args.out else None
-    if out:
-        out.mkdir(parents=True, exist_ok=True)
+    with _data_folder(args.data_dir) as data_dir:
+        out = Path(args.out) if args.out else None
+        if out:
+            out.mkdir(parents=True, exist_ok=True)
+        _print("omoide demo: a simulated StackChan talks to omoide, offline.",
+               f"config {config_path}, data in {data_dir}", "")
+        return await _serve_and_talk(args, device_cls, config_path, data_dir, out)
 
-    _print("omoide demo: a simulated StackChan talks to omoide, offline.",
-           f"config {config_path}, data in {data_dir}", "")
+
+def demo_device_class() -> type[Device] | None:
+    """The device class an installed plugin registers as ``stackchan`` (the demo's robot),
+    or None when none does."""
+    from omoide.plugins import PluginRegistry
+
+    registry = PluginRegistry()
+    registry.discover()
+    registry.load_for([("device", DEMO_DEVICE)])
+    from omoide.components.device import Device
+
+    device_cls = registry.components["device"].get(DEMO_DEVICE)
+    return device_cls if device_cls is not None and issubclass(device_cls, Device) else None
+
+
+@contextlib.contextmanager
+def _data_folder(given: str | None) -> Iterator[Path]:
+    """``given`` (made absolute), or a temporary folder removed at the end."""
+    if given:
+        yield Path(given).resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="omoide-demo-") as tmp:
+        yield Path(tmp)
+
+
+async def _serve_and_talk(args: argparse.Namespace, device_cls: type[Device],
+                          config_path: Path, data_dir: Path, out: Path | None) -> int:
+    """Start the server on the demo's config, run the scenario against it, stop it."""
+    from omoide.errors import ConfigError
+    from omoide.server.loopback import LoopbackOmoide, StartFailed, settings_from_data
+
     try:
         settings = settings_from_data(prepare_config(config_path, data_dir),
                                       str(config_path))
@@ -208,58 +238,62 @@ async def _run(args: argparse.Namespace) -> int:
         _print(f"the server did not start: {exc}")
         await server.stop()
         return 1
-    observer = turn_observer()
-    server.omoide.registry.pm.register(observer, name="demo.observer")
     try:
-        from omoide.server.tokens import TokenStore
-        admin = {"Authorization": f"Bearer {TokenStore(settings.data_dir).admin_token()}"}
-        async with httpx.AsyncClient(base_url=server.url, timeout=120, headers=admin) as http:
-            health = (await http.get("/healthz")).json()
-            _show_components(health, real_choices(config_path))
-            robot = SimulatedStackChan(server.url, speed=4.0 if args.fast else 1.0)
-            try:
-                await robot.provision()
-            except ProvisioningRefused as refused:
-                code = refused.activation["code"]
-                _print(f"robot {robot.device_id} called the OTA endpoint: not paired yet, "
-                       f"it shows activation code {code}",
-                       f"  pairing it: omoide devices pair --code {code} --user {DEMO_USER}")
-                server.stackchan().pairings.pair_by_code(code, DEMO_USER)
-                await robot.provision()
-            await robot.connect()
-            _print(f"robot connected over WebSocket (session {robot.session_id}); "
-                   f"user {DEMO_USER!r}", "")
-
-            tally = DemoTally()
-            _print("== part 1: five things the user tells the robot ==")
-            for i, line in enumerate(SETUP_LINES, 1):
-                await _turn(i, line, robot, observer, face_emoji, out, tally,
-                            show_memories=False)
-
-            _print("", "== forced extraction (POST /v1/memory/extract) ==")
-            await _extract(http, server)
-
-            _print("", "== part 2: questions (recall, and two that need no memory) ==")
-            for i, line in enumerate(RECALL_QUESTIONS, len(SETUP_LINES) + 1):
-                await _turn(i, line, robot, observer, face_emoji, out, tally,
-                            show_memories=True)
-
-            # -- part 3: skills (tools); all of it lives in commands/demo_skills.py ------
-            from omoide.commands.demo_skills import run_skills_part
-            await run_skills_part(
-                server, robot, observer,
-                lambda i, line, **kw: _turn(i, line, robot, observer, face_emoji, out, tally,
-                                            **kw),
-                len(SETUP_LINES) + len(RECALL_QUESTIONS) + 1, DEMO_USER)
-            # -- end of part 3 ----------------------------------------------------------
-            await robot.close()
-            _show_tally(tally)
-            _show_stand_ins(health, real_choices(config_path))
+        return await _talk(args, server, device_cls, config_path, out)
     finally:
         await server.stop()
-        if tmp is not None:
-            tmp.cleanup()
+
+
+async def _talk(args: argparse.Namespace, server: LoopbackOmoide, device_cls: type[Device],
+                config_path: Path, out: Path | None) -> int:
+    """Pair a simulated robot, run the three parts, and tell how it went."""
+    import httpx
+
+    from omoide.server.tokens import TokenStore
+
+    observer = turn_observer()
+    server.omoide.registry.pm.register(observer, name="demo.observer")
+    admin = {"Authorization": f"Bearer {TokenStore(server.settings.data_dir).admin_token()}"}
+    async with httpx.AsyncClient(base_url=server.url, timeout=120, headers=admin) as http:
+        health = (await http.get("/healthz")).json()
+        _show_components(health, real_choices(config_path))
+        robot = device_cls.simulated_client(server.url, management_headers=admin,
+                                            speed=4.0 if args.fast else 1.0)
+        if robot is None:
+            _print(f"the {DEMO_DEVICE} device offers no simulated robot")
+            return 1
+        _print(*await robot.provision(DEMO_USER))
+        await robot.connect()
+        _print(f"robot connected over WebSocket (session {robot.session_id}); "
+               f"user {DEMO_USER!r}", "")
+        tally = DemoTally()
+        turn = functools.partial(_turn, robot=robot, observer=observer, out=out, tally=tally)
+        await _scenario(http, server, robot, observer, turn)
+        await robot.close()
+        _show_tally(tally)
+        _show_stand_ins(health, real_choices(config_path))
     return 0
+
+
+async def _scenario(http: Any, server: LoopbackOmoide, robot: SimulatedDeviceClient,
+                    observer: TurnObserver, turn: Callable[..., Awaitable[None]]) -> None:
+    """The three parts: what the user tells, a forced extraction and questions, skills."""
+    from omoide.commands.demo_skills import run_skills_part
+
+    _print("== part 1: five things the user tells the robot ==")
+    for i, line in enumerate(SETUP_LINES, 1):
+        await turn(i, line, show_memories=False)
+
+    _print("", "== forced extraction (POST /v1/memory/extract) ==")
+    await _extract(http, server)
+
+    _print("", "== part 2: questions (recall, and two that need no memory) ==")
+    for i, line in enumerate(RECALL_QUESTIONS, len(SETUP_LINES) + 1):
+        await turn(i, line, show_memories=True)
+
+    # part 3: skills (tools); all of it lives in commands/demo_skills.py
+    await run_skills_part(server, robot, observer, turn,
+                          len(SETUP_LINES) + len(RECALL_QUESTIONS) + 1, DEMO_USER)
 
 
 def _show_components(health: dict[str, Any], real: dict[str, str]) -> None:
@@ -284,11 +318,12 @@ def _show_stand_ins(health: dict[str, Any], real: dict[str, str]) -> None:
                    "configs/default.yaml (omoide serve --config configs/default.yaml)")
 
 
-async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_emoji: Any,
-                out: Path | None, tally: DemoTally, *, show_memories: bool) -> None:
+async def _turn(index: int, line: str, *, robot: SimulatedDeviceClient,
+                observer: TurnObserver, out: Path | None, tally: DemoTally,
+                show_memories: bool) -> None:
     clip = await asyncio.to_thread(synthesise_user_speech, line)
     seen = len(observer.turns)
-    reply = await robot.say(clip, mode="auto", timeout=180)
+    reply = await robot.say(clip, timeout=180)
     for _ in range(100):                       # the hook fires as the turn is journaled
         if len(observer.turns) > seen:
             break
@@ -313,7 +348,7 @@ async def _turn(index: int, line: str, robot: Any, observer: TurnObserver, face_
         tally.memory_questions += 1
         tally.recalled += bool(turn is not None and turn.memories)
     face = reply.face or "neutral"
-    _print(f"     robot {face_emoji(face)} [{face}]: {reply.text}")
+    _print(f"     robot {robot.face_emoji(face)} [{face}]: {reply.text}")
     if reply.errors:
         _print(f"     errors: {'; '.join(reply.errors)}")
     if turn is not None:

@@ -8,7 +8,10 @@ lists them); without them the part is skipped with a note.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omoide.components.simulated_device import SimulatedDeviceClient
 
 TIMER_LINE = "タイマーを10秒でセットして"
 """Said in full: Whisper base hears the bare 「10秒タイマー」 as nothing even with the
@@ -33,19 +36,8 @@ def _tool_calls(observer: Any) -> str:
                      for c in calls) or "none"
 
 
-async def _unprompted(robot: Any, timeout: float) -> list[str]:
-    """Sentences the robot says without being asked (up to its ``tts stop``)."""
-    sentences: list[str] = []
-    while True:
-        kind, payload = await robot.next_message(timeout)
-        if kind == "tts" and payload.get("state") == "sentence_start":
-            sentences.append(str(payload.get("text") or ""))
-        if kind == "tts" and payload.get("state") == "stop":
-            return sentences
-
-
-async def run_skills_part(server: Any, robot: Any, observer: Any, turn: TurnFn,
-                          first_index: int, user: str, *,
+async def run_skills_part(server: Any, robot: SimulatedDeviceClient, observer: Any,
+                          turn: TurnFn, first_index: int, user: str, *,
                           timer_line: str = TIMER_LINE) -> None:
     """Part 3 of the demo. ``turn(index, line, ...)`` is the demo's own turn printer."""
     tools = {t.name for t in server.omoide.runtime.tools}
@@ -58,7 +50,7 @@ async def run_skills_part(server: Any, robot: Any, observer: Any, turn: TurnFn,
     await turn(index, timer_line, show_memories=False)
     _print(f"     tool calls: {_tool_calls(observer)}")
     try:
-        said = await _unprompted(robot, timeout=60)
+        said = await robot.hear_unprompted(timeout=60)
         _print(f"     ... when it is up, unprompted, the robot says: {''.join(said)}")
     except (TimeoutError, ConnectionError) as exc:
         _print(f"     the timer did not go off on the robot: {exc}")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from omoide.announcements import Announcement
+    from omoide.components.simulated_device import SimulatedDeviceClient
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
     from omoide.types import AudioClip
@@ -83,3 +84,14 @@ class Device(Component[DeviceConfig]):
         """Speak ``announcement`` (sentences with audio) on ``user``'s device without a
         turn; True when it was delivered. Never raises for a device that went away."""
         return False
+
+    # -- a simulated robot (optional) ----------------------------------------------------
+    @classmethod
+    def simulated_client(cls, base_url: str, *, management_headers: dict[str, str],
+                         speed: float = 1.0) -> SimulatedDeviceClient | None:
+        """A new simulated device of this kind that talks to the omoide at ``base_url``
+        (``omoide demo`` uses it), or None when the plugin ships no simulator (the default).
+
+        ``management_headers`` authenticate management API calls (pairing it, as its owner
+        would); ``speed`` above 1 sends its speech faster than real time."""
+        return None

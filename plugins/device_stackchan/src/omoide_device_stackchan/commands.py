@@ -7,6 +7,9 @@ it. A re-flashed robot (a new client id) shows a code again: pairing that code
 re-pairs it. Pairings live in the device plugin's data folder
 (``<server.data_dir>/devices/<plugin>/``) and a running server picks changes up at the
 robot's next request. The console does the same through ``/v1/devices``.
+
+The plugin adds the command through the ``register_commands`` hook (see the package's
+``__init__``); the module stays cheap to import, for ``omoide --help``.
 """
 
 from __future__ import annotations
@@ -15,16 +18,19 @@ import argparse
 import json
 import sys
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omoide_device_stackchan.pairing import PairingStore
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``omoide devices`` and its actions to the command line."""
     parser = sub.add_parser("devices", help="pair, list, rename and revoke StackChan robots")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     pair = actions.add_parser("pair", help="bind a robot to a user")
-    _common(pair)
+    _config_arguments(pair)
     which = pair.add_mutually_exclusive_group(required=True)
     which.add_argument("device_id", nargs="?", help="the robot's device id (MAC address)")
     which.add_argument("--code", help="the activation code the robot shows")
@@ -33,59 +39,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     pair.set_defaults(handler=_pair)
 
     listing = actions.add_parser("list", help="paired robots and robots waiting to be paired")
-    _common(listing)
+    _config_arguments(listing)
     listing.add_argument("--json", action="store_true", help="machine-readable output")
     listing.set_defaults(handler=_list)
 
     rename = actions.add_parser("rename", help="give a paired robot a display name")
-    _common(rename)
+    _config_arguments(rename)
     rename.add_argument("device_id", help="the robot's device id (MAC address)")
     rename.add_argument("name", help="the new name ('' removes it)")
     rename.set_defaults(handler=_rename)
 
     revoke = actions.add_parser("revoke", help="refuse a robot from now on")
-    _common(revoke)
+    _config_arguments(revoke)
     revoke.add_argument("device_id", help="the robot's device id (MAC address)")
     revoke.set_defaults(handler=_revoke)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="YAML config file")
     parser.add_argument("--device", type=int, default=None,
                         help="index in the config's `devices:` list (default: the first "
                              "stackchan)")
 
 
-def device_data_dir(config: str, index: int | None) -> Path:
-    """The data folder the server gives the chosen device plugin (see the server's
-    ``host_for``: ``<server.data_dir>/devices/<plugin id>``)."""
-    from omoide.commands._common import load_or_exit
-    from omoide.config import wanted_components
-    from omoide.plugins import build_registry
+def _store(args: argparse.Namespace) -> PairingStore:
+    from omoide.api import device_data_dir
+    from omoide_device_stackchan.pairing import PairingStore
 
-    settings = load_or_exit(config)
-    registry = build_registry(wanted_components(settings.envelope))
-    devices = [(path, choice) for path, choice in settings.components.items()
-               if path.startswith("devices[")]
-    if index is not None:
-        devices = [d for d in devices if d[0] == f"devices[{index}]"]
-    else:
-        devices = [d for d in devices if d[1].cls.name == "stackchan"]
-    if not devices:
-        raise SystemExit(f"{config}: no {'such ' if index is not None else 'stackchan '}"
-                         "device in `devices:`")
-    name = devices[0][1].cls.name
-    owner = registry.owner_of("device", name) or name
-    return settings.device_data_dir(owner)
-
-
-def _store(args: argparse.Namespace) -> Any:
-    try:
-        from omoide_device_stackchan.pairing import PairingStore
-    except ImportError:
-        raise SystemExit("the StackChan plugin is not installed "
-                         "(pip install -e plugins/device_stackchan)") from None
-    return PairingStore(device_data_dir(args.config, args.device))
+    return PairingStore(device_data_dir(args.config, "stackchan", args.device))
 
 
 def _when(ts: float | None) -> str:

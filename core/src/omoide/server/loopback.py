@@ -1,8 +1,9 @@
-"""A whole omoide server on 127.0.0.1 inside the running event loop, for the simulator.
+"""A whole omoide server on 127.0.0.1 inside the running event loop, for simulated devices.
 
 ``omoide demo``, ``omoide bench devices`` and the whole-system tests use it: the real
-app (:func:`omoide.server.app.create_app`) under a real uvicorn, so the simulated
-robot goes through the same HTTP and WebSocket stack a StackChan does.
+app (:func:`omoide.server.app.create_app`) under a real uvicorn, so a simulated robot
+(see :meth:`omoide.components.device.Device.simulated_client`) goes through the same
+HTTP and WebSocket stack a real one does. Nothing here knows a particular device.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from omoide.config import Settings
 
-log = logging.getLogger("omoide.device.stackchan")
+log = logging.getLogger("omoide.server.loopback")
 
 
 def settings_from_data(data: dict[str, Any], source: str = "<loopback>") -> Settings:
@@ -54,11 +55,11 @@ class LoopbackOmoide:
         """The app's :class:`omoide.server.app.OmoideServer`."""
         return self.app.state.omoide
 
-    def stackchan(self, index: int = 0) -> Any:
-        """The :class:`StackChanService` of the ``index``-th stackchan device."""
-        from omoide_device_stackchan.device import StackChan
-        devices = [d for d in self.omoide.runtime.devices if isinstance(d, StackChan)]
-        return devices[index].service
+    def device(self, name: str, index: int = 0) -> Any:
+        """The running device component registered as ``name`` (``stackchan``), the
+        ``index``-th of them in the config's ``devices:`` list."""
+        devices = [d for d in self.omoide.runtime.devices if d.name == name]
+        return devices[index]
 
     async def start(self, ready_timeout_s: float = 300.0) -> dict[str, Any]:
         """Start serving and wait until ``/healthz`` says ready; returns its body."""

@@ -1,0 +1,80 @@
+"""The stackchan device's simulated client (``omoide demo``): a :class:`SimulatedStackChan`
+behind the core's :class:`omoide.api.SimulatedDeviceClient` protocol.
+
+It provisions as the firmware does (OTA); an unpaired robot is paired with the activation
+code it shows through the management API (``POST /v1/devices/pair``), as the owner would
+from the console, and provisions again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omoide_device_stackchan.emotions import face_emoji
+from omoide_device_stackchan.simulator import ProvisioningRefused, Reply, SimulatedStackChan
+
+if TYPE_CHECKING:
+    from omoide.api import AudioClip
+
+
+class SimulatedStackChanClient:
+    """One simulated StackChan (firmware habits) for a demo run."""
+
+    def __init__(self, base_url: str, *, management_headers: dict[str, str],
+                 speed: float = 1.0) -> None:
+        self.robot = SimulatedStackChan(base_url, speed=speed)
+        self._management_headers = management_headers
+
+    @property
+    def device_id(self) -> str:
+        return self.robot.device_id
+
+    @property
+    def session_id(self) -> str | None:
+        return self.robot.session_id
+
+    async def provision(self, user: str) -> list[str]:
+        try:
+            await self.robot.provision()
+            return []
+        except ProvisioningRefused as refused:
+            code = str(refused.activation["code"])
+        lines = [f"robot {self.device_id} called the OTA endpoint: not paired yet, "
+                 f"it shows activation code {code}",
+                 f"  pairing it: omoide devices pair --code {code} --user {user}"]
+        await self._pair(code, user)
+        await self.robot.provision()
+        return lines
+
+    async def _pair(self, code: str, user: str) -> None:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=30, headers=self._management_headers) as http:
+            response = await http.post(f"{self.robot.base_url}/v1/devices/pair",
+                                       json={"code": code, "user": user})
+        if response.status_code >= 400:
+            raise RuntimeError(f"pairing robot {self.device_id} failed: "
+                               f"{response.status_code} {response.text}")
+
+    async def connect(self) -> None:
+        await self.robot.connect()
+
+    async def say(self, clip: AudioClip, *, timeout: float) -> Reply:
+        return await self.robot.say(clip, mode="auto", timeout=timeout)
+
+    async def hear_unprompted(self, timeout: float) -> list[str]:
+        sentences: list[str] = []
+        while True:
+            kind, payload = await self.robot.next_message(timeout)
+            state = payload.get("state") if kind == "tts" else None
+            if state == "sentence_start":
+                sentences.append(str(payload.get("text") or ""))
+            if state == "stop":
+                return sentences
+
+    def face_emoji(self, face: str) -> str:
+        return face_emoji(face)
+
+    async def close(self) -> None:
+        await self.robot.close()
+
