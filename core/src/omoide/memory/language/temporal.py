@@ -18,6 +18,7 @@ Sunday it is today and the next weekend.
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -182,6 +183,144 @@ class _Scanner:
                 self.found.append((m.start(), DateSpan(start, end, m.group(0))))
 
 
+_Dates = list[tuple[date, date]]
+_Handler = Callable[[re.Match[str], date], _Dates]
+"""Turns one match into the date ranges it means, relative to today (none: no match)."""
+
+
+def _absolute(m: re.Match[str], today: date) -> _Dates:
+    return [(d, d) for d in absolute_dates(m.group(0), today)]
+
+
+def _month_day(m: re.Match[str], today: date) -> _Dates:
+    y, mo = _month_add(today, _MONTH_OFFSETS[m.group(1)])
+    try:
+        d = date(y, mo, int(m.group(2)))
+    except ValueError:
+        return []
+    return [(d, d)]
+
+
+def _week_day(m: re.Match[str], today: date) -> _Dates:
+    monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(1)])
+    d = monday + timedelta(days=_weekday_index(m.group(2)))
+    return [(d, d)]
+
+
+def _next_day(m: re.Match[str], today: date) -> _Dates:
+    target = _weekday_index(m.group(2))
+    ahead = (target - today.weekday()) % 7 or 7
+    d = today + timedelta(days=ahead)
+    return [(d, d)]
+
+
+def _last_day(m: re.Match[str], today: date) -> _Dates:
+    target = _weekday_index(m.group(2))
+    back = (today.weekday() - target) % 7 or 7
+    d = today - timedelta(days=back)
+    return [(d, d)]
+
+
+def _week_end(m: re.Match[str], today: date) -> _Dates:
+    word = m.group(1)
+    if word in ("", "今週", "この"):
+        return _weekend(today)
+    sat = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[word], days=5)
+    return [(sat, sat + timedelta(days=1))]
+
+
+def _holiday_run(m: re.Match[str], today: date) -> _Dates:
+    """The current or next run of days off (連休), looking a few days back."""
+    runs = long_weekends(today - timedelta(days=3), today + timedelta(days=60))
+    return [r for r in runs if r[1] >= today][:1]
+
+
+def _named_period(m: re.Match[str], today: date) -> _Dates:
+    span = _nearest_span(today, _named_periods(today.year)[m.group(0)])
+    return [span] if span else []
+
+
+def _month_part(m: re.Match[str], today: date) -> _Dates:
+    word, part = m.group(1), m.group(2)
+    y, mo = _month_add(today, _MONTH_OFFSETS.get(word, 0))
+    first, last = _PART.get(part or "", (1, 31))
+    return [_month_span(y, mo, first, last)]
+
+
+def _numbered_month(m: re.Match[str], today: date) -> _Dates:
+    mo = int(m.group(1))
+    if not 1 <= mo <= 12:
+        return []
+    first, last = _PART.get(m.group(2) or "", (1, 31))
+    span = _nearest_span(today, lambda y: _month_span(y, mo, first, last))
+    return [span] if span else []
+
+
+def _days_from_now(m: re.Match[str], today: date) -> _Dates:
+    n = int(m.group(1)) * (1 if m.group(2) == "後" else -1)
+    d = today + timedelta(days=n)
+    return [(d, d)]
+
+
+def _start_of_next_week(m: re.Match[str], today: date) -> _Dates:
+    monday = week_start(today) + timedelta(weeks=1)
+    return [(monday, monday + timedelta(days=1))]
+
+
+def _day_offset(m: re.Match[str], today: date) -> _Dates:
+    d = today + timedelta(days=_DAY_OFFSETS[m.group(0)])
+    return [(d, d)]
+
+
+def _whole_week(m: re.Match[str], today: date) -> _Dates:
+    monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(0)])
+    return [(monday, monday + timedelta(days=6))]
+
+
+def _year(m: re.Match[str], today: date) -> _Dates:
+    y = today.year + {"去年": -1, "昨年": -1, "今年": 0, "来年": 1}[m.group(0)]
+    return [(date(y, 1, 1), date(y, 12, 31))]
+
+
+def _bare_weekday(m: re.Match[str], today: date) -> _Dates:
+    ahead = (_weekday_index(m.group(1)) - today.weekday()) % 7
+    d = today + timedelta(days=ahead)
+    return [(d, d)]
+
+
+_BEFORE_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
+    (r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日|(?<![\d年])\d{1,2}\s*月\s*\d{1,2}\s*日",
+     _absolute),
+    (rf"({_MONTH})の?(\d{{1,2}})日", _month_day),
+    (rf"({_WEEK})の?{_W}", _week_day),
+    (rf"(今度|次|こんど|つぎ|今週)の?{_W}", _next_day),
+    (rf"(この前|この間|こないだ|前)の?{_W}", _last_day),
+    (rf"({_WEEK})末", _week_end),
+    (r"(この|)週末", _week_end),
+    (r"()土日", _week_end),
+    (r"(三|3|４|4|大型)?連休", _holiday_run),
+)
+"""Expressions by priority (each character is used by the first that matches it), up
+to the named periods and holidays, whose pattern depends on the year."""
+
+_AFTER_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
+    (rf"({_MONTH})の?(末|上旬|中旬|下旬|初め|頭)", _month_part),
+    (r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])", _numbered_month),
+    (r"()月(末)", _month_part),
+    (rf"({_MONTH})()", _month_part),
+    (r"(?<![\d月])(\d{1,3})日(後|前)", _days_from_now),
+    (r"来?週明け", _start_of_next_week),
+    (_DAY, _day_offset),
+    (_WEEK, _whole_week),
+)
+
+_NOT_FOR_MEMORY: tuple[tuple[str, _Handler], ...] = (
+    (r"去年|昨年|今年|来年", _year),
+    (rf"(?<!毎週)(?<!毎週の)(?<![何毎]){_W}", _bare_weekday),
+)
+"""Year-wide ranges and bare weekdays: last, and only for queries (see :func:`resolve`)."""
+
+
 def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpan]:
     """Date ranges ``text`` refers to, relative to ``today``, in order of appearance.
 
@@ -189,135 +328,16 @@ def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpa
     weekday: 「毎週金曜」) and year-wide ranges (今年), which say little about an event.
     """
     s = _Scanner(text)
-
-    def absolute(m: re.Match[str]) -> list[tuple[date, date]]:
-        return [(d, d) for d in absolute_dates(m.group(0), today)]
-
-    s.scan(r"\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日|(?<![\d年])\d{1,2}\s*月\s*\d{1,2}\s*日",
-           absolute)
-
-    def month_day(m: re.Match[str]) -> list[tuple[date, date]]:
-        y, mo = _month_add(today, _MONTH_OFFSETS[m.group(1)])
-        try:
-            d = date(y, mo, int(m.group(2)))
-        except ValueError:
-            return []
-        return [(d, d)]
-
-    s.scan(rf"({_MONTH})の?(\d{{1,2}})日", month_day)
-
-    def week_day(m: re.Match[str]) -> list[tuple[date, date]]:
-        monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(1)])
-        d = monday + timedelta(days=_weekday_index(m.group(2)))
-        return [(d, d)]
-
-    s.scan(rf"({_WEEK})の?{_W}", week_day)
-
-    def next_day(m: re.Match[str]) -> list[tuple[date, date]]:
-        target = _weekday_index(m.group(2))
-        ahead = (target - today.weekday()) % 7 or 7
-        d = today + timedelta(days=ahead)
-        return [(d, d)]
-
-    s.scan(rf"(今度|次|こんど|つぎ|今週)の?{_W}", next_day)
-
-    def last_day(m: re.Match[str]) -> list[tuple[date, date]]:
-        target = _weekday_index(m.group(2))
-        back = (today.weekday() - target) % 7 or 7
-        d = today - timedelta(days=back)
-        return [(d, d)]
-
-    s.scan(rf"(この前|この間|こないだ|前)の?{_W}", last_day)
-
-    def week_end(m: re.Match[str]) -> list[tuple[date, date]]:
-        word = m.group(1)
-        if word in ("", "今週", "この"):
-            return _weekend(today)
-        sat = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[word], days=5)
-        return [(sat, sat + timedelta(days=1))]
-
-    s.scan(rf"({_WEEK})末", week_end)
-    s.scan(r"(この|)週末", week_end)
-    s.scan(r"()土日", week_end)
-
-    def holiday_run(m: re.Match[str]) -> list[tuple[date, date]]:
-        runs = long_weekends(today - timedelta(days=3), today + timedelta(days=60))
-        current = [r for r in runs if r[1] >= today]
-        if for_memory or not current:
-            return current[:1]
-        return current[:1]
-
-    s.scan(r"(三|3|４|4|大型)?連休", holiday_run)
-
-    periods = _named_periods(today.year)
-    names = _period_pattern(today.year)
-
-    def named(m: re.Match[str]) -> list[tuple[date, date]]:
-        span = _nearest_span(today, periods[m.group(0)])
-        return [span] if span else []
-
-    s.scan(names, named)
-
-    def month_part(m: re.Match[str]) -> list[tuple[date, date]]:
-        word, part = m.group(1), m.group(2)
-        y, mo = _month_add(today, _MONTH_OFFSETS.get(word, 0))
-        first, last = _PART.get(part or "", (1, 31))
-        return [_month_span(y, mo, first, last)]
-
-    s.scan(rf"({_MONTH})の?(末|上旬|中旬|下旬|初め|頭)", month_part)
-
-    def numbered_month(m: re.Match[str]) -> list[tuple[date, date]]:
-        mo = int(m.group(1))
-        if not 1 <= mo <= 12:
-            return []
-        first, last = _PART.get(m.group(2) or "", (1, 31))
-        span = _nearest_span(today, lambda y: _month_span(y, mo, first, last))
-        return [span] if span else []
-
-    s.scan(r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])", numbered_month)
-    s.scan(r"()月(末)", month_part)
-    s.scan(rf"({_MONTH})()", month_part)
-
-    def days_from_now(m: re.Match[str]) -> list[tuple[date, date]]:
-        n = int(m.group(1)) * (1 if m.group(2) == "後" else -1)
-        d = today + timedelta(days=n)
-        return [(d, d)]
-
-    s.scan(r"(?<![\d月])(\d{1,3})日(後|前)", days_from_now)
-
-    def start_of_next_week(m: re.Match[str]) -> list[tuple[date, date]]:
-        monday = week_start(today) + timedelta(weeks=1)
-        return [(monday, monday + timedelta(days=1))]
-
-    s.scan(r"来?週明け", start_of_next_week)
-
-    def day_offset(m: re.Match[str]) -> list[tuple[date, date]]:
-        d = today + timedelta(days=_DAY_OFFSETS[m.group(0)])
-        return [(d, d)]
-
-    s.scan(_DAY, day_offset)
-
-    def whole_week(m: re.Match[str]) -> list[tuple[date, date]]:
-        monday = week_start(today) + timedelta(weeks=_WEEK_OFFSETS[m.group(0)])
-        return [(monday, monday + timedelta(days=6))]
-
-    s.scan(_WEEK, whole_week)
-
-    if not for_memory:
-        def year(m: re.Match[str]) -> list[tuple[date, date]]:
-            y = today.year + {"去年": -1, "昨年": -1, "今年": 0, "来年": 1}[m.group(0)]
-            return [(date(y, 1, 1), date(y, 12, 31))]
-
-        s.scan(r"去年|昨年|今年|来年", year)
-
-        def bare_weekday(m: re.Match[str]) -> list[tuple[date, date]]:
-            ahead = (_weekday_index(m.group(1)) - today.weekday()) % 7
-            d = today + timedelta(days=ahead)
-            return [(d, d)]
-
-        s.scan(rf"(?<!毎週)(?<!毎週の)(?<![何毎]){_W}", bare_weekday)
-
+    expressions: list[tuple[str | re.Pattern[str], _Handler]] = [
+        *_BEFORE_NAMED_PERIODS, (_period_pattern(today.year), _named_period),
+        *_AFTER_NAMED_PERIODS, *(() if for_memory else _NOT_FOR_MEMORY)]
+    for pattern, handle in expressions:
+        s.scan(pattern, functools.partial(_on_day, handle, today))
     return [span for _, span in sorted(s.found, key=lambda x: x[0])]
+
+
+def _on_day(handle: _Handler, today: date, m: re.Match[str]) -> _Dates:
+    return handle(m, today)
 
 
 _HABIT = re.compile(r"毎週|毎朝|毎晩|毎日|曜[日]?(?:と|、|・|や)")
