@@ -168,94 +168,26 @@ class Analyzer:
         return list(self._tokenizer().tokenize(text, getattr(SplitMode, mode)))
 
     def analyse(self, text: str, *, query: bool) -> Analysis:
+        """What recall needs of ``text``: its content words (:class:`Term`) and the text
+        with spoken date words in kanji; for a ``query`` also adjacent runs of words and
+        the readings and sound keys the sound and date channels search."""
         text = canonical(text)
         if not _JAPANESE.search(text):
             return Analysis(english_terms(text), text)
         if not self.available:
             return Analysis(_bigram_terms(text), text, to_katakana(text))
         words_c = self._morphemes(text, "C")
-        terms: dict[frozenset[str], Term] = {}
-
-        def add(keys: set[str], weight: float, proper: bool, surface: str) -> None:
-            if any(k.startswith("何") for k in keys):
-                return  # question words: 何曜, 何点
-            keys = {k for k in keys if _usable_key(k)}
-            if not keys or keys & STOP_LEMMAS:
-                return
-            fk = frozenset(keys)
-            old = terms.get(fk)
-            if old is None or old.weight < weight:
-                terms[fk] = Term(fk, weight, proper, surface)
-
-        units = [words_c]
-        if True:  # split compounds too: 日本酒 -> 日本 + 酒, チーズケーキ -> チーズ + ケーキ
-            units.append(self._morphemes(text, "A"))
-        for words in units:
+        terms = _Terms()
+        # split compounds too: 日本酒 -> 日本 + 酒, チーズケーキ -> チーズ + ケーキ
+        for words in (words_c, self._morphemes(text, "A")):
             for w in words:
-                pos = tuple(w.part_of_speech())
-                surface = w.surface()
-                if _ASCII_WORD.match(surface):
-                    cw: tuple[float, bool] | None = (1.5, True)
-                else:
-                    cw = _content_weight(pos)
-                if cw is None and query and _KANA_WORD.match(surface) and \
-                        pos[0] not in ("助詞", "助動詞"):
-                    cw = (0.8, False)  # a kana word the analyser misread (じゅく as an adverb)
-                if cw is None:
-                    continue
-                norm = w.normalized_form()
-                if norm in STOP_LEMMAS or surface in STOP_LEMMAS:
-                    continue
-                reading = to_katakana(w.reading_form())
-                if reading in TEMPORAL_READINGS:
-                    continue
-                keys = {norm.lower(), surface.lower(), to_katakana(surface).lower()}
-                if query and _ASCII_WORD.match(surface):
-                    kana = romaji_to_katakana(surface)
-                    if kana and len(kana) >= 2:
-                        keys.add(kana)  # ASR sometimes spells Japanese in latin letters
-                if len(reading) >= 2 and reading != "キゴウ":
-                    keys.add(reading)
-                add(keys, cw[0], cw[1], surface)
-        if query:
-            # Runs of adjacent words, for words the analyser split (は|いしゃ, しゅう|まつ).
-            for n in (2, 3):
-                for i in range(len(words_c) - n + 1):
-                    run = words_c[i:i + n]
-                    if any(w.part_of_speech()[0] in ("補助記号", "空白") for w in run):
-                        continue
-                    reading = "".join(to_katakana(w.reading_form()) for w in run)
-                    surface = "".join(w.surface() for w in run)
-                    if reading in TEMPORAL_READINGS:
-                        continue
-                    add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
-                        False, surface)
+                term = _word_term(w, query)
+                if term is not None:
+                    terms.add(*term)
         if not query:
-            return Analysis(tuple(terms.values()), text)
-        kept = [w for w in words_c if w.part_of_speech()[0] not in ("補助記号", "空白")]
-        parts = [to_katakana(w.reading_form()) for w in kept]
-        starts: list[int] = []
-        sound: list[str] = []
-        sound_starts: list[int] = []
-        bounds: list[int] = [0]
-        not_date_starts: list[int] = []
-        offset = sound_offset = 0
-        for w, part in zip(kept, parts, strict=True):
-            key = sound_key(part)
-            if w.part_of_speech()[0] not in ("助詞", "助動詞"):
-                starts.append(offset)
-                sound_starts.append(sound_offset)
-            if _never_a_date(w):
-                not_date_starts.append(sound_offset)
-            offset += len(part)
-            sound.append(key)
-            sound_offset += len(key)
-            bounds.append(sound_offset)
-        date_reading = "".join(w.surface() if _never_a_date(w) else part
-                               for w, part in zip(kept, parts, strict=True))
-        return Analysis(tuple(terms.values()), self._rewrite_temporal(words_c), "".join(parts),
-                        tuple(starts), "".join(sound), tuple(sound_starts), tuple(bounds),
-                        date_reading, tuple(not_date_starts))
+            return Analysis(terms.all(), text)
+        _add_word_runs(terms, words_c)
+        return _query_analysis(terms.all(), self._rewrite_temporal(words_c), words_c)
 
     def reading_of(self, text: str) -> str:
         """Katakana reading of ``text`` (the text itself without Sudachi)."""
@@ -289,6 +221,103 @@ class Analyzer:
                 out.append(words[i].surface())
                 i += 1
         return "".join(out)
+
+
+class _Terms:
+    """The terms of one text by their keys, the heaviest kept of those with the same keys."""
+
+    def __init__(self) -> None:
+        self._by_keys: dict[frozenset[str], Term] = {}
+
+    def add(self, keys: set[str], weight: float, proper: bool, surface: str) -> None:
+        """Add a term, unless it is a question word (何曜, 何点) or a stop word."""
+        if any(k.startswith("何") for k in keys):
+            return  # question words: 何曜, 何点
+        keys = {k for k in keys if _usable_key(k)}
+        if not keys or keys & STOP_LEMMAS:
+            return
+        fk = frozenset(keys)
+        old = self._by_keys.get(fk)
+        if old is None or old.weight < weight:
+            self._by_keys[fk] = Term(fk, weight, proper, surface)
+
+    def all(self) -> tuple[Term, ...]:
+        return tuple(self._by_keys.values())
+
+
+def _word_term(w: Any, query: bool) -> tuple[set[str], float, bool, str] | None:
+    """The keys, weight, name flag and surface of one Sudachi word as a term; None for a
+    word that is no content word, a stop word or a date word."""
+    pos = tuple(w.part_of_speech())
+    surface = w.surface()
+    if _ASCII_WORD.match(surface):
+        cw: tuple[float, bool] | None = (1.5, True)
+    else:
+        cw = _content_weight(pos)
+    if cw is None and query and _KANA_WORD.match(surface) and \
+            pos[0] not in ("助詞", "助動詞"):
+        cw = (0.8, False)  # a kana word the analyser misread (じゅく as an adverb)
+    if cw is None:
+        return None
+    norm = w.normalized_form()
+    if norm in STOP_LEMMAS or surface in STOP_LEMMAS:
+        return None
+    reading = to_katakana(w.reading_form())
+    if reading in TEMPORAL_READINGS:
+        return None
+    keys = {norm.lower(), surface.lower(), to_katakana(surface).lower()}
+    if query and _ASCII_WORD.match(surface):
+        kana = romaji_to_katakana(surface)
+        if kana and len(kana) >= 2:
+            keys.add(kana)  # ASR sometimes spells Japanese in latin letters
+    if len(reading) >= 2 and reading != "キゴウ":
+        keys.add(reading)
+    return keys, cw[0], cw[1], surface
+
+
+def _add_word_runs(terms: _Terms, words: list[Any]) -> None:
+    """Runs of two and three adjacent words, for words the analyser split (は|いしゃ,
+    しゅう|まつ)."""
+    for n in (2, 3):
+        for i in range(len(words) - n + 1):
+            run = words[i:i + n]
+            if any(w.part_of_speech()[0] in ("補助記号", "空白") for w in run):
+                continue
+            reading = "".join(to_katakana(w.reading_form()) for w in run)
+            surface = "".join(w.surface() for w in run)
+            if reading in TEMPORAL_READINGS:
+                continue
+            terms.add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
+                      False, surface)
+
+
+def _query_analysis(terms: tuple[Term, ...], temporal_text: str,
+                    words: list[Any]) -> Analysis:
+    """A query's analysis: its terms, and its readings and sound keys with the offsets
+    where its words start (marks and spaces left out)."""
+    kept = [w for w in words if w.part_of_speech()[0] not in ("補助記号", "空白")]
+    parts = [to_katakana(w.reading_form()) for w in kept]
+    starts: list[int] = []
+    sound: list[str] = []
+    sound_starts: list[int] = []
+    bounds: list[int] = [0]
+    not_date_starts: list[int] = []
+    offset = sound_offset = 0
+    for w, part in zip(kept, parts, strict=True):
+        key = sound_key(part)
+        if w.part_of_speech()[0] not in ("助詞", "助動詞"):
+            starts.append(offset)
+            sound_starts.append(sound_offset)
+        if _never_a_date(w):
+            not_date_starts.append(sound_offset)
+        offset += len(part)
+        sound.append(key)
+        sound_offset += len(key)
+        bounds.append(sound_offset)
+    date_reading = "".join(w.surface() if _never_a_date(w) else part
+                           for w, part in zip(kept, parts, strict=True))
+    return Analysis(terms, temporal_text, "".join(parts), tuple(starts), "".join(sound),
+                    tuple(sound_starts), tuple(bounds), date_reading, tuple(not_date_starts))
 
 
 def _never_a_date(word: Any) -> bool:
