@@ -20,7 +20,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -33,12 +33,50 @@ from omoide.server.inputs import UserId
 from omoide.server.turn_feed import TurnFeed, turn_feed_router
 
 if TYPE_CHECKING:
-    from omoide.server.app import OmoideServer
+    from pathlib import Path
+
+    from omoide.components.turn_events import TurnEventSubscriber
+    from omoide.config import Settings
+    from omoide.memory.api import MemoryService
+    from omoide.plugins import PluginRegistry
+    from omoide.server.limits import NewUserLimiter
 
 log = logging.getLogger("omoide.server.console")
 
 FORGOTTEN_FILE = "recently_forgotten.sqlite3"
 """Where forgotten memories wait out their undo window (in ``server.data_dir``)."""
+
+
+class ConsoleServer(Protocol):
+    """What the console needs of the server it serves
+    (:class:`omoide.server.app.OmoideServer`), and no more."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def memory(self) -> MemoryService: ...
+
+    @property
+    def data_dir(self) -> Path:
+        """Where the undo copies of forgotten memories wait."""
+        ...
+
+    @property
+    def registry(self) -> PluginRegistry: ...
+
+    @property
+    def turn_observers(self) -> list[TurnEventSubscriber]:
+        """Who reads every turn's events (the turn feed joins them)."""
+        ...
+
+    @property
+    def new_users(self) -> NewUserLimiter: ...
+
+    @property
+    def ready(self) -> asyncio.Event:
+        """Set once the server has started (the people routes answer 503 before)."""
+        ...
 
 
 @dataclass
@@ -52,7 +90,7 @@ class ConsoleServices:
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, server: OmoideServer) -> ConsoleServices:
+    def build(cls, server: ConsoleServer) -> ConsoleServices:
         from omoide.memory.engine import MemoryEngine
 
         memory = server.memory
@@ -62,24 +100,23 @@ class ConsoleServices:
         return cls(feed, RelevanceJudge(memory),
                    ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE))
 
-    def start(self, server: OmoideServer) -> None:
+    def start(self, server: ConsoleServer) -> None:
         """Listen for completed turns and start the purger of expired undo copies (call
         inside the server's loop, when it starts)."""
-        pm = server.registry.pm
-        if not pm.is_registered(self.feed):
-            pm.register(self.feed, name=f"console.turns.{id(self.feed)}")
+        if self.feed.on_event not in server.turn_observers:
+            server.turn_observers.append(self.feed.on_event)
         if self.forget_undo is not None:
             self._tasks.append(asyncio.create_task(self.forget_undo.run_purger()))
 
-    async def stop(self, server: OmoideServer) -> None:
+    async def stop(self, server: ConsoleServer) -> None:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
-        if server.registry.pm.is_registered(self.feed):
-            server.registry.pm.unregister(self.feed)
+        if self.feed.on_event in server.turn_observers:
+            server.turn_observers.remove(self.feed.on_event)
         if self.forget_undo is not None:
             self.forget_undo.close()
 
@@ -88,7 +125,7 @@ def _static(name: str) -> bytes:
     return resources.files("omoide.server").joinpath(f"static/{name}").read_bytes()
 
 
-def console_router(server: OmoideServer, services: ConsoleServices) -> APIRouter:
+def console_router(server: ConsoleServer, services: ConsoleServices) -> APIRouter:
     """The page, its files, the live turns, people and undo routes."""
     from omoide.memory.engine import MemoryEngine
     from omoide.server.people_routes import people_router

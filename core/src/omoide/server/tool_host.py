@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from omoide.components import AnnounceOutcome
 from omoide.types import Emotion
 
 if TYPE_CHECKING:
     from omoide.announcements import Announcer
+    from omoide.config import Settings
     from omoide.memory.api import MemoryService
-    from omoide.server.app import OmoideServer
+
+
+class ToolHostServer(Protocol):
+    """What a tool host reads from the server (:class:`omoide.server.app.OmoideServer`),
+    each time a tool asks: the memory service is there only once the server started."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def memory(self) -> MemoryService: ...
 
 
 class ServerToolHost:
     """One per tool plugin: its own data folder, the shared memory and announcer."""
 
-    def __init__(self, server: OmoideServer, announcer: Announcer, data_dir: Path) -> None:
+    def __init__(self, server: ToolHostServer, announcer: Announcer, data_dir: Path) -> None:
         self._server = server
         self._announcer = announcer
         self._data_dir = data_dir
