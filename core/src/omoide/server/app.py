@@ -30,6 +30,7 @@ from omoide import long_lived
 from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector
+from omoide.components.turn_events import TurnEventSubscriber
 from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
 from omoide.memory.api import MemoryService
@@ -37,7 +38,7 @@ from omoide.memory.control.json_shapes import profile_fact_json
 from omoide.pipeline.assistant import Assistant, ExtractionScheduler
 from omoide.pipeline.tools import ToolRunner
 from omoide.pipeline.trace import TraceLog
-from omoide.pipeline.turn import NullSink, TurnRequest, TurnResult, TurnSink
+from omoide.pipeline.turn import AnySink, NullSink, TurnRequest, TurnResult
 from omoide.plugins import PluginRegistry
 from omoide.runtime import Runtime
 from omoide.server.auth import (
@@ -113,6 +114,8 @@ class OmoideServer:
         trace_file = settings.server.trace_file
         self.traces = TraceLog(self.data_dir / trace_file if trace_file else None,
                                settings.server.traces_kept)
+        self.turn_observers: list[TurnEventSubscriber] = []
+        """Who reads every turn's events besides its device (the console's feed)."""
         self.memory_state = ComponentState.CREATED
         self.memory_reason: str | None = None
         self.assistant: Assistant | None = None
@@ -157,7 +160,7 @@ class OmoideServer:
         pm.register(self._scheduler, name=f"core.extraction.{id(self)}")
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
-                                   tools=self.tools)
+                                   tools=self.tools, observers=self.turn_observers)
         long_lived.settle("the server's components")  # models: never garbage, never walked
         self.ready.set()
         log.info("omoide is ready")
@@ -220,7 +223,7 @@ class OmoideServer:
     def host_for(self, plugin_id: str) -> ServerDeviceHost:
         return ServerDeviceHost(self, self.settings.device_data_dir(plugin_id))
 
-    async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
+    async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
         if not self.ready.is_set():
             raise _NotReady()
         assert self.assistant is not None
@@ -244,7 +247,7 @@ class ServerDeviceHost:
     def timezone(self) -> str:
         return self._server.settings.assistant.timezone
 
-    async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
+    async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
         return await self._server.run_turn(request, sink)
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:

@@ -35,6 +35,7 @@ from omoide.server.turn_feed import TurnFeed, turn_feed_router
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from omoide.components.turn_events import TurnEventSubscriber
     from omoide.config import Settings
     from omoide.memory.api import MemoryService
     from omoide.plugins import PluginRegistry
@@ -63,6 +64,11 @@ class ConsoleServer(Protocol):
 
     @property
     def registry(self) -> PluginRegistry: ...
+
+    @property
+    def turn_observers(self) -> list[TurnEventSubscriber]:
+        """Who reads every turn's events (the turn feed joins them)."""
+        ...
 
     @property
     def new_users(self) -> NewUserLimiter: ...
@@ -97,9 +103,8 @@ class ConsoleServices:
     def start(self, server: ConsoleServer) -> None:
         """Listen for completed turns and start the purger of expired undo copies (call
         inside the server's loop, when it starts)."""
-        pm = server.registry.pm
-        if not pm.is_registered(self.feed):
-            pm.register(self.feed, name=f"console.turns.{id(self.feed)}")
+        if self.feed.on_event not in server.turn_observers:
+            server.turn_observers.append(self.feed.on_event)
         if self.forget_undo is not None:
             self._tasks.append(asyncio.create_task(self.forget_undo.run_purger()))
 
@@ -110,8 +115,8 @@ class ConsoleServices:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
-        if server.registry.pm.is_registered(self.feed):
-            server.registry.pm.unregister(self.feed)
+        if self.feed.on_event in server.turn_observers:
+            server.turn_observers.remove(self.feed.on_event)
         if self.forget_undo is not None:
             self.forget_undo.close()
 

@@ -5,9 +5,10 @@
     GET /v1/users/{user}/turns                that person's recent turns (admin or them)
     GET /v1/users/{user}/turns/events         that person's stream (admin or them)
 
-:class:`TurnFeed` observes ``on_turn_completed`` (after the exchange is journaled) and
-keeps each turn whole: transcript, reply, face, the memories injected and the profile,
-what was degraded, the device and the trace. The turns live in memory only (a restart
+:class:`TurnFeed` reads each turn's ``Done`` event (:mod:`omoide.components.turn_events`;
+it comes after the exchange is journaled) and keeps each turn whole: transcript,
+reply, face, the memories injected and the profile, what was degraded, the device and
+the trace. The turns live in memory only (a restart
 empties the feed; the journal and the trace file keep their own records).
 
 A stream first replays the kept turns after the browser's ``Last-Event-ID`` (all kept
@@ -30,9 +31,8 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from omoide.hookspecs import hookimpl
+from omoide.components.turn_events import Done, TurnEvent
 from omoide.memory.control.json_shapes import profile_fact_json
-from omoide.pipeline.turn import CompletedTurn
 from omoide.server.auth import Principal, require_admin, require_user
 from omoide.server.inputs import UserId
 from omoide.server.tokens import TokenStore
@@ -50,7 +50,7 @@ CREDENTIAL_CHECK_S = 15.0
 class TurnFeed:
     """Recent whole turns, and the queues of the streams listening for new ones.
 
-    Register it as a plugin (``pm.register(feed)``): it implements ``on_turn_completed``.
+    Subscribe :meth:`on_event` to the assistant's turn events (``Assistant.observers``).
     """
 
     def __init__(self, kept: int = KEPT_TURNS) -> None:
@@ -58,26 +58,34 @@ class TurnFeed:
         self._seq = 0
         self._subscribers: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
-    @hookimpl
-    def on_turn_completed(self, turn: CompletedTurn) -> None:
-        self.publish(self.turn_json(turn))
+    async def on_event(self, event: TurnEvent) -> None:
+        """Subscriber of the turns' events: publishes each journaled turn at its
+        ``Done``. Never raises (an observer must not disturb a turn)."""
+        if not isinstance(event, Done) or event.exchange is None:
+            return
+        try:
+            self.publish(self.turn_json(event))
+        except Exception:
+            log.exception("the turn feed could not publish turn %s", event.turn_id)
 
-    def turn_json(self, turn: CompletedTurn) -> dict[str, Any]:
-        """The console's view of one completed turn."""
-        trace = turn.trace.to_json()
-        notes = list(turn.degraded)
+    def turn_json(self, done: Done) -> dict[str, Any]:
+        """The console's view of one journaled turn."""
+        assert done.exchange is not None
+        exchange, result = done.exchange, done.result
+        trace = result.trace
+        notes = list(result.degraded)
         for name, stage in trace["stages"].items():
             if stage.get("error") and not any(stage["error"] in n for n in notes):
                 notes.append(f"{name}: {stage['error']}")
         return {
-            "turn_id": trace["turn_id"], "user": turn.exchange.user,
+            "turn_id": trace["turn_id"], "user": exchange.user,
             "device": trace.get("device"), "started_at": trace["started_at"],
-            "at": turn.exchange.at.isoformat(),
-            "transcript": turn.exchange.user_text, "reply": turn.exchange.assistant_text,
-            "face": turn.emotion.value, "interrupted": turn.interrupted,
+            "at": exchange.at.isoformat(),
+            "transcript": exchange.user_text, "reply": exchange.assistant_text,
+            "face": result.emotion.value, "interrupted": result.interrupted,
             "memories": [{"id": m.memory.id, "text": m.memory.text, "kind": m.memory.kind,
-                          "score": round(m.score, 4)} for m in turn.memories],
-            "profile": [profile_fact_json(f) for f in turn.profile],
+                          "score": round(m.score, 4)} for m in result.memories],
+            "profile": [profile_fact_json(f) for f in result.profile],
             "degraded": notes, "stages": trace["stages"], "tools": trace.get("tools", [])}
 
     def publish(self, turn: dict[str, Any]) -> None:
