@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from omoide.announcements import Announcement
     from omoide.components.simulated_device import SimulatedDeviceClient
+    from omoide.components.turn_events import TurnEventSink
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
     from omoide.types import AudioClip
@@ -28,8 +29,12 @@ class DeviceHost(Protocol):
     data_dir: Path
     """Where the plugin may keep state (pairings, tokens), one sub-folder per plugin."""
 
-    async def run_turn(self, request: TurnRequest, sink: TurnSink) -> TurnResult:
-        """Run one turn (audio or text) and stream its results into ``sink``.
+    async def run_turn(self, request: TurnRequest,
+                       sink: TurnEventSink | TurnSink) -> TurnResult:
+        """Run one turn (audio or text) and stream its events into ``sink``
+        (:mod:`omoide.components.turn_events`: the device shows ``Heard``, the face of
+        ``EmotionChosen`` and plays each ``Sentence``; an older ``TurnSink`` with
+        ``on_transcript`` / ``on_emotion`` / ``on_sentence`` is still accepted).
 
         Cancelling the awaiting task is barge-in: speech stops, queued sentences
         are dropped, what was already said is journaled.
