@@ -1,11 +1,11 @@
 """Announcements on a StackChan: the robot speaks without being asked (a timer went off).
 
-An announcement is delivered like a reply with no user turn before it: ``llm`` (the
-face), ``tts start``, then ``sentence_start`` + paced Opus per sentence, then ``tts
-stop``. It waits for a turn in progress to finish (at most ``TURN_WAIT_S``) so it never
-talks over the robot's own reply. Messages queued while the person's robot was away
-are taken from the server (``DeviceHost.take_announcements``) once the robot is back
-and has said hello.
+An announcement is delivered like a reply with no user turn before it (the same
+events through the same sink): ``llm`` (the face), ``tts start``, then
+``sentence_start`` + paced Opus per sentence, then ``tts stop``. It waits for a turn in
+progress to finish (at most ``TURN_WAIT_S``) so it never talks over the robot's own
+reply. Messages queued while the person's robot was away are taken from the server
+(``DeviceHost.take_announcements``) once the robot is back and has said hello.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from omoide.components.turn_events import EmotionChosen, Sentence
 from omoide_device_stackchan.connection import DeviceConnection, DeviceGone, DeviceTurnSink
 
 if TYPE_CHECKING:
@@ -39,10 +40,11 @@ async def speak(conn: DeviceConnection, announcement: Announcement) -> bool:
     while conn._turn_running() and time.monotonic() < deadline:
         await asyncio.sleep(POLL_S)
     sink = DeviceTurnSink(conn)
+    user, emotion = conn.identity.user, announcement.emotion
     try:
-        await sink.on_emotion(announcement.emotion)
+        await sink.on_event(EmotionChosen(emotion=emotion, user=user))
         for text, audio in announcement.sentences:
-            await sink.on_sentence(text, audio)
+            await sink.on_event(Sentence(text=text, emotion=emotion, audio=audio, user=user))
         if sink.tts_started:
             await conn._pacer.drain()
             await conn.send_json({"type": "tts", "state": "stop"})

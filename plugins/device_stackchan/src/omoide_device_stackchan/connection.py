@@ -4,8 +4,9 @@ Each connection runs in its own task with its own state; nothing here waits on a
 device. Three things run concurrently per connection:
 
 - the receive loop (this task): JSON commands, uplink Opus -> end-of-speech detection;
-- at most one turn task: ``host.run_turn`` streaming into :class:`DeviceTurnSink`,
-  which sends ``stt`` / ``llm`` / ``tts`` and paces Opus frames in real time;
+- at most one turn task: ``host.run_turn`` publishing the turn's events to
+  :class:`DeviceTurnSink`, which sends ``stt`` / ``llm`` / ``tts`` and paces Opus
+  frames in real time;
 - a watchdog closing the connection after ``close_after_silence_s`` without speech
   (after a spoken goodbye, so the robot ends as after any reply).
 
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omoide.audio import resample
+from omoide.components.turn_events import EmotionChosen, Heard, Sentence, TurnEvent
 from omoide.errors import InvalidInput
 from omoide.pipeline.turn import TurnRequest
 from omoide.types import AudioClip, Emotion, ToolCall
@@ -147,7 +149,10 @@ class AudioPacer:
 
 
 class DeviceTurnSink:
-    """Delivers one turn to the device: ``stt``, ``llm``, ``tts`` + paced Opus."""
+    """Delivers one turn's events to the device: ``Heard`` -> ``stt``, ``EmotionChosen``
+    -> ``llm`` (the face, once), ``Sentence`` -> ``tts`` + paced Opus; the other events
+    are not the robot's business. Greetings, goodbyes and announcements are spoken as
+    the same events."""
 
     def __init__(self, conn: DeviceConnection) -> None:
         self._conn = conn
@@ -155,21 +160,29 @@ class DeviceTurnSink:
         self.emotion_sent = False
         self.sentences = 0
 
-    async def on_transcript(self, text: str) -> None:
+    async def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, Heard):
+            await self._show_transcript(event.transcript)
+        elif isinstance(event, EmotionChosen):
+            await self._show_face(event.emotion)
+        elif isinstance(event, Sentence):
+            await self._speak(event.text, event.audio)
+
+    async def _show_transcript(self, text: str) -> None:
         if text:   # nothing heard: the robot shows no empty bubble
             await self._conn.send_json({"type": "stt", "text": text})
 
-    async def on_emotion(self, emotion: Emotion) -> None:
+    async def _show_face(self, emotion: Emotion) -> None:
         if self.emotion_sent:
             return
         self.emotion_sent = True
         face = stackchan_face(emotion)
         await self._conn.send_json({"type": "llm", "text": face_emoji(face), "emotion": face})
 
-    async def on_sentence(self, text: str, audio: AudioClip | None) -> None:
+    async def _speak(self, text: str, audio: AudioClip | None) -> None:
         conn = self._conn
         if not self.emotion_sent:   # the face always changes before the robot speaks
-            await self.on_emotion(Emotion.NEUTRAL)
+            await self._show_face(Emotion.NEUTRAL)
         if not self.tts_started:
             self.tts_started = True
             await conn.send_json({"type": "tts", "state": "start"})
@@ -641,7 +654,7 @@ class DeviceConnection:
         line = random.choice(self.config.greetings) if self.config.greetings else None
 
         async def greeting(sink: DeviceTurnSink) -> None:
-            await sink.on_transcript(wake_word)
+            await sink.on_event(Heard(transcript=wake_word, user=self.identity.user))
             if line:
                 await self.speak_line(sink, line, Emotion.HAPPY)
 
@@ -650,14 +663,15 @@ class DeviceConnection:
     async def speak_line(self, sink: DeviceTurnSink, text: str, emotion: Emotion) -> None:
         """Say a fixed line through the sink: face, subtitle, the server's TTS voice.
         Without TTS (or if it fails) the line is shown without sound."""
-        await sink.on_emotion(emotion)
+        user = self.identity.user
+        await sink.on_event(EmotionChosen(emotion=emotion, user=user))
         try:
             audio = await self.host.synthesize(text)
         except Exception as exc:  # noqa: BLE001 - a line without sound is still shown
             log.warning("device %s: cannot synthesise %r: %s", self.identity.device_id,
                         text, exc)
             audio = None
-        await sink.on_sentence(text, audio)
+        await sink.on_event(Sentence(text=text, emotion=emotion, audio=audio, user=user))
 
     async def _call_tool(self, call: ToolCall) -> str:
         assert self.mcp is not None

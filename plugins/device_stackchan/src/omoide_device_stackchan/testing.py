@@ -2,7 +2,8 @@
 
 ``ScriptedHost`` is a test double of the server's DeviceHost (it extends
 ``omoide.testing.doubles.DeviceHostDouble``): instead of running ASR/chat/TTS it plays
-a fixed script into the turn sink, so the tests see exactly the protocol the plugin
+a fixed script into the turn sink as the events the device reads (``Heard``,
+``EmotionChosen``, ``Sentence``), so the tests see exactly the protocol the plugin
 produces. The server is real: uvicorn on 127.0.0.1 with the plugin's router.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from omoide.components.turn_events import EmotionChosen, Heard, Sentence
 from omoide.pipeline.turn import TurnResult
 from omoide.testing.doubles import DeviceHostDouble
 from omoide.types import AudioClip, Emotion, ToolCall
@@ -51,7 +53,7 @@ class Script:
 
 
 class ScriptedHost(DeviceHostDouble):
-    """A test double of the server: plays a fixed script into the sink."""
+    """A test double of the server: plays a fixed script into the sink's events."""
 
     def __init__(self, data_dir: Path, vad: Any = None) -> None:
         super().__init__(data_dir, vad)
@@ -73,19 +75,20 @@ class ScriptedHost(DeviceHostDouble):
             if s.fail_with:
                 raise RuntimeError(s.fail_with)
             transcript = request.text or s.transcript
-            await sink.on_transcript(transcript)
+            await sink.on_event(Heard(transcript=transcript, user=request.user))
             if not transcript:     # like the assistant: nothing heard, nothing said
                 self.completed += 1
                 return TurnResult(str(uuid.uuid4()), request.user, "", "", Emotion.NEUTRAL,
                                   [], [], [], {})
             if s.tool_call is not None and request.tool_handler is not None:
                 self.tool_results.append(await request.tool_handler(s.tool_call))
-            await sink.on_emotion(s.emotion)
+            await sink.on_event(EmotionChosen(emotion=s.emotion, user=request.user))
             audio: list[AudioClip | None] = []
             for text in s.sentences:
                 clip = tone(s.seconds_per_sentence)
                 audio.append(clip)
-                await sink.on_sentence(text, clip)
+                await sink.on_event(Sentence(text=text, emotion=s.emotion, audio=clip,
+                                             user=request.user))
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
