@@ -22,6 +22,22 @@ import numpy as np
 
 from omoide_bench.benches._stats import percentiles
 
+
+class FirstAudioSink:
+    """Reads a turn's events as a device would; notes when the first sentence with
+    audio was delivered."""
+
+    def __init__(self) -> None:
+        self.first_audio: float | None = None
+
+    async def on_event(self, event: Any) -> None:
+        from omoide.components.turn_events import Sentence
+
+        if self.first_audio is None and isinstance(event, Sentence) \
+                and event.audio is not None:
+            self.first_audio = time.perf_counter()
+
+
 REPLY = ("[happy] うん、それはいいね！今日はとても楽しかったよ。"
          "また明日も一緒に遊ぼうね。おやすみなさい。")
 
@@ -84,22 +100,11 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     from omoide.pipeline.turn import TurnRequest
     from omoide.plugins import PluginRegistry
     from omoide.testing.doubles import FakeASR, FakeChat, FakeTTS, MemoryServiceDouble
-    from omoide.types import AudioClip, Emotion
+    from omoide.types import AudioClip
 
     registry = PluginRegistry()
     registry.pm.register(sections)
     settings = AssistantSettings()
-
-    class Sink:
-        first_audio: float | None = None
-
-        async def on_transcript(self, text: str) -> None: ...
-
-        async def on_emotion(self, emotion: Emotion) -> None: ...
-
-        async def on_sentence(self, text: str, audio: Any) -> None:
-            if self.first_audio is None and audio is not None:
-                self.first_audio = time.perf_counter()
 
     ends = _sentence_end_tokens(REPLY, args.chunk_chars, settings.first_sentence_comma_split)
     asr, chat, tts = (FakeASR(FakeASR.Config(latency_ms=args.asr_ms, text="今日はどうだった？")),
@@ -112,7 +117,7 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
     clip = AudioClip(np.full(16000, 0.1, dtype=np.float32), 16000)
     firsts, dones, over_first, over_done, crit = [], [], [], [], []
     for i in range(args.turns):
-        sink = Sink()
+        sink = FirstAudioSink()
         tts.durations_ms.clear()
         t0 = time.perf_counter()
         await assistant.run_turn(TurnRequest(user=f"u{i % 3}", audio=clip,
@@ -177,20 +182,8 @@ async def _tool_round(args: argparse.Namespace, plain: Any, asr: Any, tts: Any,
                               memory=MemoryServiceDouble(), hooks=plain.hooks,
                               tools=ToolRunner([tool], ToolCallSettings(), "Asia/Tokyo"))
         framework, firsts = [], []
-
-        class Sink:
-            first_audio: float | None = None
-
-            async def on_transcript(self, text: str) -> None: ...
-
-            async def on_emotion(self, emotion: Any) -> None: ...
-
-            async def on_sentence(self, text: str, audio: Any) -> None:
-                if self.first_audio is None and audio is not None:
-                    self.first_audio = time.perf_counter()
-
         for i in range(args.turns):
-            sink = Sink()
+            sink = FirstAudioSink()
             t0 = time.perf_counter()
             result = await assistant.run_turn(TurnRequest(user=f"u{i % 3}", audio=clip,
                                                           end_of_speech_at=t0), sink)
