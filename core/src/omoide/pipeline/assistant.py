@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 import pluggy
 
 from omoide.components import ASR, TTS, ChatModel
+from omoide.components.memory_types import MemoryService, Profile, Recall
 from omoide.components.turn_events import (
     Degraded,
     Done,
@@ -46,8 +47,6 @@ from omoide.config import AssistantSettings, ToolCallSettings
 from omoide.errors import OmoideError
 from omoide.hooks import Hooks
 from omoide.hookspecs import hookimpl
-from omoide.memory.api import MemoryService, Recall
-from omoide.memory.recall.profile import Profile
 from omoide.pipeline.emotion import StreamingEmotionParser
 from omoide.pipeline.history import ConversationHistory
 from omoide.pipeline.prompt import (

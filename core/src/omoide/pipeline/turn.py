@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from omoide.components.memory_types import ProfileFact
 from omoide.components.turn_events import (
     EmotionChosen,
     Heard,
@@ -14,7 +15,6 @@ from omoide.components.turn_events import (
     TurnEvent,
     TurnEventSink,
 )
-from omoide.memory.recall.profile import ProfileFact
 from omoide.pipeline.trace import TurnTrace
 from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
 

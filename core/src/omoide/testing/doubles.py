@@ -17,7 +17,7 @@ import time
 import unicodedata
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import Field
@@ -43,6 +43,7 @@ from omoide.components import (
     VectorStore,
 )
 from omoide.components.store import ScrollPage, StoreCapabilities, VectorStoreConfig
+from omoide.components.turn_events import Sentence, StageEnded, StageStarted, TurnEvent
 from omoide.components.vad import EndOfSpeechDetector
 from omoide.errors import ComponentError
 from omoide.types import (
@@ -62,6 +63,7 @@ from omoide.types import (
 )
 
 DOUBLE = "a test double, not for real use"
+AnyEvent = TypeVar("AnyEvent")
 
 
 class FakeASRConfig(ASRConfig):
@@ -320,6 +322,29 @@ class InMemoryStore(VectorStore):
 
     async def _count(self, user: str) -> int:
         return len(self._data.get(user, {}))
+
+
+class TurnEventRecorder:
+    """An event sink that keeps every event of the turns it is given, in order;
+    ``play_s`` per ``Sentence`` stands for a device playing it (back-pressure)."""
+
+    def __init__(self, play_s: float = 0.0) -> None:
+        self.play_s = play_s
+        self.events: list[TurnEvent] = []
+
+    async def on_event(self, event: TurnEvent) -> None:
+        self.events.append(event)
+        if self.play_s and isinstance(event, Sentence):
+            await asyncio.sleep(self.play_s)
+
+    def kinds(self) -> list[str]:
+        """The events' class names, in order (``StageStarted:chat`` for stage events)."""
+        return [f"{type(e).__name__}:{e.stage}" if isinstance(e, StageStarted | StageEnded)
+                else type(e).__name__ for e in self.events]
+
+    def of(self, kind: type[AnyEvent]) -> list[AnyEvent]:
+        """The events of one class, in order."""
+        return [e for e in self.events if isinstance(e, kind)]
 
 
 class DeviceHostDouble:
