@@ -229,8 +229,8 @@ async def test_an_index_over_a_shared_store_picks_up_other_processes_writes(
 
 async def test_a_check_against_a_shared_store_waits_while_people_are_recalling(
         make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory.index import cache as index_cache
-    monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
+    from omoide.memory.index import shared_store_refresh
+    monkeypatch.setattr(shared_store_refresh, "RENEW_PAUSE_S", 0.01)
 
     class CountedStore(PagedStore):
         counted = 0
@@ -344,10 +344,10 @@ async def test_with_neither_index_nor_vector_in_time_a_recall_takes_whichever_co
 async def test_a_built_index_is_kept_out_of_full_garbage_collections(
         make_engine, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from omoide import long_lived
-    from omoide.memory.index import cache as index_cache
+    from omoide.memory.index import builds
     settled: list[str] = []
     monkeypatch.setattr(long_lived, "settle", settled.append)
-    monkeypatch.setattr(index_cache, "SETTLE_EVERY", 16)
+    monkeypatch.setattr(builds, "SETTLE_EVERY", 16)
     engine = await make_engine(index={"page_size": 8})
     await engine.add_memories("me", [guitar(i) for i in range(40)])
     await engine.index("me")
@@ -483,15 +483,15 @@ def test_a_large_build_steps_aside_while_a_recall_runs(monkeypatch) -> None:  # 
 def held_analysis(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     """Index builds read their records, then hold before analysing them until the event
     is set (set at the end of the test in any case)."""
-    from omoide.memory.index import cache as index_cache
+    from omoide.memory.index import builds
     analysing = threading.Event()
-    add_page = index_cache._add_page
+    add_page = builds._add_page
 
     def held(*args: Any) -> None:
         analysing.wait()
         add_page(*args)
 
-    monkeypatch.setattr(index_cache, "_add_page", held)
+    monkeypatch.setattr(builds, "_add_page", held)
     yield analysing
     analysing.set()
 
@@ -774,8 +774,8 @@ async def test_after_an_upgrade_outdated_saved_indexes_are_renewed_before_anyone
 
 async def test_outdated_saved_indexes_wait_while_people_are_recalling(
         make_engine, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory.index import cache as index_cache
-    monkeypatch.setattr(index_cache, "RENEW_PAUSE_S", 0.01)
+    from omoide.memory.index import shared_store_refresh
+    monkeypatch.setattr(shared_store_refresh, "RENEW_PAUSE_S", 0.01)
     store = PagedStore(MemoryStoreConfig())
     await saved_by_an_earlier_version(make_engine, store, tmp_path / "data", ["me"],
                                       monkeypatch)

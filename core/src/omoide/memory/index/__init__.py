@@ -2,8 +2,12 @@
 
 - :mod:`.person_index` — :class:`~.person_index.UserIndex`: lexical, entity and temporal
   postings and cached vectors of one person's memories;
-- :mod:`.cache` — :class:`~.cache.IndexCache`: builds from the store a page at a time, an
-  LRU bounded in megabytes, saving and loading, shared-store refresh, dense fallback;
+- :mod:`.cache` — :class:`~.cache.IndexCache`, the façade the engine talks to, composing
+  :mod:`.builds` (from the store a page at a time, or loaded), :mod:`.lru` (ready
+  indexes bounded in megabytes), :mod:`.persistence` (saved indexes and records),
+  :mod:`.shared_store_refresh` (other processes' writes), :mod:`.dense_fallback` (dense
+  recall until an index is ready), :mod:`.warm_start` and :mod:`.cache_worker` (the
+  worker thread and background work);
 - :mod:`.saved_indexes` — indexes kept on disk between starts;
 - :mod:`.build_scheduling` — build slots that go to whoever waits for one now;
 - :mod:`.foreground_recalls` — recalls under way, so large builds step aside;
