@@ -168,7 +168,7 @@ class _EvalRun:
                 Path(settings.data_dir) / "eval-speak-cache.json"
             self.speaker = SpokenQueries(runtime.tts, runtime.asr, cache_path)
         self.embedder: Any = runtime.embedder
-        self.cache: CachedEmbedder | None = (
+        self.cache: Any = (
             CachedEmbedder(self.embedder, Path(args.embed_cache)) if args.embed_cache else None)
         self.store_label = ""
         self.evaluator: Any = None
