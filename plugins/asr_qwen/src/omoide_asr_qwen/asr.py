@@ -17,17 +17,21 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.blocking import load_on_own_thread
-from omoide.components import ASR, ASRConfig, RecognitionContext
-from omoide.errors import (
+from omoide.api import (
+    ASR,
+    ASRConfig,
+    AudioClip,
     ComponentError,
     ConfigError,
     ConfigProblem,
     InvalidInput,
     ModelNotAvailable,
+    RecognitionContext,
+    Transcript,
+    WeightSource,
+    load_on_own_thread,
+    resolve_weights,
 )
-from omoide.types import AudioClip, Transcript
-from omoide.weights import WeightSource, resolve_weights
 
 log = logging.getLogger("omoide.asr.qwen")
 

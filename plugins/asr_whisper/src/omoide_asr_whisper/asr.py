@@ -26,11 +26,20 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.blocking import load_on_own_thread
-from omoide.components import ASR, ASRConfig, RecognitionContext
-from omoide.errors import ComponentError, ConfigError, ConfigProblem, ModelNotAvailable
-from omoide.types import AudioClip, Transcript
-from omoide.weights import WeightSource, resolve_weights
+from omoide.api import (
+    ASR,
+    ASRConfig,
+    AudioClip,
+    ComponentError,
+    ConfigError,
+    ConfigProblem,
+    ModelNotAvailable,
+    RecognitionContext,
+    Transcript,
+    WeightSource,
+    load_on_own_thread,
+    resolve_weights,
+)
 from omoide_asr_whisper import bundled
 from omoide_asr_whisper.languages import LANGUAGES, whisper_language
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from omoide.errors import ModelNotAvailable
-from omoide.weights import ModelFile, assemble_model, model_cache_dir
+from omoide.api import ModelFile, ModelNotAvailable, assemble_model, model_cache_dir
 
 NAME = "base"
 """``asr.model`` value that selects the bundled model."""

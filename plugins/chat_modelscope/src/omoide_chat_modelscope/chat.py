@@ -16,11 +16,19 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from omoide.components import ChatConfig, ChatModel
-from omoide.config import Secret
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.openai_compat import error_message, to_component_error
-from omoide.types import ChatDelta, ChatMessage, ToolCall, ToolSpec
+from omoide.api import (
+    ChatConfig,
+    ChatDelta,
+    ChatMessage,
+    ChatModel,
+    ComponentError,
+    ModelNotAvailable,
+    Secret,
+    ToolCall,
+    ToolSpec,
+    error_message,
+    to_component_error,
+)
 
 log = logging.getLogger("omoide.chat.modelscope")
 

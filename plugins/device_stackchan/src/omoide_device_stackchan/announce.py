@@ -16,11 +16,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from omoide.components.turn_events import EmotionChosen, Sentence
+from omoide.api import EmotionChosen, Sentence
 from omoide_device_stackchan.connection import DeviceConnection, DeviceGone, DeviceTurnSink
 
 if TYPE_CHECKING:
-    from omoide.announcements import Announcement
+    from omoide.api import Announcement
     from omoide_device_stackchan.service import StackChanService
 
 log = logging.getLogger("omoide.device.stackchan")

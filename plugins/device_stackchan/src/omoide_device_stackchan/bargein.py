@@ -26,7 +26,7 @@ from collections import deque
 
 import numpy as np
 
-from omoide.types import FloatArray
+from omoide.api import FloatArray
 
 
 def rms(samples: FloatArray) -> float:

@@ -12,9 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from omoide.audio import resample
-from omoide.errors import ComponentError, InvalidInput
-from omoide.types import AudioClip, FloatArray
+from omoide.api import AudioClip, ComponentError, FloatArray, InvalidInput, resample
 
 OPUS_RATES = (8000, 12000, 16000, 24000, 48000)
 OPUS_FRAME_MS = (10, 20, 40, 60)

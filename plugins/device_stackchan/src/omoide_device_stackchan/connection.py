@@ -38,11 +38,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from omoide.audio import resample
-from omoide.components.turn_events import EmotionChosen, Heard, Sentence, TurnEvent
-from omoide.errors import InvalidInput
-from omoide.pipeline.turn import TurnRequest
-from omoide.types import AudioClip, Emotion, ToolCall
+from omoide.api import (
+    AudioClip,
+    Emotion,
+    EmotionChosen,
+    Heard,
+    InvalidInput,
+    Sentence,
+    ToolCall,
+    TurnEvent,
+    TurnRequest,
+    resample,
+)
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.bargein import EchoGate, rms
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
@@ -53,7 +60,7 @@ from omoide_device_stackchan.mcp import DeviceMcpClient
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
-    from omoide.components.device import DeviceHost
+    from omoide.api import DeviceHost
     from omoide_device_stackchan.device import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")

@@ -21,16 +21,13 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from omoide.components.device import Device, DeviceConfig, DeviceHost
-from omoide.config import Secret
-from omoide.errors import ModelNotAvailable
+from omoide.api import Device, DeviceConfig, DeviceHost, ModelNotAvailable, Secret
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
-    from omoide.announcements import Announcement
+    from omoide.api import Announcement
     from omoide_device_stackchan.service import StackChanService
-    from omoide_device_stackchan.simulated_client import SimulatedStackChanClient
 
 
 class StackChanConfig(DeviceConfig):
@@ -183,12 +180,3 @@ class StackChan(Device):
     async def announce(self, user: str, announcement: Announcement) -> bool:
         return self.service is not None and await self.service.announcer.announce(
             user, announcement)
-
-    @classmethod
-    def simulated_client(cls, base_url: str, *, management_headers: dict[str, str],
-                         speed: float = 1.0) -> SimulatedStackChanClient:
-        """A simulated StackChan with the stock firmware's habits (see
-        :mod:`omoide_device_stackchan.simulator`)."""
-        from omoide_device_stackchan.simulated_client import SimulatedStackChanClient
-        return SimulatedStackChanClient(base_url, management_headers=management_headers,
-                                        speed=speed)

@@ -6,7 +6,7 @@ anything else as neutral, so the server only ever sends these.
 
 from __future__ import annotations
 
-from omoide.types import Emotion
+from omoide.api import Emotion
 
 STACKCHAN_FACES = ("neutral", "happy", "laughing", "angry", "sad", "crying", "sleepy",
                    "doubtful")

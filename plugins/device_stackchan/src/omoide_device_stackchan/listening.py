@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from omoide.components.vad import VadEvent
-from omoide.types import FloatArray
+from omoide.api import FloatArray, VadEvent
 
 
 class UtteranceBuffer:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from omoide.types import ToolCall, ToolSpec
+from omoide.api import ToolCall, ToolSpec
 
 log = logging.getLogger("omoide.device.stackchan")
 

@@ -45,8 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from omoide.errors import InvalidInput
-from omoide.user_ids import validate_user_id
+from omoide.api import InvalidInput, validate_user_id
 from omoide_device_stackchan.identifiers import normalize_device_id
 
 log = logging.getLogger("omoide.device.stackchan")

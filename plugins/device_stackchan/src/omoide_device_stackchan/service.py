@@ -61,7 +61,7 @@ from omoide_device_stackchan.ratelimit import SourceRateLimiter
 from omoide_device_stackchan.tokens import TokenSigner, bearer_token, load_or_create_secret
 
 if TYPE_CHECKING:
-    from omoide.components.device import DeviceHost
+    from omoide.api import DeviceHost
     from omoide_device_stackchan.device import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")

@@ -48,8 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from omoide.audio import resample, write_wav
-from omoide.types import AudioClip
+from omoide.api import AudioClip, resample, write_wav
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 
@@ -675,7 +674,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from omoide.audio import read_wav
+    from omoide.api import read_wav
     robot = SimulatedStackChan(args.url, device_id=args.device_id, client_id=args.client_id,
                                speed=args.speed)
     try:

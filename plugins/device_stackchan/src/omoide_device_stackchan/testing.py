@@ -18,10 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from omoide.components.turn_events import EmotionChosen, Heard, Sentence
-from omoide.pipeline.turn import TurnResult
+from omoide.api import AudioClip, Emotion, EmotionChosen, Heard, Sentence, ToolCall, TurnResult
 from omoide.testing.doubles import DeviceHostDouble
-from omoide.types import AudioClip, Emotion, ToolCall
 from omoide_device_stackchan.device import StackChan, StackChanConfig
 
 

@@ -23,10 +23,16 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.blocking import PriorityRunner
-from omoide.components import Embedder, EmbedderConfig
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.types import EmbedPurpose, FloatArray, Priority
+from omoide.api import (
+    ComponentError,
+    Embedder,
+    EmbedderConfig,
+    EmbedPurpose,
+    FloatArray,
+    ModelNotAvailable,
+    Priority,
+    PriorityRunner,
+)
 
 log = logging.getLogger("omoide.embed.e5")
 

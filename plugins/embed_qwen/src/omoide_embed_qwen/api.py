@@ -16,12 +16,18 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from omoide.components import Embedder, EmbedderConfig
-from omoide.config import Secret
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.openai_compat import to_component_error
-from omoide.types import EmbedPurpose, FloatArray, Priority
-from omoide.weights import space_name
+from omoide.api import (
+    ComponentError,
+    Embedder,
+    EmbedderConfig,
+    EmbedPurpose,
+    FloatArray,
+    ModelNotAvailable,
+    Priority,
+    Secret,
+    space_name,
+    to_component_error,
+)
 from omoide_embed_qwen.local import DEFAULT_TASK, query_text
 
 log = logging.getLogger("omoide.embed.qwen_api")

@@ -21,11 +21,19 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.blocking import PriorityRunner, load_on_own_thread
-from omoide.components import Embedder, EmbedderConfig
-from omoide.errors import ModelNotAvailable
-from omoide.types import EmbedPurpose, FloatArray, Priority
-from omoide.weights import WeightSource, resolve_weights, space_name
+from omoide.api import (
+    Embedder,
+    EmbedderConfig,
+    EmbedPurpose,
+    FloatArray,
+    ModelNotAvailable,
+    Priority,
+    PriorityRunner,
+    WeightSource,
+    load_on_own_thread,
+    resolve_weights,
+    space_name,
+)
 from omoide_embed_qwen.preemption import LayerGate
 
 log = logging.getLogger("omoide.embed.qwen")

@@ -16,9 +16,15 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from omoide.components import Embedder, EmbedderConfig
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.types import EmbedPurpose, FloatArray, Priority
+from omoide.api import (
+    ComponentError,
+    Embedder,
+    EmbedderConfig,
+    EmbedPurpose,
+    FloatArray,
+    ModelNotAvailable,
+    Priority,
+)
 
 log = logging.getLogger("omoide.embed.use")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from omoide.components import Tool, ToolContext, ToolFunction
+from omoide.api import Tool, ToolContext, ToolFunction
 from omoide_skills.user_zones import WEEKDAYS_JA, ZonedToolConfig, zone_for
 
 

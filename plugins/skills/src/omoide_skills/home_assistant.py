@@ -16,16 +16,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from omoide.components import (
+from omoide.api import (
+    ComponentError,
     ConfirmationRequest,
+    Secret,
     Tool,
     ToolConfig,
     ToolContext,
     ToolError,
     ToolFunction,
 )
-from omoide.config import Secret
-from omoide.errors import ComponentError
 
 _ENTITY = re.compile(r"^[a-z_][a-z0-9_]*\.[a-z0-9_]+$")
 

@@ -29,8 +29,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from omoide.components import Tool, ToolConfig, ToolContext, ToolError, ToolFunction
-from omoide.errors import ComponentError
+from omoide.api import ComponentError, Tool, ToolConfig, ToolContext, ToolError, ToolFunction
 
 log = logging.getLogger("omoide.skills.mcp")
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from omoide.errors import ComponentError
-from omoide.types import Memory
+from omoide.api import ComponentError, Memory
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from omoide.components import (
-    ConfirmationRequest,
-    Tool,
-    ToolConfig,
-    ToolContext,
-    ToolError,
-    ToolFunction,
-)
+from omoide.api import ConfirmationRequest, Tool, ToolConfig, ToolContext, ToolError, ToolFunction
 from omoide_skills.memory_book import EngineMemoryBook, MemoryBook
 
 

@@ -17,8 +17,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
-from omoide.components import Tool, ToolContext, ToolError, ToolFunction
-from omoide.types import Emotion
+from omoide.api import Emotion, Tool, ToolContext, ToolError, ToolFunction
 from omoide_skills.timer_book import Timer, TimerBook
 from omoide_skills.user_zones import ZonedToolConfig, zone_for
 

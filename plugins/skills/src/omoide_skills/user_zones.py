@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 
-from omoide.components import ToolConfig, ToolContext
+from omoide.api import ToolConfig, ToolContext
 
 
 class ZonedToolConfig(ToolConfig):

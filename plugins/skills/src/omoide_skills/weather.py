@@ -13,8 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.components import Tool, ToolContext, ToolError, ToolFunction
-from omoide.errors import ComponentError
+from omoide.api import ComponentError, Tool, ToolContext, ToolError, ToolFunction
 from omoide_skills.user_zones import ZonedToolConfig, zone_for
 
 

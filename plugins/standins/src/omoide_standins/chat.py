@@ -19,8 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from omoide.components import ChatConfig, ChatModel
-from omoide.types import ChatDelta, ChatMessage, Priority, ToolSpec
+from omoide.api import ChatConfig, ChatDelta, ChatMessage, ChatModel, Priority, ToolSpec
 
 log = logging.getLogger("omoide.chat.standin")
 

@@ -15,7 +15,7 @@ those facts; this module does a small, honest imitation with rules:
   (「…美味しかったので、また行きたいと思っている。」);
 - entities are the proper nouns Sudachi finds (箱根, 佐藤, USJ);
 - each fact says whether it is a lasting profile fact, and its category, decided by
-  omoide's deterministic classifier (:func:`omoide.memory.recall.profile.classify`).
+  omoide's deterministic classifier (:func:`omoide.api.profile_or_episodic`).
 
 It handles everyday casual Japanese of the kind the reference's users speak; anything
 it cannot rewrite confidently it leaves out rather than store a garbled memory.
@@ -30,6 +30,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from omoide.api import (
+    CHILDREN,
+    CLOSE_FAMILY,
+    COMMON_PETS,
+    FIRST_PERSON,
+    FIRST_PERSON_PRONOUNS,
+    FRIENDS,
+    OUR_HOUSEHOLD,
+    PARTNERS,
+    WORKMATES,
+    regex_alternation,
+)
 from omoide_standins.relative_dates import annotate_relative_dates
 
 _LINE = re.compile(
@@ -53,9 +65,10 @@ _REACTIONS = re.compile(r"^(?:それ|そう|あれ|これ|へえ|へー|ふー�
 # carries on the same thought (「また行きたいな」), never across unrelated lines.
 _CONTINUATION = re.compile(r"^(?:また|もう一度|もう一回|いつか|次も|今度も)|たいと思っている$")
 # A family member, pet or the like as the topic (猫のむぎは…, 弟が…) is the user's own.
-_POSSESSED = re.compile(r"^(?:うちの|私の|僕の|俺の)?(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|"
-                        r"祖母|祖父|猫|犬|ペット|家族|彼女|彼氏|子ども|子供|上司|部下|同僚|会社|家)"
-                        r"(?:の[^、はがとにでを]{1,10})?[はがも]")
+_MY = "(?:" + OUR_HOUSEHOLD + "|" + regex_alternation(FIRST_PERSON_PRONOUNS) + "の)"
+_POSSESSED = re.compile("^" + _MY + "?" + regex_alternation(
+    (*CLOSE_FAMILY, *COMMON_PETS, "家族", *PARTNERS, *CHILDREN, *WORKMATES, "会社", "家"))
+                        + r"(?:の[^、はがとにでを]{1,10})?[はがも]")
 # Requests to the assistant (「10秒タイマー」「箱根のことは忘れて」) say nothing about the
 # user; storing 「あなたは箱根のことは忘れて。」 would even bring back what was forgotten.
 _REQUESTS = re.compile(r"(?:タイマー|アラーム|(?:忘れて|覚えて(?:おいて|て)?|覚えといて|起こして|"
@@ -63,9 +76,8 @@ _REQUESTS = re.compile(r"(?:タイマー|アラーム|(?:忘れて|覚えて(?:�
                        r"[ねよ]?[。！!]?$)")
 _PROFILE_WORDS = re.compile(r"(?:住んで|働いて|勤めて|勤務|出身|歳|才|名前|職業|誕生日|"
                             r"引っ越|転職)")
-_PERSON_WORDS = re.compile(r"(?:妻|夫|嫁|旦那|母|父|兄|姉|弟|妹|息子|娘|祖母|祖父|彼女|彼氏|上司|"
-                           r"部下|同僚|友達|友人)")
-_FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし|自分)(?=[はがのもをにと])")
+_PERSON_WORDS = re.compile(regex_alternation((*CLOSE_FAMILY, *PARTNERS, *WORKMATES, *FRIENDS)))
+_FIRST_PERSON = re.compile(regex_alternation(FIRST_PERSON) + "(?=[はがのもをにと])")
 _QUESTION_END = re.compile(r"(?:[?？]|(?:か|かな|かしら|の|っけ|だっけ)[?？]?)$")
 _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|"
                             r"いくら)")
@@ -103,9 +115,9 @@ class Fact:
 def decide_profile(fact: Fact, said_at: datetime) -> Fact:
     """Profile or episodic, as the chat model is asked to say: the stand-in asks omoide's
     own deterministic classifier (a dated plan or event is never profile)."""
-    from omoide.memory.recall.profile import classify
-    from omoide.types import Memory
-    verdict = classify(Memory("standin", "standin", fact.text, said_at), said_at.date())
+    from omoide.api import Memory, profile_or_episodic
+    verdict = profile_or_episodic(Memory("standin", "standin", fact.text, said_at),
+                                  said_at.date())
     fact.profile = verdict.profile
     fact.category = verdict.category.value if verdict.category else None
     return fact
@@ -227,7 +239,7 @@ def _with_subject(sentence: str) -> str:
     if "あなた" in s:
         return s
     if _POSSESSED.match(s):             # 猫のむぎは3歳 → あなたの猫のむぎは3歳
-        return "あなたの" + re.sub(r"^(?:うちの|私の|僕の|俺の)", "", s)
+        return "あなたの" + re.sub("^" + _MY, "", s)
     return "あなたは" + s
 
 

@@ -18,9 +18,18 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from omoide.components import ASR, ASRConfig, RecognitionContext
-from omoide.errors import ConfigError, ConfigProblem, ModelNotAvailable
-from omoide.types import AudioClip, FloatArray, Priority, Transcript
+from omoide.api import (
+    ASR,
+    ASRConfig,
+    AudioClip,
+    ConfigError,
+    ConfigProblem,
+    FloatArray,
+    ModelNotAvailable,
+    Priority,
+    RecognitionContext,
+    Transcript,
+)
 
 log = logging.getLogger("omoide.asr.phrasebook")
 

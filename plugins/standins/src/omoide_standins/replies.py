@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from omoide.types import ChatMessage, Emotion
+from omoide.api import FIRST_PERSON_PRONOUNS, ChatMessage, Emotion, regex_alternation
 
 _MEMORY_BLOCK = re.compile(r"<retrieved_memory>(.*?)</retrieved_memory>", re.S)
 _PROFILE_BLOCK = re.compile(r"<profile>(.*?)</profile>", re.S)
@@ -29,7 +29,7 @@ _DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*"
                          r"(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
 _RECALL_MARKERS = re.compile(r"(?:覚えて|おぼえて|何だっけ|なんだっけ|っけ|前に言った|前に話した|"
                              r"言ったよね|話したよね|教えたよね|知ってる|知ってた)")
-_FIRST_PERSON = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ|あたし)")
+_FIRST_PERSON = re.compile(regex_alternation(FIRST_PERSON_PRONOUNS))
 _OWN_LIFE = re.compile(r"(?:予定|趣味|好きな|嫌いな|苦手な|練習|行く|行った)")
 _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|どう|なぜ|どんな|どれ|どっち|"
                             r"いくら|"

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from omoide.audio import resample
-from omoide.types import AudioClip, FloatArray
+from omoide.api import AudioClip, FloatArray, resample
 
 _PCM16_SCALE = 32768.0  # pyopenjtalk returns float64 samples on the int16 scale
 

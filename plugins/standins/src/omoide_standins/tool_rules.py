@@ -24,7 +24,14 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from omoide.types import ChatMessage, Emotion, ToolCall, ToolSpec
+from omoide.api import (
+    FIRST_PERSON_PRONOUNS,
+    ChatMessage,
+    Emotion,
+    ToolCall,
+    ToolSpec,
+    regex_alternation,
+)
 
 FactFinder = Callable[[str], list[str]]
 """Turns an utterance into 「あなたは…」 facts (the stand-in's extraction rules)."""
@@ -100,7 +107,7 @@ def _forget_subject(said: str) -> str:
     return subject.strip("、,。 ") or said
 
 
-_ABOUT_ME = re.compile(r"(?:私|わたし|僕|ぼく|俺|おれ)(?:について|のこと|の事).*"
+_ABOUT_ME = re.compile(regex_alternation(FIRST_PERSON_PRONOUNS) + r"(?:について|のこと|の事).*"
                        r"(?:覚えて|知って|おぼえて)")
 _REMEMBER = re.compile(r"(?:覚えて(?:おいて|おいてね|おいてほしい|て|てね)|覚えといて|"
                        r"おぼえておいて|記憶して)")

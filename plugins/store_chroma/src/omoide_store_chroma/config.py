@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from omoide.components.store import VectorStoreConfig
-from omoide.config import Secret
+from omoide.api import Secret, VectorStoreConfig
 
 
 class ChromaStoreConfig(VectorStoreConfig):

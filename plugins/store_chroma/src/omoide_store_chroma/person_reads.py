@@ -21,8 +21,7 @@ from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import Any
 
-from omoide.components.store import USER_FIELD
-from omoide.types import Priority
+from omoide.api import USER_FIELD, Priority
 
 MOST_PEOPLE = 8
 """Most people one ``get`` reads (the 16-person call took 203 ms, 13 ms a person: no

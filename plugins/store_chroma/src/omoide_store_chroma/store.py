@@ -40,17 +40,31 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from omoide.blocking import work_priority
-from omoide.components.store import USER_FIELD, ScrollPage, StoreCapabilities, VectorStore
-from omoide.components.store_paging import IdSnapshots
-from omoide.errors import ComponentError, InvalidInput
-from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
+from omoide.api import (
+    USER_FIELD,
+    ComponentError,
+    EmbedderFingerprint,
+    FloatArray,
+    IdSnapshots,
+    InvalidInput,
+    Priority,
+    ScrollPage,
+    StoreCapabilities,
+    VectorHit,
+    VectorRecord,
+    VectorStore,
+    work_priority,
+)
 from omoide_store_chroma.config import ChromaStoreConfig
 from omoide_store_chroma.person_reads import Entries, PersonReads
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
+
+    from omoide_store_chroma.local_server import LocalChromaServer
 
 log = logging.getLogger("omoide.store.chroma")
 
@@ -88,6 +102,15 @@ class ChromaStore(VectorStore):
         self._many_entries: set[str] = set()
         self._reads = PersonReads()
         self._warming: asyncio.Future[None] | None = None
+
+    @classmethod
+    def local_server(cls, data_dir: Path) -> LocalChromaServer:
+        """A Chroma server on this machine (``chroma run``, data in ``data_dir``) for
+        benchmarks and tests that need a store several processes share: a context manager
+        that starts it on a free port (``port``, ``pid``) and stops it; the store reaches
+        it with ``{use: chroma, host: 127.0.0.1, port: <port>}``."""
+        from omoide_store_chroma.local_server import LocalChromaServer
+        return LocalChromaServer(data_dir)
 
     # -- lifecycle -------------------------------------------------------------------
     async def _start(self) -> None:

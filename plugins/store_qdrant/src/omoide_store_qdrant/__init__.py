@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from omoide.components import VectorStore
-from omoide.hookspecs import hookimpl
+from omoide.api import VectorStore, hookimpl
 
 
 @hookimpl

@@ -6,8 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from omoide.components.store import VectorStoreConfig
-from omoide.config import Secret
+from omoide.api import Secret, VectorStoreConfig
 
 
 class QdrantStoreConfig(VectorStoreConfig):

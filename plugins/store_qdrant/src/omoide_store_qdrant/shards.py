@@ -44,8 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from omoide.errors import ComponentError
-from omoide.types import EmbedderFingerprint
+from omoide.api import ComponentError, EmbedderFingerprint
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient

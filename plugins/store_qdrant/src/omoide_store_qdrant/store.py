@@ -42,10 +42,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from omoide.components.store import USER_FIELD, ScrollPage, StoreCapabilities, VectorStore
-from omoide.components.store_paging import IdSnapshots
-from omoide.errors import ComponentError, InvalidInput
-from omoide.types import EmbedderFingerprint, FloatArray, Priority, VectorHit, VectorRecord
+from omoide.api import (
+    USER_FIELD,
+    ComponentError,
+    EmbedderFingerprint,
+    FloatArray,
+    IdSnapshots,
+    InvalidInput,
+    Priority,
+    ScrollPage,
+    StoreCapabilities,
+    VectorHit,
+    VectorRecord,
+    VectorStore,
+)
 from omoide_store_qdrant.config import QdrantStoreConfig
 from omoide_store_qdrant.shards import (
     META_SUFFIX,

@@ -15,11 +15,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from omoide.audio import read_wav, resample
-from omoide.components import TTS, TTSConfig
-from omoide.config import Secret
-from omoide.errors import ComponentError, InvalidInput
-from omoide.types import AudioClip
+from omoide.api import (
+    TTS,
+    AudioClip,
+    ComponentError,
+    InvalidInput,
+    Secret,
+    TTSConfig,
+    read_wav,
+    resample,
+)
 
 log = logging.getLogger("omoide.tts.irodori")
 

@@ -20,9 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from omoide.components.tts import TTS, TTSConfig
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.types import AudioClip
+from omoide.api import TTS, AudioClip, ComponentError, ModelNotAvailable, TTSConfig
 
 log = logging.getLogger("omoide.tts.kokoro")
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from omoide.components import TTS
-from omoide.hookspecs import hookimpl
+from omoide.api import TTS, hookimpl
 
 
 @hookimpl

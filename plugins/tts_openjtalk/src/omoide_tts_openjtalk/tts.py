@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import Field
 
-from omoide.components.tts import TTS, TTSConfig
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.types import AudioClip
+from omoide.api import TTS, AudioClip, ComponentError, ModelNotAvailable, TTSConfig
 
 if TYPE_CHECKING:
     from pyopenjtalk.htsengine import HTSEngine

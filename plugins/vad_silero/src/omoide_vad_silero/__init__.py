@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from omoide.components import VAD
-from omoide.hookspecs import hookimpl
+from omoide.api import VAD, hookimpl
 
 
 @hookimpl

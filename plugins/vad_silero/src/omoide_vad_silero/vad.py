@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import Field
 
-from omoide.components.vad import VAD, VADConfig
-from omoide.errors import ComponentError, ModelNotAvailable
-from omoide.types import FloatArray
+from omoide.api import VAD, ComponentError, FloatArray, ModelNotAvailable, VADConfig
 
 if TYPE_CHECKING:
     import onnxruntime
