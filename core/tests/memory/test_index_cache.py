@@ -358,8 +358,8 @@ async def test_a_built_index_is_kept_out_of_full_garbage_collections(
 
 async def test_a_new_index_is_prepared_whole_before_any_reader_sees_it() -> None:
     from omoide.memory.config import IndexSettings
-    from omoide.memory.index.person_index import UserIndex
     from omoide.memory.index.cache import IndexCache
+    from omoide.memory.index.person_index import UserIndex
     from omoide.memory.store_payload import to_payload
     from omoide.types import VectorRecord
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
-from omoide.memory.recall.robust.gate import Subject
+from omoide.memory.recall.robust.gate import PeopleAsked
 from omoide.memory.recall.robust.query import PreparedQuery
 from omoide.types import RetrievedMemory
 
@@ -47,7 +47,7 @@ def _ranks(scores: dict[str, float]) -> dict[str, int]:
 
 
 def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
-                 candidates: set[str], seen: ChannelScores, subject: Subject,
+                 candidates: set[str], seen: ChannelScores, asked: PeopleAsked,
                  ) -> dict[str, float]:
     """Each candidate's reciprocal-rank fusion of the channels, with a bonus for dated
     memories when the query asks when, and for memories about the people it names."""
@@ -55,7 +55,7 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     r_dense = _ranks(seen.dense)
     r_lex = _ranks({c: seen.lexical[c].score for c in candidates if c in seen.lexical})
     r_tem = _ranks({c: seen.temporal[c] for c in candidates if c in seen.temporal})
-    people = subject.people
+    people = asked.people
     fused: dict[str, float] = {}
     for c in candidates:
         score = 0.0
@@ -66,7 +66,7 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
             score += 0.5 / rrf
         if people and not q.intent.asks_when and index.about(c, people, own=True):
             # (a question about when ranks by date; who said it matters less there)
-            score += settings.subject_boost / rrf * subject.own_shares.get(c, 1.0)
+            score += settings.subject_boost / rrf * asked.own_shares.get(c, 1.0)
         fused[c] = score
     return fused
 

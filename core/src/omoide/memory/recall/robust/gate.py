@@ -9,7 +9,7 @@ cosine, by what the utterance is (:mod:`omoide.memory.recall.intent`).
 - anything else about the user's life (a remark) gets the memories sharing a noun
   with it exactly, or dated within a few days it names (:func:`remark_evidence`);
 - a question about someone named gets nothing when what matched is someone else's
-  (:func:`subject_of`, :func:`about_someone_else`).
+  (:func:`people_asked_about`, :func:`about_someone_else`).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def candidates_by_evidence(temporal: dict[str, float], lex_nouns: dict[str, floa
 
 
 @dataclass(frozen=True)
-class Subject:
+class PeopleAsked:
     """Whom the query names, and how much of what it says each candidate's speaker
     says of themselves."""
 
@@ -122,8 +122,8 @@ class Subject:
     """Per candidate: its lexical score on what the query says of them, times its share."""
 
 
-def subject_of(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
-               candidates: set[str]) -> Subject:
+def people_asked_about(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
+                       candidates: set[str]) -> PeopleAsked:
     """The people ``q`` names (with the subject check on) and, when there are candidates,
     what they say of themselves.
 
@@ -133,7 +133,7 @@ def subject_of(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     """
     people = index.people_named(q.analysis) if settings.subject_check else set()
     if not (people and candidates):
-        return Subject(people)
+        return PeopleAsked(people)
     # What the utterance says about them, without their name (a turn addressed to them
     # names them too).
     content = replace(q.analysis, terms=tuple(
@@ -144,18 +144,19 @@ def subject_of(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     own_shares = {c: index.own_share(c, about_what[c].matched)
                   for c in candidates if c in about_what}
     scores = {c: about_what[c].score * share for c, share in own_shares.items()}
-    return Subject(people, own_shares, scores)
+    return PeopleAsked(people, own_shares, scores)
 
 
 def about_someone_else(index: UserIndex, q: PreparedQuery, vector: FloatArray | None,
-                       settings: RobustSettings, candidates: set[str], subject: Subject) -> bool:
+                       settings: RobustSettings, candidates: set[str],
+                       asked: PeopleAsked) -> bool:
     """Whether what matched is someone else's than the people named, or only their
     questions to the other."""
-    people, own_shares = subject.people, subject.own_shares
+    people, own_shares = asked.people, asked.own_shares
     own_ids = [c for c in candidates if index.about(c, people, own=True)
                and own_shares.get(c, 1.0) > 0]
-    own = [subject.scores[c] for c in own_ids if c in subject.scores]
-    best_all = max(subject.scores.values(), default=0.0)
+    own = [asked.scores[c] for c in own_ids if c in asked.scores]
+    best_all = max(asked.scores.values(), default=0.0)
     weaker = max(own, default=0.0) < settings.subject_ratio * best_all and \
         q.intent.wh and not q.intent.asks_when
     if weaker and vector is not None:

@@ -30,14 +30,14 @@ from omoide.memory.recall.robust.fusion import (
     retrieved,
 )
 from omoide.memory.recall.robust.gate import (
-    Subject,
+    PeopleAsked,
     about_someone_else,
     candidates_by_evidence,
     dense_margin_gate,
     intent_refusal,
+    people_asked_about,
     remark_evidence,
     shared_word_evidence,
-    subject_of,
 )
 from omoide.memory.recall.robust.query import PreparedQuery
 from omoide.types import FloatArray, RetrievedMemory
@@ -71,7 +71,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         from_store = await dense_from_store(memory, index, vector, settings)
         why.dense_source = "store"
     live = live_memories(index)
-    candidates, lexical, temporal, subject = _gated_by_words_and_dates(
+    candidates, lexical, temporal, asked = _gated_by_words_and_dates(
         index, q, vector, now.date(), settings, live, why)
     candidates = bounded_pool(candidates, lexical, temporal)
     dense, from_index = dense_scores(index, vector, settings, from_store, candidates, cached,
@@ -80,19 +80,19 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         why.dense_source = "index"
     _note_dense_margins(why, dense)
     if not candidates:
-        candidates, gate = dense_margin_gate(index, q, settings, dense, subject.people,
+        candidates, gate = dense_margin_gate(index, q, settings, dense, asked.people,
                                              now.date())
         why.gate = gate if gate is not None else why.gate
     if not candidates:
         return RobustResult([], why.as_details())
     return _ranked(index, q, settings, candidates, ChannelScores(dense, lexical, temporal),
-                   subject, in_profile, max_results, why)
+                   asked, in_profile, max_results, why)
 
 
 def _gated_by_words_and_dates(
         index: UserIndex, q: PreparedQuery, vector: FloatArray | None, today: date,
         settings: RobustSettings, live: Live, why: ReadExplanation,
-) -> tuple[set[str], dict[str, LexicalMatch], dict[str, float], Subject]:
+) -> tuple[set[str], dict[str, LexicalMatch], dict[str, float], PeopleAsked]:
     """The candidates the word and date evidence let through (and the subject check
     keeps), with the lexical and temporal channels as the gate left them."""
     contextual = not q.intent.recall
@@ -109,12 +109,12 @@ def _gated_by_words_and_dates(
             why.shared_words_ignored = "a plain question, not about a plan to come"
     candidates, gate = candidates_by_evidence(temporal, lex_nouns, settings)
     why.gate = "about: " + gate if contextual else gate
-    subject = subject_of(index, q, settings, candidates)
-    if subject.people and candidates and \
-            about_someone_else(index, q, vector, settings, candidates, subject):
+    asked = people_asked_about(index, q, settings, candidates)
+    if asked.people and candidates and \
+            about_someone_else(index, q, vector, settings, candidates, asked):
         why.gate = "about someone else"
         candidates = set()
-    return candidates, lexical, temporal, subject
+    return candidates, lexical, temporal, asked
 
 
 def _note_dense_margins(why: ReadExplanation, dense: dict[str, float]) -> None:
@@ -125,12 +125,12 @@ def _note_dense_margins(why: ReadExplanation, dense: dict[str, float]) -> None:
 
 
 def _ranked(index: UserIndex, q: PreparedQuery, settings: RobustSettings, candidates: set[str],
-            seen: ChannelScores, subject: Subject, in_profile: frozenset[str],
+            seen: ChannelScores, asked: PeopleAsked, in_profile: frozenset[str],
             max_results: int, why: ReadExplanation) -> RobustResult:
     """The best candidates by rank fusion, leaving out those in the profile block."""
     if settings.fill_from_dense:
         candidates = candidates | set(seen.dense)
-    fused = fused_scores(index, q, settings, candidates, seen, subject)
+    fused = fused_scores(index, q, settings, candidates, seen, asked)
     answered = candidates & in_profile
     if answered:
         why.in_profile = len(answered)
