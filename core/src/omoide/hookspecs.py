@@ -5,9 +5,10 @@ heavy is built); the YAML picks one registered name per stage with ``use:``.
 ``prompt_sections`` is a broadcast: every plugin may contribute; the core sorts the
 sections by ``order``, never by hook call order. ``on_turn_completed`` is an observer.
 
-A plugin module marks its functions with :data:`hookimpl`::
+A plugin module marks its functions with :data:`hookimpl` (plugins take it, and all
+else they use, from :mod:`omoide.api`)::
 
-    from omoide.hookspecs import hookimpl
+    from omoide.api import hookimpl
 
     @hookimpl
     def register_tts(register):
