@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         Tool,
         VectorStore,
     )
-    from omoide.pipeline.prompt import PromptContext, PromptSection
+    from omoide.components.prompt import PromptContext, PromptSection
     from omoide.pipeline.turn import CompletedTurn
 
 PROJECT = "omoide"
