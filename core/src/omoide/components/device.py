@@ -93,10 +93,12 @@ class Device(Component[DeviceConfig]):
     # -- a simulated robot (optional) ----------------------------------------------------
     @classmethod
     def simulated_client(cls, base_url: str, *, management_headers: dict[str, str],
-                         speed: float = 1.0) -> SimulatedDeviceClient | None:
+                         speed: float = 1.0, device_id: str | None = None
+                         ) -> SimulatedDeviceClient | None:
         """A new simulated device of this kind that talks to the omoide at ``base_url``
         (``omoide demo`` uses it), or None when the plugin ships no simulator (the default).
 
         ``management_headers`` authenticate management API calls (pairing it, as its owner
-        would); ``speed`` above 1 sends its speech faster than real time."""
+        would); ``speed`` above 1 sends its speech faster than real time; ``device_id`` is
+        the id it presents (default: a new random one)."""
         return None

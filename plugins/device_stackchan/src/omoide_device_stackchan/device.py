@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from omoide.api import Announcement
     from omoide_device_stackchan.service import StackChanService
+    from omoide_device_stackchan.simulated_client import SimulatedStackChanClient
 
 
 class StackChanConfig(DeviceConfig):
@@ -180,3 +181,13 @@ class StackChan(Device):
     async def announce(self, user: str, announcement: Announcement) -> bool:
         return self.service is not None and await self.service.announcer.announce(
             user, announcement)
+
+    @classmethod
+    def simulated_client(cls, base_url: str, *, management_headers: dict[str, str],
+                         speed: float = 1.0, device_id: str | None = None
+                         ) -> SimulatedStackChanClient:
+        """A simulated StackChan with the stock firmware's habits (see
+        :mod:`omoide_device_stackchan.simulator`; the client's ``robot``)."""
+        from omoide_device_stackchan.simulated_client import SimulatedStackChanClient
+        return SimulatedStackChanClient(base_url, management_headers=management_headers,
+                                        speed=speed, device_id=device_id)

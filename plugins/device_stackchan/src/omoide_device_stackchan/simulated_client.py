@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 
 class SimulatedStackChanClient:
-    """One simulated StackChan (firmware habits) for a demo run."""
+    """One simulated StackChan (firmware habits). ``robot`` is the
+    :class:`SimulatedStackChan` itself, for callers that measure the protocol (frames,
+    listening modes): ``omoide bench devices``."""
 
     def __init__(self, base_url: str, *, management_headers: dict[str, str],
-                 speed: float = 1.0) -> None:
-        self.robot = SimulatedStackChan(base_url, speed=speed)
+                 speed: float = 1.0, device_id: str | None = None) -> None:
+        self.robot = SimulatedStackChan(base_url, speed=speed, device_id=device_id)
         self._management_headers = management_headers
 
     @property
