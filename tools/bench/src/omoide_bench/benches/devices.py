@@ -18,6 +18,12 @@ Reported per device count:
   sentence after its pre-buffer, p50/p95/max;
 - underruns: frames that reached the robot after the audio before them had finished
   playing (a stutter), and dropped frames: frames the TTS produced that never arrived.
+
+The bench reaches the device by name through the registry, as a config does: the robots
+are the simulated clients of the device class registered as ``stackchan``, and what it
+measures (Opus frames, manual listening, the connections' late frames) is that device's
+own, through the client's ``robot`` (the StackChan simulator) and the running device's
+``service``.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ DOWNLINK_RATE = 24000
 TARGET_P95_MS = 50.0
 WARMUP_DEVICE = "02:be:ff:ff:00:00"
 WARMUP_USER = "device-" + WARMUP_DEVICE.replace(":", "")
+DEVICE = "stackchan"
+NEEDS_DEVICE = "the StackChan plugin is not installed (pip install -e plugins/device_stackchan)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -111,17 +119,23 @@ async def _robots(params: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     from omoide.types import AudioClip
-    from omoide_device_stackchan.simulator import SimulatedStackChan
+    from omoide_bench.benches._components import component_class
+
+    device_cls = component_class("device", DEVICE, needs=NEEDS_DEVICE)
+
+    def simulated_robot(device_id: str | None = None) -> Any:
+        """The StackChan simulator of a new simulated client (it answers MCP)."""
+        return device_cls.simulated_client(params["url"], management_headers={},
+                                           device_id=device_id).robot
 
     rate = 16000
     t = np.arange(int(params["utterance_s"] * rate), dtype=np.float32) / rate
     speech = AudioClip((0.25 * np.sin(2 * np.pi * 180 * t)).astype(np.float32), rate)
-    packets = SimulatedStackChan(params["url"]).encode(speech)
+    packets = simulated_robot().encode(speech)
     rng = random.Random(1)
 
     async def one(i: int) -> list[dict[str, Any]]:
-        robot = SimulatedStackChan(params["url"], device_id=f"02:be:{i // 256:02x}:"
-                                   f"{i % 256:02x}:00:01", mcp=True)
+        robot = simulated_robot(f"02:be:{i // 256:02x}:{i % 256:02x}:00:01")
         # spread the robots over one turn's length so they do not march in step
         await asyncio.sleep(rng.random() * params["stagger_s"])
         turns: list[dict[str, Any]] = []
@@ -149,7 +163,7 @@ async def _robots(params: dict[str, Any]) -> dict[str, Any]:
         return turns
 
     # one warm-up turn first: lazy imports and first-use set-up are not steady state
-    warm = SimulatedStackChan(params["url"], device_id=WARMUP_DEVICE, mcp=True)
+    warm = simulated_robot(WARMUP_DEVICE)
     await warm.provision()
     await warm.connect()
     await warm.say(packets, mode="manual", timeout=60)
@@ -244,7 +258,7 @@ async def _one_run(args: argparse.Namespace, devices: int) -> dict[str, Any]:
     import concurrent.futures
     import multiprocessing
 
-    from omoide_device_stackchan.loopback import LoopbackOmoide, settings_from_data
+    from omoide.server.loopback import LoopbackOmoide, settings_from_data
 
     with tempfile.TemporaryDirectory(prefix="omoide-bench-devices-") as tmp:
         server = LoopbackOmoide(settings_from_data(config_for(args, Path(tmp), devices)),
@@ -261,7 +275,7 @@ async def _one_run(args: argparse.Namespace, devices: int) -> dict[str, Any]:
                     pool, robots_main, params)
                 cpu_s, wall_s = time.process_time() - cpu0, time.perf_counter() - wall0
             await asyncio.sleep(0.2)
-            service = server.stackchan()
+            service = server.device(DEVICE).service
             late = sum(c.stats.late_frames for c in service.closed)
             pre_buffer = service.config.pre_buffer_frames
             traces = [t for t in server.omoide.traces.recent(limit=100000)
@@ -298,10 +312,12 @@ def stage_breakdown(traces: list[dict[str, Any]]) -> dict[str, dict[str, float]]
 def _run(args: argparse.Namespace) -> int:
     import logging
     logging.getLogger("omoide").setLevel(logging.WARNING)
+    from omoide_bench.benches._components import component_class
+
     try:
-        import omoide_device_stackchan  # noqa: F401
-    except ImportError:
-        print("the StackChan plugin is not installed (pip install -e plugins/device_stackchan)")
+        component_class("device", DEVICE, needs=NEEDS_DEVICE)
+    except SystemExit as missing:
+        print(missing)
         return 1
     results = []
     for n in args.devices:

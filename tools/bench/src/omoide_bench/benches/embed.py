@@ -107,16 +107,15 @@ async def _latencies(emb: Any, queries: list[str], warmup: int) -> list[float]:
 
 
 async def _start(model_dir: Path, dtype: str, threads: int, **options: Any) -> Any:
-    try:
-        from omoide_embed_qwen.local import QwenEmbedder, QwenEmbedderConfig
-    except ImportError as exc:
-        raise SystemExit("omoide bench embed needs the embed_qwen plugin "
-                         "(pip install -e plugins/embed_qwen)") from exc
-    config = QwenEmbedderConfig.model_validate({
+    from omoide_bench.benches._components import build_component
+
+    # the registry's `qwen` embedder, as `embed: {use: qwen, ...}` builds it
+    emb = build_component("embedder", "qwen", {
         "model": str(model_dir), "dims": 256, "threads": threads, "task": "", "timeout_s": 600,
         "dtype": "float32" if dtype == "int8" else dtype,
-        "quantize": "int8" if dtype == "int8" else "none", **options})
-    emb = QwenEmbedder(config)
+        "quantize": "int8" if dtype == "int8" else "none", **options},
+        needs="omoide bench embed needs the embed_qwen plugin "
+              "(pip install -e plugins/embed_qwen)")
     await emb.start()
     return emb
 

@@ -76,92 +76,121 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 async def _bench(args: argparse.Namespace) -> int:
-    from omoide.memory.config import MemoryConfig
-    from omoide.memory.engine import MemoryEngine
-    from omoide.memory.store_payload import to_payload
-    from omoide.testing.doubles import (
-        HashEmbedder,
-        HashEmbedderConfig,
-        InMemoryStore,
-        MemoryStoreConfig,
-    )
-    from omoide.types import VectorRecord
-    from omoide_bench.benches._stats import percentiles
-
-    tz = "Asia/Tokyo"
-    runtime = None
-    if args.config:
-        from omoide.commands._common import load_or_exit
-        from omoide.runtime import Runtime
-        settings = load_or_exit(args.config)
-        runtime = Runtime(settings)
-        await runtime.start("embed")
-        embedder: Any = runtime.embedder
-        tz = settings.assistant.timezone
+    embedder, runtime, tz = await _query_embedder(args.config)
+    report, index_ms = await _measure(args, embedder, tz)
+    if runtime is not None:
+        await runtime.stop()
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
+        profile = report["profile"]
+        print(f"{args.memories} memories, store {args.store}, embedder {embedder.model_id};"
+              f" per-user index built in {index_ms:.0f} ms; profile block {profile['facts']}"
+              f" facts, {profile['chars']} characters ({profile['over_budget']} over the "
+              "budget)")
+        for name, r in report["engines"].items():
+            print(f"  {name:<8} without embedding p50 {r['without_embedding_ms']['p50']} ms"
+                  f" p95 {r['without_embedding_ms']['p95']} ms | with embedding p50"
+                  f" {r['with_embedding_ms']['p50']} ms p95 {r['with_embedding_ms']['p95']} ms")
+    sys.stdout.flush()
+    return 0
+
+
+async def _query_embedder(config: str | None) -> tuple[Any, Any, str]:
+    """The started embedder that embeds the queries (the config's, else a hash double),
+    the runtime holding it (None for the double) and the time zone."""
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
+    if not config:
         embedder = HashEmbedder(HashEmbedderConfig(dims=384))
         await embedder.start()
+        return embedder, None, "Asia/Tokyo"
+    from omoide.commands._common import load_or_exit
+    from omoide.runtime import Runtime
+    settings = load_or_exit(config)
+    runtime = Runtime(settings)
+    await runtime.start("embed")
+    return runtime.embedder, runtime, settings.assistant.timezone
+
+
+def _bench_store(kind: str, tmp: Path) -> Any:
+    """The store to fill: Qdrant local mode in ``tmp`` (the registry's ``qdrant``, as
+    ``store: {use: qdrant, path: ...}`` builds it) or the in-memory double."""
+    from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
+    from omoide_bench.benches._components import build_component
+
+    if kind == "qdrant":
+        return build_component("store", "qdrant", {"path": str(tmp / "qdrant")},
+                               needs="bench memory_read --store qdrant needs the store_qdrant"
+                                     " plugin (pip install -e plugins/store_qdrant)")
+    return InMemoryStore(MemoryStoreConfig())
+
+
+async def _measure(args: argparse.Namespace, embedder: Any, tz: str
+                   ) -> tuple[dict[str, Any], float]:
+    """Fill a store with the user's memories, build the index, time the recalls of each
+    engine; the report and the index build time (ms)."""
+    from omoide.memory.config import MemoryConfig
+    from omoide.memory.engine import MemoryEngine
+    from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+
     filler = HashEmbedder(HashEmbedderConfig(dims=embedder.dims, batch_size=1024))
     await filler.start()
     with tempfile.TemporaryDirectory(prefix="omoide-bench-memory-") as tmp:
-        if args.store == "qdrant":
-            from omoide_store_qdrant.config import QdrantStoreConfig
-            from omoide_store_qdrant.store import QdrantStore
-            store: Any = QdrantStore(QdrantStoreConfig(path=str(Path(tmp) / "qdrant")))
-        else:
-            store = InMemoryStore(MemoryStoreConfig())
+        store = _bench_store(args.store, Path(tmp))
         await store.start()
         engine = MemoryEngine(MemoryConfig(time_budget_ms=60_000), embedder=embedder,
                               store=store, chat=None, data_dir=Path(tmp), timezone=tz)
         await engine.start()
         now = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo(tz))
         user = "bench-user"
-        memories = synthetic_memories(args.memories, user, now)
-        t = time.perf_counter()
-        for i in range(0, len(memories), 1000):
-            chunk = memories[i:i + 1000]
-            vectors = await filler.embed([m.text for m in chunk], "document")
-            await store.upsert(user, [VectorRecord(m.id, v, to_payload(m))
-                                      for m, v in zip(chunk, vectors, strict=True)])
-        fill_s = time.perf_counter() - t
+        fill_s = await _fill(store, filler, synthetic_memories(args.memories, user, now), user)
         t = time.perf_counter()
         await engine.index(user)
         index_ms = (time.perf_counter() - t) * 1000
         results: dict[str, Any] = {}
         profile = await engine.profile(user)
         for name in ("baseline", "robust"):
-            total: list[float] = []
-            read: list[float] = []
-            embed: list[float] = []
-            for i in range(args.queries + 3):
-                q = QUESTIONS[i % len(QUESTIONS)]
-                recall = await engine.recall(user, q, now, engine=name)
-                if i < 3:
-                    continue  # warm-up
-                total.append(recall.timings_ms["total"])
-                embed.append(recall.timings_ms.get("embed", 0.0))
-                read.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
-            results[name] = {"with_embedding_ms": percentiles(total),
-                             "without_embedding_ms": percentiles(read),
-                             "embedding_ms": percentiles(embed)}
+            results[name] = await _recall_latencies(engine, user, now, name, args.queries)
         await engine.stop()
         await store.stop()
-    if runtime is not None:
-        await runtime.stop()
     report = {"memories": args.memories, "store": args.store, "embedder": embedder.model_id,
               "fill_seconds": round(fill_s, 1), "first_recall_index_build_ms": round(index_ms, 1),
               "profile": {"facts": len(profile.facts), "chars": profile.chars,
                           "over_budget": len(profile.overflow)},
               "engines": results}
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        print(f"{args.memories} memories, store {args.store}, embedder {embedder.model_id};"
-              f" per-user index built in {index_ms:.0f} ms; profile block {len(profile.facts)}"
-              f" facts, {profile.chars} characters ({len(profile.overflow)} over the budget)")
-        for name, r in results.items():
-            print(f"  {name:<8} without embedding p50 {r['without_embedding_ms']['p50']} ms"
-                  f" p95 {r['without_embedding_ms']['p95']} ms | with embedding p50"
-                  f" {r['with_embedding_ms']['p50']} ms p95 {r['with_embedding_ms']['p95']} ms")
-    sys.stdout.flush()
-    return 0
+    return report, index_ms
+
+
+async def _fill(store: Any, filler: Any, memories: list[Any], user: str) -> float:
+    """Upsert ``memories`` in batches of 1000; the seconds it took."""
+    from omoide.memory.store_payload import to_payload
+    from omoide.types import VectorRecord
+
+    t = time.perf_counter()
+    for i in range(0, len(memories), 1000):
+        chunk = memories[i:i + 1000]
+        vectors = await filler.embed([m.text for m in chunk], "document")
+        await store.upsert(user, [VectorRecord(m.id, v, to_payload(m))
+                                  for m, v in zip(chunk, vectors, strict=True)])
+    return time.perf_counter() - t
+
+
+async def _recall_latencies(engine: Any, user: str, now: datetime, name: str,
+                            queries: int) -> dict[str, Any]:
+    """p50/p95 of ``queries`` recalls with engine ``name`` (after three warm-up ones):
+    in all, without the query's embedding, and the embedding alone."""
+    from omoide_bench.benches._stats import percentiles
+
+    total: list[float] = []
+    read: list[float] = []
+    embed: list[float] = []
+    for i in range(queries + 3):
+        recall = await engine.recall(user, QUESTIONS[i % len(QUESTIONS)], now, engine=name)
+        if i < 3:
+            continue  # warm-up
+        total.append(recall.timings_ms["total"])
+        embed.append(recall.timings_ms.get("embed", 0.0))
+        read.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
+    return {"with_embedding_ms": percentiles(total), "without_embedding_ms": percentiles(read),
+            "embedding_ms": percentiles(embed)}

@@ -275,86 +275,107 @@ async def fill(store: Any, patterns: PatternVectors, people: int, memories: int,
 # -- phase 2: in process ----------------------------------------------------------------
 async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
                      marker: Path, progress: Callable[[str], None]) -> dict[str, Any]:
+    """The store and the memory engine in this process: open and fill the store (once per
+    ``marker``), time its reads, build and load indexes, time recalls."""
     from omoide.config import validate_config
     from omoide.memory.engine import MemoryEngine
     from omoide.runtime import Runtime
 
     settings = validate_config(raw, source="bench scale")
-    out: dict[str, Any] = {}
     runtime = Runtime(settings)
     await runtime.start("embed")
     embedder = runtime.embedder
-    fingerprint = await embedder.fingerprint()
     try:
-        for module in ("qdrant_client", "chromadb"):  # time the store, not its imports
-            with suppress(ImportError):
-                importlib.import_module(module)
-        started = time.perf_counter()
-        await runtime.start("store")
-        await runtime.store.open(fingerprint)
-        out["open_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        if not marker.exists():
-            progress(f"filling {args.people} x {args.memories}")
-            name = re.sub(r"[^A-Za-z0-9_.-]", "_", fingerprint.model)
-            patterns = PatternVectors(embedder, work.parent / f"patterns-{name}.npz")
-            out["fill_s"] = round(await fill(runtime.store, patterns, args.people,
-                                             args.memories, progress), 1)
-            marker.write_text(json.dumps({"people": args.people, "memories": args.memories,
-                                          "model": fingerprint.model}), encoding="utf-8")
-        else:
-            out["fill_s"] = "reused"
+        out = await open_and_fill(runtime, work, args, marker, progress)
         memory = settings.memory.model_copy(update={"time_budget_ms": 60_000.0})
         data_dir = work / f"in-process-run-{int(time.time())}"  # no saved indexes yet
         sample = random.Random(5).sample(range(args.people), min(args.sample, args.people))
 
-        async def index_times(engine: MemoryEngine) -> list[float]:
-            times = []
-            for i in sample:
-                t = time.perf_counter()
-                await engine.index(person(i))
-                times.append((time.perf_counter() - t) * 1000)
-            return times
+        def new_engine() -> MemoryEngine:
+            return MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
+                                data_dir=data_dir, timezone=settings.assistant.timezone)
 
         out["store_search_ms"] = pct(await store_search_times(runtime.store, embedder, args))
         out["store_together_ms"] = await store_reads_together(runtime.store, embedder, args)
-        first = MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
-                             data_dir=data_dir, timezone=settings.assistant.timezone)
+        first = new_engine()
         await first.start()
-        out["index_build_ms"] = pct(await index_times(first))
+        out["index_build_ms"] = pct(await index_times(first, sample))
         await first.stop()  # saves the indexes
-        engine = MemoryEngine(memory, embedder=embedder, store=runtime.store, chat=None,
-                              data_dir=data_dir, timezone=settings.assistant.timezone)
+        engine = new_engine()
         await engine.start()
         try:
-            out["index_load_ms"] = pct(await index_times(engine))
+            out["index_load_ms"] = pct(await index_times(engine, sample))
             out["indexed"] = asdict(engine.indexes.stats())
             progress(f"indexes built and loaded for {len(sample)} people")
-            plan = [(person(i), q) for i in sample
-                    for q in questions_about(person_memories(i, args.memories))]
-            random.Random(6).shuffle(plan)
-            total: list[float] = []
-            without: list[float] = []
-            got = failed = 0
-            for k in range(args.queries + 3):
-                user, question = plan[k % len(plan)]
-                recall = await engine.recall(user, question.text, NOW)
-                if recall.error or recall.timed_out:
-                    failed += 1
-                if k < 3:
-                    continue  # warm-up
-                got += question.answered_by(
-                    {r.memory.id for r in recall.memories} | recall.profile.ids)
-                total.append(recall.timings_ms["total"])
-                without.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
-            out["recall_with_embedding_ms"] = pct(total)
-            out["recall_without_embedding_ms"] = pct(without)
-            out["recall_with_memory"] = round(got / max(1, len(total)), 3)
-            out["recall_failed"] = failed
+            out.update(await timed_recalls(engine, sample, args))
         finally:
             await engine.stop()
     finally:
         await runtime.stop()
     return out
+
+
+async def open_and_fill(runtime: Any, work: Path, args: argparse.Namespace, marker: Path,
+                        progress: Callable[[str], None]) -> dict[str, Any]:
+    """Start and open the runtime's store (``open_ms``), and fill it unless ``marker``
+    says an earlier run did (``fill_s``)."""
+    embedder = runtime.embedder
+    fingerprint = await embedder.fingerprint()
+    out: dict[str, Any] = {}
+    for module in ("qdrant_client", "chromadb"):  # time the store, not its imports
+        with suppress(ImportError):
+            importlib.import_module(module)
+    started = time.perf_counter()
+    await runtime.start("store")
+    await runtime.store.open(fingerprint)
+    out["open_ms"] = round((time.perf_counter() - started) * 1000, 1)
+    if not marker.exists():
+        progress(f"filling {args.people} x {args.memories}")
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", fingerprint.model)
+        patterns = PatternVectors(embedder, work.parent / f"patterns-{name}.npz")
+        out["fill_s"] = round(await fill(runtime.store, patterns, args.people,
+                                         args.memories, progress), 1)
+        marker.write_text(json.dumps({"people": args.people, "memories": args.memories,
+                                      "model": fingerprint.model}), encoding="utf-8")
+    else:
+        out["fill_s"] = "reused"
+    return out
+
+
+async def index_times(engine: Any, sample: list[int]) -> list[float]:
+    """How long (ms) ``engine`` takes to index each sampled person."""
+    times = []
+    for i in sample:
+        t = time.perf_counter()
+        await engine.index(person(i))
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+async def timed_recalls(engine: Any, sample: list[int], args: argparse.Namespace
+                        ) -> dict[str, Any]:
+    """``args.queries`` recalls (after three warm-up ones) of questions about the sampled
+    people's memories: latency with and without the embedding, the share answered from
+    memory, and the failed ones."""
+    plan = [(person(i), q) for i in sample
+            for q in questions_about(person_memories(i, args.memories))]
+    random.Random(6).shuffle(plan)
+    total: list[float] = []
+    without: list[float] = []
+    got = failed = 0
+    for k in range(args.queries + 3):
+        user, question = plan[k % len(plan)]
+        recall = await engine.recall(user, question.text, NOW)
+        if recall.error or recall.timed_out:
+            failed += 1
+        if k < 3:
+            continue  # warm-up
+        got += question.answered_by(
+            {r.memory.id for r in recall.memories} | recall.profile.ids)
+        total.append(recall.timings_ms["total"])
+        without.append(recall.timings_ms["total"] - recall.timings_ms.get("embed", 0.0))
+    return {"recall_with_embedding_ms": pct(total), "recall_without_embedding_ms": pct(without),
+            "recall_with_memory": round(got / max(1, len(total)), 3), "recall_failed": failed}
 
 
 async def first_questions(embedder: Any, people: list[int], memories: int,
@@ -625,11 +646,11 @@ async def remove_empty_store(store: dict[str, Any]) -> None:
     if "path" in store:
         shutil.rmtree(store["path"], ignore_errors=True)
         return
-    from omoide_store_chroma.config import ChromaStoreConfig
-    from omoide_store_chroma.store import ChromaStore
+    from omoide_bench.benches._components import build_component
 
-    chroma = ChromaStore(ChromaStoreConfig.model_validate(
-        {k: v for k, v in store.items() if k != "use"}))
+    chroma = build_component("store", store["use"],
+                             {k: v for k, v in store.items() if k != "use"},
+                             needs=f"bench scale needs the {store['use']} store plugin")
     try:
         await chroma.start()
         await chroma.reset()
@@ -748,14 +769,16 @@ removed when it ends well; ``in-process-config`` is one dir every run reuses."""
 
 async def run_store(kind: str, raw: dict[str, Any], root: Path, args: argparse.Namespace,
                     progress: Callable[[str], None]) -> dict[str, Any]:
-    from omoide_store_chroma.local_server import LocalChromaServer
+    from omoide_bench.benches._components import component_class
 
     report: dict[str, Any] = {"store": kind, "people": args.people, "memories": args.memories}
     before = set(root.iterdir())
     with ExitStack() as stack:
         chroma_port = None
-        if kind == "chroma_server":
-            chroma = stack.enter_context(LocalChromaServer(root / "chroma-server"))
+        if kind == "chroma_server":  # the registry's `chroma` store runs its own server
+            chroma_store = component_class("store", "chroma", needs="bench scale --store "
+                                           "chroma_server needs the store_chroma plugin")
+            chroma = stack.enter_context(chroma_store.local_server(root / "chroma-server"))
             chroma_port = chroma.port
         store = store_section(kind, root, chroma_port)
         marker = root / f"filled-{kind}.json"
