@@ -72,6 +72,9 @@ PARTNERS: tuple[str, ...] = ("彼女", "彼氏")
 """Girlfriend and boyfriend (part of :data:`FAMILY`), as the stand-in extractor reads
 them beside :data:`CLOSE_FAMILY`."""
 
+CHILDREN: tuple[str, ...] = ("子ども", "子供")
+"""Child, in both spellings (part of :data:`FAMILY`), as the stand-in extractor reads it."""
+
 PETS: tuple[str, ...] = (
     "ペット", "猫", "犬", "柴犬", "ハムスター", "文鳥", "インコ", "うさぎ", "ウサギ", "金魚",
     "熱帯魚", "メダカ", "亀", "カメ", "トイプードル", "プードル", "チワワ", "ダックス",
