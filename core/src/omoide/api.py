@@ -29,7 +29,8 @@ What is here:
   (:func:`resolve_weights`, :func:`assemble_model`, ...), OpenAI-compatible error
   handling, user ids, the profile classifier (:func:`profile_or_episodic`), and the
   data folder of a configured device for a plugin's CLI command
-  (:func:`device_data_dir`).
+  (:func:`device_data_dir`), and the protocol a device's simulated robot follows
+  (:class:`SimulatedDeviceClient`, for ``Device.simulated_client``).
 
 Importing this module is cheap: no torch, transformers, onnxruntime or FastAPI.
 The few names whose modules pull in more of the core (turn types, announcements,
@@ -105,6 +106,7 @@ from omoide.components import (
 )
 from omoide.components.memory_types import Category as ProfileCategory
 from omoide.components.memory_types import ReadInputs
+from omoide.components.simulated_device import SimulatedDeviceClient, SimulatedReply
 from omoide.components.store import USER_FIELD
 from omoide.components.store_paging import IdSnapshots
 from omoide.components.vad import VadEvent
@@ -265,6 +267,8 @@ __all__ = [
     "Role",
     "ScrollPage",
     "Secret",
+    "SimulatedDeviceClient",
+    "SimulatedReply",
     "StoreCapabilities",
     "StrictConfig",
     "TTSConfig",
