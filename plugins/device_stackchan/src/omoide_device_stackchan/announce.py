@@ -14,19 +14,35 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omoide.api import EmotionChosen, Sentence
 from omoide_device_stackchan.connection import DeviceConnection, DeviceGone, DeviceTurnSink
 
 if TYPE_CHECKING:
-    from omoide.api import Announcement
-    from omoide_device_stackchan.service import StackChanService
+    from omoide.api import Announcement, DeviceHost
+    from omoide_device_stackchan.config import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")
 
 TURN_WAIT_S = 60.0
 POLL_S = 0.05
+
+
+class AnnouncingService(Protocol):
+    """What the announcer reads of the device service
+    (:class:`omoide_device_stackchan.service.StackChanService`)."""
+
+    @property
+    def connections(self) -> dict[str, DeviceConnection]:
+        """The open connections, by device id."""
+        ...
+
+    @property
+    def config(self) -> StackChanConfig: ...
+
+    @property
+    def host(self) -> DeviceHost: ...
 
 
 def _ready(conn: DeviceConnection) -> bool:
@@ -57,7 +73,7 @@ async def speak(conn: DeviceConnection, announcement: Announcement) -> bool:
 class StackChanAnnouncer:
     """Finds the connected robots of a person and speaks to them."""
 
-    def __init__(self, service: StackChanService) -> None:
+    def __init__(self, service: AnnouncingService) -> None:
         self._service = service
 
     def _connections(self, user: str) -> list[DeviceConnection]:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
     from omoide.api import DeviceHost
-    from omoide_device_stackchan.device import StackChanConfig
+    from omoide_device_stackchan.config import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")
 

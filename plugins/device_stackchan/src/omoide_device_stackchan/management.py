@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -34,9 +34,23 @@ from omoide_device_stackchan.pairing import (
 )
 
 if TYPE_CHECKING:
-    from omoide_device_stackchan.service import StackChanService
+    from omoide_device_stackchan.connection import DeviceConnection
+    from omoide_device_stackchan.pairing import PairingStore
 
 PREFIX = "/v1/devices"
+
+
+class ManagedDevices(Protocol):
+    """What the management API reads of the device service
+    (:class:`omoide_device_stackchan.service.StackChanService`)."""
+
+    @property
+    def pairings(self) -> PairingStore: ...
+
+    @property
+    def connections(self) -> dict[str, DeviceConnection]:
+        """The open connections, by device id."""
+        ...
 
 
 class PairIn(BaseModel):
@@ -74,7 +88,7 @@ def pending_json(p: PendingActivation) -> dict[str, Any]:
                          "application": p.application}}
 
 
-def management_router(service: StackChanService) -> APIRouter:
+def management_router(service: ManagedDevices) -> APIRouter:
     router = APIRouter(prefix=PREFIX, tags=["devices"])
     store = service.pairings
 

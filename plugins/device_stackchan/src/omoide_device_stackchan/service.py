@@ -62,7 +62,7 @@ from omoide_device_stackchan.tokens import TokenSigner, bearer_token, load_or_cr
 
 if TYPE_CHECKING:
     from omoide.api import DeviceHost
-    from omoide_device_stackchan.device import StackChanConfig
+    from omoide_device_stackchan.config import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")
 
