@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # omoide's one entry point for a fresh machine.
 #
-#   ./dev.sh demo     set everything up, start the server on configs/offline.yaml and let a
-#                     simulated StackChan talk to it (the main job; works offline, no keys)
-#   ./dev.sh serve    set everything up and run the server on configs/offline.yaml
-#   ./dev.sh test     set everything up and run the whole test suite
-#   ./dev.sh setup    only set up (.venv with the core and every plugin, editable)
+#   ./dev.sh demo     set up the runtime, start the server on configs/offline.yaml and let
+#                     a simulated StackChan talk to it (the main job; works offline, no keys)
+#   ./dev.sh serve    set up the runtime and run the server on configs/offline.yaml
+#   ./dev.sh test     set up the runtime and the test layer, run the whole test suite
+#   ./dev.sh setup    only set up the runtime (.venv with the core and every plugin, editable)
 #
-# Set-up is idempotent: it installs what is missing and skips what is there.
+# Two layers, each installed once and again only when its files change (a stamp in the
+# venv each): the runtime (libopus0; the core, every plugin, torch pinned) for demo,
+# serve and setup; the test layer on top for test (chromium and CJK fonts for the
+# console's browser tests, requirements-test.txt, the tools/ distributions: omoide-bench
+# and the test doubles). So `test` after `demo` adds only the test layer.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${OMOIDE_VENV:-.venv}"
@@ -16,55 +20,77 @@ PY="$VENV/bin/python"
 log() { printf '\033[1m[omoide]\033[0m %s\n' "$*" >&2; }
 
 apt_install() {
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "$@"
+}
+
+runtime_system_packages() {
+  # libopus0: the Opus codec the StackChan protocol uses. (`grep >/dev/null`, not -q:
+  # -q stops reading at the first match, and under pipefail the writer's SIGPIPE would
+  # count as "missing".)
+  if ! ldconfig -p 2>/dev/null | grep 'libopus\.so\.0' >/dev/null; then
+    log "installing libopus0"
+    apt_install libopus0
   fi
 }
 
-system_packages() {
+test_system_packages() {
   local missing=()
-  # libopus0: the Opus codec the StackChan protocol uses.
-  ldconfig -p 2>/dev/null | grep -q 'libopus\.so\.0' || missing+=(libopus0)
-  # chromium: the browser the console's tests drive (playwright with executable_path);
-  # fonts-noto-cjk: so the Japanese in its screenshots is text, not empty boxes
+  # chromium: the browser the console's tests drive headless (playwright with
+  # executable_path); fonts-noto-cjk: so the Japanese in its screenshots is text, not
+  # empty boxes (its fonts carry Latin letters too)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
-  fc-list 2>/dev/null | grep -qi 'Noto Sans CJK' || missing+=(fonts-noto-cjk)
+  fc-list 2>/dev/null | grep -i 'Noto Sans CJK' >/dev/null || missing+=(fonts-noto-cjk)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     apt_install "${missing[@]}"
   fi
 }
 
-python_env() {
-  local stamp="$VENV/.omoide-setup"
-  local want
-  want=$(cat constraints.txt requirements-test.txt core/pyproject.toml plugins/*/pyproject.toml \
-         | sha1sum | cut -c1-16)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    return
-  fi
+# A layer is up to date when its stamp holds the hash of the files it was installed from.
+layer_is_current() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+files_hash() { cat "$@" | sha1sum | cut -c1-16; }
+
+runtime_env() {
+  local stamp="$VENV/.omoide-runtime" want
+  want=$(files_hash constraints.txt core/pyproject.toml plugins/*/pyproject.toml)
+  layer_is_current "$stamp" "$want" && return
   log "creating $VENV and installing omoide with every plugin (first run takes a few minutes)"
   [ -x "$PY" ] || python3 -m venv "$VENV"
   "$PY" -m pip install -q --upgrade pip
   # torch first, pinned: a CPU build that installs quickly here (see constraints.txt).
   "$PY" -m pip install -q -c constraints.txt torch
-  local editables=(-e "core[testing]")
+  local editables=(-e core)
   for p in plugins/*/; do editables+=(-e "$p"); done
-  "$PY" -m pip install -q -c constraints.txt "${editables[@]}" -r requirements-test.txt
+  "$PY" -m pip install -q -c constraints.txt "${editables[@]}"
   # Silero's wheel carries the ONNX model but declares torch/torchaudio deps we do not
   # use (we run the model with onnxruntime): install it without them.
   "$PY" -m pip install -q --no-deps silero-vad
   echo "$want" > "$stamp"
 }
 
-setup() { system_packages; python_env; }
+test_env() {
+  local stamp="$VENV/.omoide-test" want
+  want=$(files_hash constraints.txt requirements-test.txt core/pyproject.toml \
+         tools/*/pyproject.toml)
+  layer_is_current "$stamp" "$want" && return
+  log "installing the test layer: pytest, playwright, omoide-bench, the test doubles"
+  local editables=(-e "core[testing]")
+  for p in tools/*/pyproject.toml; do editables+=(-e "$(dirname "$p")"); done
+  "$PY" -m pip install -q -c constraints.txt "${editables[@]}" -r requirements-test.txt
+  echo "$want" > "$stamp"
+}
+
+setup() { runtime_system_packages; runtime_env; }
+setup_test() { setup; test_system_packages; test_env; }
 
 case "${1:-}" in
   setup) setup ;;
-  test)  setup; shift; exec "$PY" -m pytest -q "$@" ;;
+  test)  setup_test; shift; exec "$PY" -m pytest -q "$@" ;;
   demo)  setup; shift; exec "$VENV/bin/omoide" demo "$@" ;;
   serve) setup; shift; exec "$VENV/bin/omoide" serve --config configs/offline.yaml "$@" ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,8p' "$0"; exit 2 ;;
 esac
