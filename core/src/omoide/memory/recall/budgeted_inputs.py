@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from omoide.components import Embedder
-from omoide.components.memory_types import ReadInputs
+from omoide.components.memory_types import ReadInputs as ReadInputs  # re-exported
 from omoide.memory.config import MemoryConfig
 from omoide.memory.index.cache import IndexCache
 from omoide.types import FloatArray

@@ -30,7 +30,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from omoide.components.memory_types import Category, Profile, ProfileFact  # contract types
+# The contract types, re-exported for the modules that still import them from here.
+from omoide.components.memory_types import Category as Category
+from omoide.components.memory_types import Profile as Profile
+from omoide.components.memory_types import ProfileFact as ProfileFact
 from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.language.canonical import canonical
 from omoide.memory.language.temporal import resolve
