@@ -11,8 +11,8 @@ import pytest
 import pytest_asyncio
 
 from omoide.memory.config import MemoryConfig
-from omoide.memory.engine import MemoryEngine
 from omoide.memory.control.relevance import RelevanceJudge
+from omoide.memory.engine import MemoryEngine
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import Memory
 

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from omoide.memory.index.dense_snapshot_files import SavedSnapshots
 from omoide.memory.index.dense_snapshot import DenseSnapshot
+from omoide.memory.index.dense_snapshot_files import SavedSnapshots
 from omoide.memory.store_payload import to_payload
 from omoide.types import Memory, VectorRecord
 

@@ -22,8 +22,8 @@ from pydantic import Field
 from omoide.blocking import work_priority
 from omoide.components import ChatConfig, ChatModel
 from omoide.errors import ComponentError
-from omoide.memory.journal.extraction_batches import memory_id
 from omoide.memory.journal.exchange_log import Journal
+from omoide.memory.journal.extraction_batches import memory_id
 from omoide.testing.doubles import InMemoryStore, MemoryStoreConfig
 from omoide.types import (
     ChatDelta,
@@ -409,8 +409,8 @@ def test_memory_ids_are_derived_from_the_batch_and_the_position() -> None:
 @pytest.mark.parametrize("state", ["answered", "planned"])
 async def test_an_unfinished_batch_is_finished_at_start_without_the_chat_model(
         make_engine, state) -> None:  # type: ignore[no-untyped-def]
-    from omoide.memory.extract.prompt import Fact
     from omoide.memory.extract.planning import BatchPlanner
+    from omoide.memory.extract.prompt import Fact
 
     store = InMemoryStore(MemoryStoreConfig())
     engine = await make_engine(chat=None, store=store)

@@ -6,8 +6,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from omoide.memory.recall.baseline import BaselineEngine
 from omoide.memory.extract.chat_extractor import ChatExtractor
+from omoide.memory.recall.baseline import BaselineEngine
 from omoide.memory.recall.robust import RobustEngine
 from omoide.testing import ExtractorContract, MemoryEngineContract, PluginPackageContract
 

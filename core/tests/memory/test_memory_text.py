@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from omoide.memory.language.absolute_dates import absolute_dates, format_stamp
-from omoide.memory.recall.intent import detect
 from omoide.memory.language.canonical import canonical, query_copy
+from omoide.memory.recall.intent import detect
 
 
 def test_full_and_half_width_marks_become_one() -> None:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from omoide.components import ChatModel, Embedder, MemoryHit, VectorStore
 from omoide.memory.config import RobustSettings
-from omoide.memory.index.dense_path_timing import DensePathTimes
 from omoide.memory.index.cache import IndexCache, dense_only_index, index_of_hits
+from omoide.memory.index.dense_path_timing import DensePathTimes
 from omoide.memory.recall.budgeted_inputs import ReadInputs, gather_inputs
 from omoide.memory.store_payload import from_payload
 from omoide.types import FloatArray, Memory, VectorHit

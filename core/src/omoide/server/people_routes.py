@@ -28,8 +28,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from omoide.memory.journal.activity import PersonActivity, exchanges_by_id, people_activity
 from omoide.memory.engine import MemoryEngine
+from omoide.memory.journal.activity import PersonActivity, exchanges_by_id, people_activity
 from omoide.server.auth import current_principal, require_admin, require_user
 from omoide.server.inputs import UserId
 

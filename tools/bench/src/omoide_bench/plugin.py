@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from omoide.hookspecs import hookimpl
+from omoide.api import hookimpl
 
 
 @hookimpl

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from omoide.hookspecs import hookimpl
+from omoide.api import hookimpl
 
 
 @hookimpl

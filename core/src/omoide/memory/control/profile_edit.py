@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.engine import MemoryEngine
+from omoide.memory.language.absolute_dates import absolute_dates
+from omoide.memory.language.canonical import canonical
 from omoide.memory.recall.profile import (
     EPISODIC_MARK,
     LABELS_JA,
@@ -28,7 +29,6 @@ from omoide.memory.recall.profile import (
     stored_kind,
 )
 from omoide.memory.store_payload import to_json
-from omoide.memory.language.canonical import canonical
 from omoide.types import Memory
 
 

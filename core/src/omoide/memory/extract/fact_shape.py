@@ -29,8 +29,8 @@ from datetime import date
 from typing import Any
 
 from omoide.memory.language.absolute_dates import absolute_dates
-from omoide.memory.language.lexicon import KATAKANA, STOP_LEMMAS, TEMPORAL_READINGS, analyzer
 from omoide.memory.language.canonical import canonical, to_katakana
+from omoide.memory.language.lexicon import KATAKANA, STOP_LEMMAS, TEMPORAL_READINGS, analyzer
 
 NAME_WEIGHT = 1.5
 TOPIC_WEIGHT = 1.0

@@ -26,11 +26,11 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.components import Embedder, VectorStore
+from omoide.memory.extract.dedup import FactView, Verdict, compare, view
 from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact, memory_id
 from omoide.memory.language.absolute_dates import absolute_dates
-from omoide.memory.extract.dedup import FactView, Verdict, compare, view
-from omoide.memory.store_payload import from_payload
 from omoide.memory.language.canonical import canonical
+from omoide.memory.store_payload import from_payload
 from omoide.types import FloatArray, Memory, Priority
 
 CANDIDATES = 10

@@ -39,8 +39,8 @@ from omoide.components.extractor import (
     Fact,
     TooManyFacts,
 )
-from omoide.memory.language.block_text import escape_block_text
 from omoide.memory.language.absolute_dates import format_stamp
+from omoide.memory.language.block_text import escape_block_text
 from omoide.memory.recall.profile import stored_kind
 from omoide.types import ChatMessage, Exchange
 

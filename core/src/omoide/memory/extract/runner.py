@@ -30,11 +30,11 @@ from omoide.blocking import batch_work
 from omoide.components import Embedder, VectorStore
 from omoide.errors import ComponentError
 from omoide.memory.api import ExtractionReport
-from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact
 from omoide.memory.config import ExtractionSettings
+from omoide.memory.extract.planning import BatchPlanner
 from omoide.memory.extract.prompt import MAX_FACTS, Fact, TooManyFacts, one_line, unextractable
 from omoide.memory.journal.exchange_log import ExchangesTaken, Journal, PendingExchange
-from omoide.memory.extract.planning import BatchPlanner
+from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact
 from omoide.memory.store_payload import from_payload
 from omoide.types import Exchange, FloatArray, Memory, Priority
 

@@ -21,8 +21,10 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
+from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.recall.profile import (
     Classification,
     Profile,
@@ -33,8 +35,6 @@ from omoide.memory.recall.profile import (
     select_profile,
 )
 from omoide.memory.recall.subject import Subject, name_keys, subject_of
-from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
-from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.types import FloatArray, Memory
 
 
@@ -412,7 +412,8 @@ class UserIndex:
 
     def sounds(self, query: Analysis, exclude: Iterable[str] = (),
                min_length: int = 0) -> dict[str, LexicalMatch]:
-        """Memories whose words are *heard* in the query by sound (:mod:`~omoide.memory.language.phonetic`):
+        """Memories whose words are *heard* in the query by sound
+        (:mod:`~omoide.memory.language.phonetic`):
         the recogniser's 数末 for a memory's 週末, セミ for ゼミ, どういく for TOEIC.
 
         Scores are idf-weighted like :meth:`lexical`, scaled by the similarity, and

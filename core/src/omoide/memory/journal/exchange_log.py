@@ -1,7 +1,8 @@
 """The exchange journal: SQLite in WAL mode, written before anything else happens.
 
 Every exchange is committed (``synchronous=FULL``) before the turn is considered done
-with it. Extraction works in batches recorded here too (:mod:`omoide.memory.journal.extraction_batches`):
+with it. Extraction works in batches recorded here too
+(:mod:`omoide.memory.journal.extraction_batches`):
 
 1. the chat model's facts for a batch are committed with the ids of its exchanges
    (state ``answered``; the exchanges are then *claimed* by the batch);
@@ -31,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from omoide.memory.extract.prompt import Fact
 from omoide.memory.journal.extraction_batches import (
     ExtractionBatch,
     PlannedFact,
@@ -39,7 +41,6 @@ from omoide.memory.journal.extraction_batches import (
     plan_from_json,
     plan_to_json,
 )
-from omoide.memory.extract.prompt import Fact
 from omoide.types import Exchange
 
 T = TypeVar("T")

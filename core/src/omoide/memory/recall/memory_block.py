@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
-from omoide.memory.language.block_text import escape_block_text
 from omoide.memory.language.absolute_dates import format_date_ja
+from omoide.memory.language.block_text import escape_block_text
 from omoide.types import RetrievedMemory
 
 RULES = (
