@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # omoide's one entry point for a fresh machine.
 #
-#   ./dev.sh demo     set up the runtime, start the server on configs/offline.yaml and let
-#                     a simulated StackChan talk to it (the main job; works offline, no keys)
-#   ./dev.sh serve    set up the runtime and run the server on configs/offline.yaml
-#   ./dev.sh test     set up the runtime and the test layer, run the whole test suite
-#   ./dev.sh setup    only set up the runtime (.venv with the core and every plugin, editable)
+#   ./dev.sh demo       set up the runtime, start the server on configs/offline.yaml and let
+#                       a simulated StackChan talk to it (the main job; works offline, no keys)
+#   ./dev.sh serve      set up the runtime and run the server on configs/offline.yaml
+#   ./dev.sh test       set up everything (runtime, every plugin, the test layer) and run
+#                       the whole test suite
+#   ./dev.sh setup      only set up the runtime (.venv with the core and the plugins the
+#                       offline job runs, editable)
+#   ./dev.sh setup all  also the plugins of the production stack and the other optional
+#                       ones (Qwen3-ASR and Qwen3-Embedding with torch, Chroma, Kokoro, USE)
 #
-# Two layers, each installed once and again only when its files change (a stamp in the
-# venv each): the runtime (libopus0; the core, every plugin, torch pinned) for demo,
-# serve and setup; the test layer on top for test (chromium and CJK fonts for the
-# console's browser tests, requirements-test.txt, the tools/ distributions: omoide-bench
-# and the test doubles). So `test` after `demo` adds only the test layer.
+# Three layers, each installed once and again only when its files change (a stamp in the
+# venv each): the runtime (libopus0; the core and the plugins configs/offline.yaml uses,
+# plus the light network ones) for demo, serve and setup; every other plugin (torch
+# pinned through constraints.txt) for `setup all` and test; the test layer on top for
+# test (chromium and CJK fonts for the console's browser tests, requirements-test.txt,
+# the tools/ distributions: omoide-bench and the test doubles). So `test` after `demo`
+# adds only what the tests need.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${OMOIDE_VENV:-.venv}"
@@ -54,21 +60,38 @@ test_system_packages() {
 layer_is_current() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 files_hash() { cat "$@" | sha1sum | cut -c1-16; }
 
+# The plugins the main job runs (configs/offline.yaml) and the light ones that only speak
+# to a service over the network; every other plugin is in the "all" layer.
+RUNTIME_PLUGINS=(device_stackchan vad_silero asr_whisper embed_e5 store_qdrant standins
+                 tts_openjtalk skills chat_modelscope tts_irodori)
+
 runtime_env() {
-  local stamp="$VENV/.omoide-runtime" want
-  want=$(files_hash constraints.txt core/pyproject.toml plugins/*/pyproject.toml)
+  local stamp="$VENV/.omoide-runtime" want p manifests=()
+  for p in "${RUNTIME_PLUGINS[@]}"; do manifests+=("plugins/$p/pyproject.toml"); done
+  want=$(files_hash constraints.txt core/pyproject.toml "${manifests[@]}")
   layer_is_current "$stamp" "$want" && return
-  log "creating $VENV and installing omoide with every plugin (first run takes a few minutes)"
+  log "creating $VENV and installing omoide with the plugins the offline job runs"
   [ -x "$PY" ] || python3 -m venv "$VENV"
   "$PY" -m pip install -q --upgrade pip
-  # torch first, pinned: a CPU build that installs quickly here (see constraints.txt).
-  "$PY" -m pip install -q -c constraints.txt torch
   local editables=(-e core)
-  for p in plugins/*/; do editables+=(-e "$p"); done
+  for p in "${RUNTIME_PLUGINS[@]}"; do editables+=(-e "plugins/$p"); done
   "$PY" -m pip install -q -c constraints.txt "${editables[@]}"
   # Silero's wheel carries the ONNX model but declares torch/torchaudio deps we do not
   # use (we run the model with onnxruntime): install it without them.
   "$PY" -m pip install -q --no-deps silero-vad
+  echo "$want" > "$stamp"
+}
+
+all_plugins_env() {
+  local stamp="$VENV/.omoide-all-plugins" want p
+  want=$(files_hash constraints.txt plugins/*/pyproject.toml)
+  layer_is_current "$stamp" "$want" && return
+  log "installing every other plugin (torch CPU build, transformers, qwen-asr, chromadb...)"
+  # torch first, pinned: a CPU build that installs quickly here (see constraints.txt).
+  "$PY" -m pip install -q -c constraints.txt torch
+  local editables=()
+  for p in plugins/*/; do editables+=(-e "$p"); done
+  "$PY" -m pip install -q -c constraints.txt "${editables[@]}"
   echo "$want" > "$stamp"
 }
 
@@ -85,12 +108,13 @@ test_env() {
 }
 
 setup() { runtime_system_packages; runtime_env; }
-setup_test() { setup; test_system_packages; test_env; }
+setup_all() { setup; all_plugins_env; }
+setup_test() { setup_all; test_system_packages; test_env; }
 
 case "${1:-}" in
-  setup) setup ;;
+  setup) if [ "${2:-}" = all ]; then setup_all; else setup; fi ;;
   test)  setup_test; shift; exec "$PY" -m pytest -q "$@" ;;
   demo)  setup; shift; exec "$VENV/bin/omoide" demo "$@" ;;
   serve) setup; shift; exec "$VENV/bin/omoide" serve --config configs/offline.yaml "$@" ;;
-  *) sed -n '2,8p' "$0"; exit 2 ;;
+  *) sed -n '2,13p' "$0"; exit 2 ;;
 esac
