@@ -92,3 +92,41 @@ def test_every_public_name_resolves() -> None:
     namespace: dict[str, object] = {}
     exec("from omoide.api import *", namespace)
     assert set(omoide.api.__all__) <= set(namespace)
+
+
+MEMORY = CORE / "memory"
+MEMORY_ROOMS = ("language", "facts", "journal", "index", "recall", "extract", "control")
+"""memory/'s rooms, lowest first: a room builds on the rooms before it, never after."""
+
+
+def memory_room(module: str) -> str | None:
+    """The room of ``omoide.memory.<room>...``, None for anything else."""
+    parts = module.split(".")
+    if parts[:2] == ["omoide", "memory"] and len(parts) > 2 and parts[2] in MEMORY_ROOMS:
+        return parts[2]
+    return None
+
+
+def test_memory_rooms_import_only_lower_rooms() -> None:
+    upward = []
+    for room in MEMORY_ROOMS:
+        rank = MEMORY_ROOMS.index(room)
+        for path in sorted((MEMORY / room).rglob("*.py")):
+            for line, module in imported_modules(path):
+                target = memory_room(module)
+                if target is not None and MEMORY_ROOMS.index(target) > rank:
+                    upward.append(f"{path.relative_to(ROOT)}:{line}: {module}")
+    assert upward == [], "a memory room imports a room above it:\n" + "\n".join(upward)
+
+
+def test_memory_rooms_do_not_reach_the_engine_that_composes_them() -> None:
+    """The engine, the stage views and the plugin module compose the rooms; only
+    ``control`` (memory control, above the turn path) may name the engine."""
+    composers = ("omoide.memory.engine", "omoide.memory.stage_views",
+                 "omoide.memory.plugin", "omoide.memory.stage_loader")
+    reaching = [f"{path.relative_to(ROOT)}:{line}: {module}"
+                for room in MEMORY_ROOMS if room != "control"
+                for path in sorted((MEMORY / room).rglob("*.py"))
+                for line, module in imported_modules(path)
+                if module in composers]
+    assert reaching == [], "a room imports what composes it:\n" + "\n".join(reaching)

@@ -157,8 +157,8 @@ from omoide.weights import (
 if TYPE_CHECKING:
     from omoide.announcements import Announcement
     from omoide.commands._common import device_data_dir
-    from omoide.memory.recall.profile import Classification as ProfileClassification
-    from omoide.memory.recall.profile import classify as profile_or_episodic
+    from omoide.memory.facts.profile import Classification as ProfileClassification
+    from omoide.memory.facts.profile import classify as profile_or_episodic
     from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
 
 _ON_FIRST_USE: dict[str, tuple[str, str]] = {
@@ -167,8 +167,8 @@ _ON_FIRST_USE: dict[str, tuple[str, str]] = {
     "TurnRequest": ("omoide.pipeline.turn", "TurnRequest"),
     "TurnResult": ("omoide.pipeline.turn", "TurnResult"),
     "TurnSink": ("omoide.pipeline.turn", "TurnSink"),
-    "ProfileClassification": ("omoide.memory.recall.profile", "Classification"),
-    "profile_or_episodic": ("omoide.memory.recall.profile", "classify"),
+    "ProfileClassification": ("omoide.memory.facts.profile", "Classification"),
+    "profile_or_episodic": ("omoide.memory.facts.profile", "classify"),
     "device_data_dir": ("omoide.commands._common", "device_data_dir"),
 }
 """Public names imported when first asked for: name -> (module, name there)."""

@@ -12,7 +12,7 @@ from datetime import date
 
 import pytest
 
-from omoide.memory.extract.dedup import Verdict, compare, view
+from omoide.memory.facts.dedup import Verdict, compare, view
 
 SAID_ON = date(2026, 9, 27)
 DUPLICATE, UPDATE, NEW = Verdict.DUPLICATE, Verdict.UPDATE, Verdict.NEW

@@ -8,15 +8,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.memory.extract.prompt import parse_facts
-from omoide.memory.recall.profile import (
+from omoide.memory.facts.profile import (
     Category,
     ProfileFact,
     classify,
     line_text,
-    render_profile_block,
     select_profile,
     stored_kind,
 )
+from omoide.memory.recall.memory_block import render_profile_block
 from omoide.types import Memory
 
 JST = ZoneInfo("Asia/Tokyo")
@@ -115,6 +115,6 @@ def test_the_block_keeps_memory_text_from_becoming_markup() -> None:
 
 
 def test_is_dated_sees_a_birthday_as_recurring() -> None:
-    from omoide.memory.recall.profile import is_dated
+    from omoide.memory.facts.profile import is_dated
     assert not is_dated("あなたの母の誕生日は6月12日だ。", date(2026, 4, 1))
     assert is_dated("あなたは6月12日に母と食事に行く。", date(2026, 4, 1))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from omoide.memory.facts.subject import name_keys, subject_of
 from omoide.memory.language.lexicon import Term, english_key
-from omoide.memory.recall.subject import name_keys, subject_of
 
 
 def test_a_reaction_to_the_listeners_news_carries_the_listeners_words() -> None:

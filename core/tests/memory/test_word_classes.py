@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from omoide.memory.facts.profile import Category, classify
 from omoide.memory.language import word_classes as wc
 from omoide.memory.recall.intent import detect
-from omoide.memory.recall.profile import Category, classify
 from omoide.types import Memory
 
 ROOT = Path(__file__).resolve().parents[3]

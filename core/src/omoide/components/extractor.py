@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 FACT_KINDS = ("plan", "event", "preference", "habit", "person", "profile", "other")
 """Kinds a fact may have besides ``profile_<category>`` (a profile decision: see
-:func:`omoide.memory.recall.profile.stored_kind`). A dated plan or event is never profile."""
+:func:`omoide.memory.facts.profile.stored_kind`). A dated plan or event is never profile."""
 MAX_FACTS = 30
 """Facts one call may return at most; more is an error (:class:`TooManyFacts`)."""
 MAX_FACT_CHARS = 200

@@ -43,18 +43,17 @@ from omoide.components import (
     RecallRequest,
     VectorStore,
 )
+from omoide.components.extractor import Fact
 from omoide.errors import InvalidInput
 from omoide.memory.api import ExtractionReport, Recall
 from omoide.memory.config import MemoryConfig
 from omoide.memory.control.import_format import (
     ImportFailed,
-    ImportItem,
     ImportReport,
-    check_item,
     imported_memory_id,
 )
-from omoide.memory.extract.prompt import Fact
 from omoide.memory.extract.runner import ExtractionRunner
+from omoide.memory.facts.profile import Classification, Profile
 from omoide.memory.index.cache import IndexCache, dense_only_index
 from omoide.memory.index.dense_path_timing import DensePathTimes
 from omoide.memory.index.dense_snapshot_files import SavedSnapshots
@@ -64,11 +63,11 @@ from omoide.memory.journal.exchange_log import DeadLetter, Journal, PendingSumma
 from omoide.memory.journal.keeper import JournalKeeper
 from omoide.memory.language.canonical import dedup_key
 from omoide.memory.language.lexicon import analyzer
-from omoide.memory.recall.profile import Classification, Profile
+from omoide.memory.memory_json import ImportItem, check_item, to_json
 from omoide.memory.recall.robust import prepare
 from omoide.memory.stage_loader import build_stage
 from omoide.memory.stage_views import ExtractorHostView, PersonView
-from omoide.memory.store_payload import from_payload, to_json, to_payload
+from omoide.memory.store_payload import from_payload, to_payload
 from omoide.stage_spec import StageSpec
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id

@@ -40,28 +40,3 @@ def from_payload(memory_id: str, payload: dict[str, Any]) -> Memory:
         source_exchange_ids=tuple(payload.get("source_exchange_ids") or ()),
         superseded_by=payload.get("superseded_by"),
     )
-
-
-def to_json(m: Memory) -> dict[str, Any]:
-    """The export format (one JSON object per memory)."""
-    return {"id": m.id, **{k: v for k, v in to_payload(m).items() if k != "key"}}
-
-
-def from_json(data: dict[str, Any], user: str) -> Memory:
-    """Parse one exported memory strictly, re-owned by ``user`` (import never trusts the
-    file's user). Raises :class:`omoide.errors.InvalidInput` naming what is wrong; the
-    id is the file's own (see :meth:`MemoryEngine.import_memories` for imports)."""
-    from omoide.errors import InvalidInput
-    from omoide.memory.control.import_format import check_item
-
-    item = check_item(data)
-    if isinstance(item, str):
-        raise InvalidInput(item)
-    if item.id is None:
-        raise InvalidInput("id: Field required")
-    return Memory(id=item.id, user=user, text=item.text,
-                  created_at=item.created_at or datetime.now().astimezone(),
-                  event_dates=tuple(item.event_dates), kind=item.kind,
-                  entities=tuple(item.entities),
-                  source_exchange_ids=tuple(item.source_exchange_ids),
-                  superseded_by=item.superseded_by)

@@ -24,7 +24,7 @@ def prompt_sections(context: PromptContext) -> list[PromptSection]:
     if context.profile:
         # Durable facts before the episodic block, in every prompt: an allergy reaches
         # the chat model whatever retrieval did this turn.
-        from omoide.memory.recall.profile import render_profile_block
+        from omoide.memory.recall.memory_block import render_profile_block
         sections.append(PromptSection("profile", render_profile_block(context.profile), 45))
     if context.memories:
         from omoide.memory.recall.memory_block import render_memory_block

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.memory.control import json_shapes
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.recall.profile import Category
+from omoide.memory.facts.profile import Category
 from omoide.server.auth import require_user
 from omoide.server.inputs import MemoryId, UserId
 

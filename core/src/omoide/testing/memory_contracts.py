@@ -46,8 +46,7 @@ from omoide.errors import ComponentError, InvalidInput
 from omoide.memory.api import Recall
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.recall.memory_block import render_memory_block
-from omoide.memory.recall.profile import render_profile_block
+from omoide.memory.recall.memory_block import render_memory_block, render_profile_block
 from omoide.memory.stage_views import ExtractorHostView
 from omoide.testing.contracts import ComponentContract
 from omoide.testing.doubles import (

@@ -14,7 +14,7 @@ A hit counts an expected memory present either among the injected episodic
 memories (top 3) or in the profile block (which is in every prompt); a false
 injection counts episodic injections only (the profile is always there, and its
 budget, not the evaluation, decides what is always on). Eval memories arrive without
-a kind, so the deterministic classifier (:func:`omoide.memory.recall.profile.classify`)
+a kind, so the deterministic classifier (:func:`omoide.memory.facts.profile.classify`)
 decides profile or episodic. Every data file gets its own table; ``engines`` in the
 report also sums the probe files. Every miss is kept with its reason.
 

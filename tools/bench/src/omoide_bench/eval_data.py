@@ -13,7 +13,7 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from omoide.memory.control.import_format import describe_validation_error
+from omoide.memory.memory_json import describe_validation_error
 from omoide.time_bounds import SaneDatetime
 
 MAX_PROBLEMS = 50

@@ -15,78 +15,19 @@ stream.
 
 from __future__ import annotations
 
-import unicodedata
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import pydantic_core
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictStr,
-    ValidationError,
-)
 
 from omoide.errors import InvalidInput, OmoideError
-from omoide.memory.extract.prompt import MAX_FACT_CHARS
-from omoide.time_bounds import check_date, check_moment
+from omoide.memory.memory_json import ImportItem, check_item
 from omoide.types import Memory
 
 MAX_LINE_BYTES = 64 * 1024
 MAX_REPORTED_PROBLEMS = 100
-
-
-def _iso_text(value: Any) -> Any:
-    # Only ISO strings: a number would silently become a Unix timestamp.
-    if not isinstance(value, str):
-        raise ValueError("must be an ISO 8601 string")
-    return value
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
-def _no_controls(value: str) -> str:
-    if any(unicodedata.category(c) == "Cc" for c in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
-ShortText = Annotated[StrictStr, Field(min_length=1, max_length=200),
-                      AfterValidator(_no_controls)]
-
-
-class ImportItem(BaseModel):
-    """One memory as an import may carry it (the export format of ``omoide memory``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: ShortText | None = Field(None, description="The memory's id in the file "
-                                                   "(imported under a derived id).")
-    user: StrictStr | None = Field(None, description="Ignored: import never trusts the "
-                                                     "file's owner.")
-    text: Annotated[StrictStr, Field(min_length=1, max_length=MAX_FACT_CHARS),
-                    AfterValidator(_not_blank)]
-    created_at: Annotated[datetime, BeforeValidator(_iso_text),
-                          AfterValidator(check_moment)] | None = None
-    event_dates: list[Annotated[date, BeforeValidator(_iso_text),
-                                AfterValidator(check_date)]] = Field(
-        default_factory=list, max_length=16)
-    kind: Annotated[StrictStr, Field(pattern=r"^[a-z_]{1,32}$")] = "fact"
-    entities: list[Annotated[StrictStr, Field(min_length=1, max_length=100),
-                             AfterValidator(_no_controls)]] = Field(
-        default_factory=list, max_length=32)
-    source_exchange_ids: list[ShortText] = Field(default_factory=list, max_length=256)
-    superseded_by: ShortText | None = None
 
 
 @dataclass(frozen=True)
@@ -120,31 +61,6 @@ class ParsedImport:
 
 class ImportTooLarge(InvalidInput):
     """More items (or a longer list) than one import may carry."""
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """``"entities: Input should be a valid list; text: Field required"``."""
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):
-        loc = ".".join(str(p) for p in err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{loc}: {message}" if loc else message)
-    return "; ".join(parts)
-
-
-def check_item(data: Any) -> ImportItem | str:
-    """The validated item, or why ``data`` is not one."""
-    if not isinstance(data, dict):
-        return f"expected a JSON object (one memory), got {_json_kind(data)}"
-    try:
-        return ImportItem.model_validate(data)
-    except ValidationError as exc:
-        return describe_validation_error(exc)
-
-
-def _json_kind(value: Any) -> str:
-    return {list: "a list", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def _parse_line(raw: bytes, number: int, out: ParsedImport) -> None:

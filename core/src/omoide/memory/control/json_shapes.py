@@ -18,9 +18,9 @@ from omoide.memory.control.import_format import (
     ParsedImport,
     parse_import,
 )
+from omoide.memory.facts.profile import ProfileFact
 from omoide.memory.journal.exchange_log import DeadLetter, PendingSummary
-from omoide.memory.recall.profile import ProfileFact
-from omoide.memory.store_payload import to_json
+from omoide.memory.memory_json import to_json
 from omoide.types import Memory, RetrievedMemory
 
 if TYPE_CHECKING:

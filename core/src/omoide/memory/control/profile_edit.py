@@ -2,7 +2,7 @@
 ``/v1/users/{user}/profile`` routes do.
 
 The profile is not a separate store: it is the person's memories whose kind says (or
-whose text shows) that they are lasting facts (:mod:`omoide.memory.recall.profile`). Setting a
+whose text shows) that they are lasting facts (:mod:`omoide.memory.facts.profile`). Setting a
 fact writes a memory of kind ``profile_<category>``; taking one out of the profile
 either forgets the memory or keeps it as an episodic memory (kind ``episodic``).
 """
@@ -16,9 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from omoide.memory.engine import MemoryEngine
-from omoide.memory.language.absolute_dates import absolute_dates
-from omoide.memory.language.canonical import canonical
-from omoide.memory.recall.profile import (
+from omoide.memory.facts.profile import (
     EPISODIC_MARK,
     LABELS_JA,
     Category,
@@ -28,7 +26,9 @@ from omoide.memory.recall.profile import (
     is_dated,
     stored_kind,
 )
-from omoide.memory.store_payload import to_json
+from omoide.memory.language.absolute_dates import absolute_dates
+from omoide.memory.language.canonical import canonical
+from omoide.memory.memory_json import to_json
 from omoide.types import Memory
 
 

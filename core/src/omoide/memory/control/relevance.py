@@ -40,8 +40,8 @@ import numpy as np
 
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.lexicon import Term
+from omoide.memory.memory_json import to_json
 from omoide.memory.recall.robust import PreparedQuery, prepare
-from omoide.memory.store_payload import to_json
 from omoide.types import FloatArray, Memory, Priority
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 For each fact, in order, the candidates are the stored memories nearest to it (current
 and superseded alike) and the facts planned before it in the same batch; the verdicts of
-:func:`omoide.memory.extract.dedup.compare` decide:
+:func:`omoide.memory.facts.dedup.compare` decide:
 
 - a duplicate of a current memory is skipped;
 - a duplicate of a superseded memory is skipped only when both came from the same
@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.components import Embedder, VectorStore
-from omoide.memory.extract.dedup import FactView, Verdict, compare, view
+from omoide.memory.facts.dedup import FactView, Verdict, compare, view
 from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact, memory_id
 from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.language.canonical import canonical

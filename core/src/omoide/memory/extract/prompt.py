@@ -10,7 +10,7 @@ The chat model gets the reference's rules and the conversation in a fixed format
 
 and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "profile": false,
 "category": null, "entities": ["箱根"]}]}``. The profile decision (and its category) is
-kept in the fact's kind (:func:`omoide.memory.recall.profile.stored_kind`: ``profile_health``);
+kept in the fact's kind (:func:`omoide.memory.facts.profile.stored_kind`: ``profile_health``);
 when the model does not say, the kind stays as it is and the deterministic classifier
 decides when the memory is read.
 :func:`parse_facts` accepts that, a bare list, code fences, stray text around the JSON
@@ -39,9 +39,9 @@ from omoide.components.extractor import (
     Fact,
     TooManyFacts,
 )
+from omoide.memory.facts.profile import stored_kind
 from omoide.memory.language.absolute_dates import format_stamp
 from omoide.memory.language.block_text import escape_block_text
-from omoide.memory.recall.profile import stored_kind
 from omoide.types import ChatMessage, Exchange
 
 __all__ = ["MAX_FACTS", "MAX_FACT_CHARS", "ExtractionFormatError", "Fact", "TooManyFacts",

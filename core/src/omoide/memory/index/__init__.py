@@ -15,6 +15,6 @@
   the store, in memory and on disk, for dense recall while an index is built;
 - :mod:`.dense_path_timing` — how long dense recall from the store takes now.
 
-May import the language room and :mod:`omoide.memory.store_payload`; never recall or
-extract (recall reads indexes, not the other way round).
+May import the language, facts and journal rooms and the shared modules at memory's
+top; never recall, extract or control (recall reads indexes, not the other way round).
 """

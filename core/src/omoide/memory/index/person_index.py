@@ -21,11 +21,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from omoide.memory.language.canonical import canonical, to_katakana
-from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
-from omoide.memory.language.phonetic import SoundIndex, sound_key
-from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
-from omoide.memory.recall.profile import (
+from omoide.memory.facts.profile import (
     Classification,
     Profile,
     ProfileFact,
@@ -34,7 +30,11 @@ from omoide.memory.recall.profile import (
     last_clause,
     select_profile,
 )
-from omoide.memory.recall.subject import Subject, name_keys, subject_of
+from omoide.memory.facts.subject import Subject, name_keys, subject_of
+from omoide.memory.language.canonical import canonical, to_katakana
+from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
+from omoide.memory.language.phonetic import SoundIndex, sound_key
+from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.types import FloatArray, Memory
 
 
@@ -401,7 +401,7 @@ class UserIndex:
 
     def own_share(self, memory_id: str, matched: Sequence[str]) -> float:
         """The share of ``matched`` that a turn's speaker says of themselves, not of the
-        one they talk to (:meth:`~omoide.memory.recall.subject.Subject.own_share`); 1 for a
+        one they talk to (:meth:`~omoide.memory.facts.subject.Subject.own_share`); 1 for a
         memory that is not a turn."""
         e = self._entries.get(memory_id)
         return 1.0 if e is None or e.subject is None else e.subject.own_share(matched)

@@ -10,6 +10,7 @@
 - :mod:`.keeper` — start-up checks, spill recovery and the manifest, together;
 - :mod:`.activity` — who talked to omoide and when, read from the journal.
 
-May import :mod:`omoide.memory.language`, :mod:`omoide.memory.store_payload` and the
-core's types; never the recall, index or extraction rooms.
+May import the language and facts rooms and the shared modules at memory's top
+(:mod:`~omoide.memory.store_payload`, :mod:`~omoide.memory.memory_json`,
+:mod:`~omoide.memory.config`); never index, recall, extract or control.
 """

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from omoide.memory.extract.prompt import Fact
+from omoide.components.extractor import Fact
 from omoide.memory.journal.extraction_batches import (
     ExtractionBatch,
     PlannedFact,

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from omoide.memory.extract.dedup import Verdict
-from omoide.memory.extract.prompt import Fact
-from omoide.memory.store_payload import from_json, to_json
+from omoide.components.extractor import Fact
+from omoide.memory.facts.dedup import Verdict
+from omoide.memory.memory_json import from_json, to_json
 from omoide.types import Memory
 
 # Fixed, so a batch's memory ids are the same in every process that replays it.

@@ -69,3 +69,12 @@ def escape_block_text(text: str, tag: re.Pattern[str], replacement: str) -> str:
     text = "".join(_neutral(c) for c in text)
     text = _replace_tag_names(text, tag, replacement)
     return _SPACES.sub(" ", text).strip()
+
+
+_TAG_NAME = re.compile(r"/?\s*retrieved[\s_\-‐‑‒–—―・.]*memory")
+
+
+def escape_memory_text(text: str) -> str:
+    """Memory text made safe to place inside a memory block of the prompt (the
+    ``<retrieved_memory>`` and ``<profile>`` blocks): one line, no tag, no markup."""
+    return escape_block_text(text, _TAG_NAME, "(メモ)")

@@ -4,9 +4,8 @@
 - :mod:`.baseline` — the reference's read algorithm, kept exactly for comparison;
 - :mod:`.budgeted_inputs` — the index and query vector a recall gathers within its budget;
 - :mod:`.intent` — what kind of utterance this is (one signal for the gate);
-- :mod:`.subject` — whom a memory is about;
-- :mod:`.profile` — the budgeted profile in every prompt and its classifier;
-- :mod:`.memory_block` — the ``<retrieved_memory>`` block the chat model sees.
+- :mod:`.memory_block` — the ``<retrieved_memory>`` and ``<profile>`` blocks the chat
+  model sees.
 
-May import the language and index rooms; never journal or extract.
+May import the language, facts and index rooms; never journal, extract or control.
 """

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from omoide.memory.config import RobustSettings
+from omoide.memory.facts.subject import name_keys
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
 from omoide.memory.recall.robust.query import PreparedQuery
-from omoide.memory.recall.subject import name_keys
 from omoide.types import FloatArray
 
 

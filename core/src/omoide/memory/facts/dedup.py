@@ -1,7 +1,7 @@
 """Is a new fact new, a duplicate, or an update of a stored one?
 
 A duplicate or an update needs **the same subject**: the two facts must share a name or a
-topic (:mod:`omoide.memory.extract.fact_shape`), and what one says beyond the other decides:
+topic (:mod:`omoide.memory.facts.shape`), and what one says beyond the other decides:
 
 - the same text after canonicalisation -> duplicate;
 - each side says something the other does not (another person, place, activity or
@@ -30,7 +30,7 @@ from datetime import date
 from enum import StrEnum
 from functools import lru_cache
 
-from omoide.memory.extract.fact_shape import PREFERENCE, FactShape, Word, shape_of
+from omoide.memory.facts.shape import PREFERENCE, FactShape, Word, shape_of
 from omoide.memory.language.canonical import dedup_key
 
 # Kinds of fact that can replace one another (a plan becomes an event; a habit and a
