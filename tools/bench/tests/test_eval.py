@@ -138,3 +138,44 @@ def test_eval_refuses_an_engine_no_plugin_registers_and_names_the_registered_one
                  "--engine", "robst", "--no-progress"]) != 0
     err = capsys.readouterr().err
     assert "did you mean 'robust'" in err and "baseline" in err
+
+
+KINDED = {**SCENARIO, "queries": [
+    {**SCENARIO["queries"][0], "kind": "time"}, {**SCENARIO["queries"][1], "kind": "time"},
+    {**SCENARIO["queries"][2], "kind": "direct"}, {**SCENARIO["queries"][3], "kind": "none"}]}
+
+
+def test_queries_with_a_kind_are_also_scored_per_kind(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    probe = tmp_path / "kinds.jsonl"
+    probe.write_text(json.dumps(KINDED, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert main(["eval", "--config", str(config), "--data", str(probe), "--engine", "robust",
+                 "--json", "--no-progress"]) == 0
+    robust = json.loads(capsys.readouterr().out)["files"]["kinds.jsonl"]["engines"]["robust"]
+    kinds = robust["kinds"]
+    assert list(kinds) == ["direct", "time", "none"]
+    assert kinds["time"] == {"queries": 2, "hit_at_3": 1.0, "false_injections": 0,
+                             "negatives": 0, "false_injection_rate": None, "flip_rate": 0.0,
+                             "groups": 1}
+    assert kinds["none"]["hit_at_3"] is None and kinds["none"]["negatives"] == 1
+    assert kinds["none"]["false_injection_rate"] == 0.0
+    assert sum(k["queries"] for k in kinds.values()) == robust["queries"]
+
+
+def test_the_per_kind_table_follows_its_file_and_only_when_queries_have_kinds(
+        config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kinded = tmp_path / "kinds.jsonl"
+    kinded.write_text(json.dumps(KINDED, ensure_ascii=False) + "\n", encoding="utf-8")
+    plain = write_probe(tmp_path)
+    assert main(["eval", "--config", str(config), "--data", str(kinded), "--data", str(plain),
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("per kind") == 1 and "kinds.jsonl per kind" in out
+    table = out.split("kinds.jsonl per kind")[1].split("probe.jsonl")[0].splitlines()
+    assert table[1].split() == ["kind", "engine", "queries", "hit@3", "false", "inj.", "flip"]
+    rows = [r.split() for r in table[2:] if r.strip()]
+    assert [r[:3] for r in rows] == [["direct", "baseline", "1"], ["direct", "robust", "1"],
+                                     ["time", "baseline", "2"], ["time", "robust", "2"],
+                                     ["none", "baseline", "1"], ["none", "robust", "1"]]
+    none_robust = rows[-1]
+    assert none_robust[3] == "-" and none_robust[4:6] == ["0/1", "(0.000)"]

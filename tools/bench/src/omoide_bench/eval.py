@@ -16,7 +16,10 @@ injection counts episodic injections only (the profile is always there, and its
 budget, not the evaluation, decides what is always on). Eval memories arrive without
 a kind, so the deterministic classifier (:func:`omoide.memory.facts.profile.classify`)
 decides profile or episodic. Every data file gets its own table; ``engines`` in the
-report also sums the probe files. Every miss is kept with its reason.
+report also sums the probe files. Every miss is kept with its reason. Queries that carry
+a ``"kind"`` (direct / time / update / implicit / none, or any string) are also counted
+per kind (``kinds`` in each summary, a second table per file); files without kinds
+report exactly as before.
 
 Memories go straight into the store as if extraction had just written them (no
 dedup). Each scenario's user gets its own namespace, so scenarios never see each
@@ -69,6 +72,22 @@ class EngineTally:
     misses: list[dict[str, Any]] = field(default_factory=list)
     dense_only: list[dict[str, Any]] = field(default_factory=list)
     recall_by_category: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    by_kind: dict[str, EngineTally] = field(default_factory=dict)
+    """The same counters per query ``"kind"`` (only for queries that carry one)."""
+
+    def count(self, group: str, expect: bool, ok: bool, *, episodic: bool = False,
+              in_profile: bool = False) -> None:
+        """Count one scored query: a hit or miss when it expects a memory, else whether
+        it injected nothing; ``group`` collects its surface variants for the flip rate."""
+        if expect:
+            self.positives += 1
+            self.hits += ok
+            self.episodic_hits += episodic
+            self.profile_only_hits += in_profile and not episodic
+        else:
+            self.negatives += 1
+            self.false_injections += not ok
+        self.groups[group].add(ok)
 
     def merge(self, other: EngineTally) -> None:
         """Add ``other``'s counts (for the sum over data files)."""
@@ -89,6 +108,19 @@ class EngineTally:
         self.dense_only += other.dense_only
         for k, vals in other.recall_by_category.items():
             self.recall_by_category[k] += vals
+        for k, sub in other.by_kind.items():
+            self.by_kind.setdefault(k, EngineTally()).merge(sub)
+
+    def kind_summary(self) -> dict[str, Any]:
+        """One kind's figures: queries, hit@3 (None when none expects a memory), false
+        injections as a count over ``negatives`` (the queries that expect nothing) and a
+        rate (None when every query expects a memory), flip."""
+        flipped = sum(1 for outcomes in self.groups.values() if len(outcomes) > 1)
+        return {"queries": self.positives + self.negatives,
+                "hit_at_3": _ratio(self.hits, self.positives),
+                "false_injections": self.false_injections, "negatives": self.negatives,
+                "false_injection_rate": _ratio(self.false_injections, self.negatives),
+                "flip_rate": _ratio(flipped, len(self.groups)), "groups": len(self.groups)}
 
     def summary(self) -> dict[str, Any]:
         flipped = sum(1 for outcomes in self.groups.values() if len(outcomes) > 1)
@@ -108,6 +140,8 @@ class EngineTally:
             "groups": len(self.groups),
             "timeouts": self.timeouts,
         }
+        if self.by_kind:
+            out["kinds"] = {k: self.by_kind[k].kind_summary() for k in _kind_order(self.by_kind)}
         if self.recall_by_category:
             out["recall_at_5"] = {cat: round(statistics.fmean(v), 4)
                                   for cat, v in sorted(self.recall_by_category.items())}
@@ -116,6 +150,16 @@ class EngineTally:
 
 def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
+
+
+KIND_ORDER = ("direct", "time", "update", "implicit", "none")
+"""The kinds of ``shared/memory.md``'s year set, in the order tables list them (any other
+kind follows, alphabetically)."""
+
+
+def _kind_order(kinds: Any) -> list[str]:
+    known = [k for k in KIND_ORDER if k in kinds]
+    return known + sorted(k for k in kinds if k not in KIND_ORDER)
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float | None]:
@@ -236,19 +280,14 @@ class Evaluator:
                      got: list[str], profile: list[str], recall: Any,
                      ids: dict[str, str], now: str) -> None:
         expect = list(q.get("expect") or [])
-        if expect:
-            t.positives += 1
-            episodic = any(e in got[:3] for e in expect)
-            in_profile = any(e in profile for e in expect)
-            ok = episodic or in_profile
-            t.hits += ok
-            t.episodic_hits += episodic
-            t.profile_only_hits += in_profile and not episodic
-        else:
-            t.negatives += 1
-            ok = not got
-            t.false_injections += not ok
-        t.groups[f"{scope}:{q.get('group', q['text'])}"].add(ok)
+        episodic = any(e in got[:3] for e in expect)
+        in_profile = any(e in profile for e in expect)
+        ok = (episodic or in_profile) if expect else not got
+        group = f"{scope}:{q.get('group', q['text'])}"
+        t.count(group, bool(expect), ok, episodic=episodic, in_profile=in_profile)
+        if q.get("kind") is not None:
+            t.by_kind.setdefault(str(q["kind"]), EngineTally()).count(
+                group, bool(expect), ok, episodic=episodic, in_profile=in_profile)
         self._latency(t, recall)
         if recall.details.get("gate") == "dense margin":
             t.dense_only.append({"query": q["text"], "ok": ok,
@@ -432,6 +471,25 @@ def _probe_rows(engines: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+def _kind_rows(engines: dict[str, Any]) -> list[list[str]]:
+    """Per kind then engine: queries, hit@3, false injections (count / asked, rate), flip;
+    empty when no query carries a kind."""
+    kinds = _kind_order({k for e in engines.values() for k in e.get("kinds", {})})
+    if not kinds:
+        return []
+    rows = [["kind", "engine", "queries", "hit@3", "false inj.", "flip"]]
+    for kind in kinds:
+        for name, e in engines.items():
+            k = e.get("kinds", {}).get(kind)
+            if k is None:
+                continue
+            false = "-" if k["false_injection_rate"] is None else (
+                f"{k['false_injections']}/{k['negatives']} ({k['false_injection_rate']:.3f})")
+            rows.append([kind, name, str(k["queries"]), _fmt(k["hit_at_3"]), false,
+                         _fmt(k["flip_rate"])])
+    return rows
+
+
 def _locomo_rows(loco: dict[str, Any]) -> list[list[str]]:
     cats = sorted({c for v in loco.values() for c in v["recall_at_5"]})
     rows = [["engine", *[f"cat {c}" for c in cats], "cat 5 false inj.", "p50 ms", "p95 ms"]]
@@ -456,6 +514,10 @@ def render_table(report: dict[str, Any], stream: TextIO | None = None) -> None:
         else:
             stream.write(f"{label}\n")
             _write_rows(_probe_rows(entry["engines"]), stream)
+            kinds = _kind_rows(entry["engines"])
+            if kinds:
+                stream.write(f"{label} per kind (none: false inj. = injected / asked)\n")
+                _write_rows(kinds, stream)
 
 
 def render_misses(misses: dict[str, dict[str, list[dict[str, Any]]]],

@@ -9,11 +9,12 @@
 picks (``memory.retrieve``) runs with the config's options, the others with their
 defaults.
 
-One table per data file. ``--misses`` lists every miss with its reason (the gate, what
-the utterance was taken for, what was heard, the dates, where the expected memory
-stood). ``--speak`` first runs every query through the configured TTS and ASR (so
-anyone can measure robustness against their own recogniser); transcripts are cached
-on disk by (TTS, ASR, text), so a second run costs nothing.
+One table per data file (latency p50/p95 with and without the embedding included),
+and one per kind when the queries carry a ``"kind"``. ``--misses`` lists every miss with
+its reason (the gate, what the utterance was taken for, what was heard, the dates, where
+the expected memory stood). ``--speak`` first runs every query through the configured
+TTS and ASR (so anyone can measure robustness against their own recogniser); transcripts
+are cached on disk by (TTS, ASR, text), so a second run costs nothing.
 
 Runs in-process with the configured embedder. The store is the in-memory double
 by default (``--store memory``: fast, and latency then measures the engine, not a
