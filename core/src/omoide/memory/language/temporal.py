@@ -13,6 +13,12 @@ accepted here too, so the resolver works on plain text.
 Weeks start on Monday: 今週 is Monday..Sunday of today's week, 来週 the next one.
 週末 is the coming Saturday and Sunday; on a Saturday it is today and tomorrow; on a
 Sunday it is today and the next weekend.
+
+A named period (お盆, 正月, GW, 夏休み, a season, 8月...) takes the utterance's
+:class:`~omoide.memory.language.tense.Tense`: spoken of in the past it is the last
+occurrence that has begun, as a plan the current or next one, else the nearest; a year
+written with it (去年の, 今年の, 来年の, 一昨年の) always wins. Periods are also found
+written in kana (おぼん, しょうがつ, ごーるでんうぃーく).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from datetime import date, timedelta
 from functools import lru_cache
 
 from omoide.memory.language.absolute_dates import WEEKDAYS_JA, absolute_dates, week_start
+from omoide.memory.language.canonical import to_katakana
 from omoide.memory.language.holidays import long_weekends, named_holidays
+from omoide.memory.language.tense import Tense, tense
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,29 @@ def _nearest_span(today: date, make: Callable[[int], tuple[date, date] | None],
     return max(spans, key=lambda s: s[1]) if spans else None
 
 
+_Make = Callable[[int], tuple[date, date] | None]
+"""A period's occurrence in a given year (None: not that year)."""
+
+
+def _occurrences(today: date, make: _Make, tense: Tense | None) -> _Dates:
+    """The occurrences of a yearly period an utterance may mean: in the past tense the
+    last one that has begun (the current one included), as a plan the current or next
+    one, in neither the nearest (:func:`_nearest_span`); ``None``: a question in neither
+    tense, which may mean the nearest or the last one."""
+    if tense is None:
+        both = _occurrences(today, make, Tense.NEUTRAL) + _occurrences(today, make, Tense.PAST)
+        return list(dict.fromkeys(both))
+    if tense is Tense.NEUTRAL:
+        span = _nearest_span(today, make)
+        return [span] if span else []
+    spans = [s for s in (make(y) for y in range(today.year - 2, today.year + 2)) if s]
+    if tense is Tense.PAST:
+        begun = [s for s in spans if s[0] <= today]
+        return [max(begun, key=lambda s: s[0])] if begun else []
+    coming = [s for s in spans if s[1] >= today]
+    return [min(coming, key=lambda s: s[0])] if coming else []
+
+
 def _weekend(today: date) -> list[tuple[date, date]]:
     wd = today.weekday()
     if wd == 5:
@@ -102,6 +133,26 @@ def _weekend(today: date) -> list[tuple[date, date]]:
         return [(today, today), (today + timedelta(days=6), today + timedelta(days=7))]
     sat = today + timedelta(days=5 - wd)
     return [(sat, sat + timedelta(days=1))]
+
+
+_PERIOD_READINGS = {
+    "オボン": "お盆", "オショウガツ": "お正月", "ショウガツ": "正月", "ネンマツネンシ": "年末年始",
+    "ネンマツ": "年末", "トシアケ": "年明け", "オオミソカ": "大晦日", "ナツヤスミ": "夏休み",
+    "フユヤスミ": "冬休み", "ハルヤスミ": "春休み", "ガンジツ": "元日", "ガンタン": "元旦",
+    "タナバタ": "七夕", "ヒナマツリ": "ひな祭り"}
+"""Named periods written in kana, as their katakana (the periods are looked for in the
+katakana copy of a text, so that おぼん and オボン are お盆)."""
+
+_SEASONS: dict[str, _Make] = {
+    "春": lambda y: _months(y, 3, 3), "夏": lambda y: _months(y, 6, 3),
+    "秋": lambda y: _months(y, 9, 3), "冬": lambda y: _months(y, 12, 3)}
+_SEASON = r"(?<![\u3400-\u9fff々])(春|夏|秋|冬)(?=に|の|は|って|も|頃|ごろ|先|、|\s|$)"
+
+
+def _months(year: int, first: int, count: int) -> tuple[date, date]:
+    """``count`` months from month ``first`` of ``year`` (冬 runs into the next year)."""
+    last_year, last_month = _month_add(date(year, first, 1), count - 1)
+    return date(year, first, 1), _month_span(last_year, last_month)[1]
 
 
 @lru_cache(maxsize=8)
@@ -146,6 +197,8 @@ def _named_periods(year: int) -> dict[str, Callable[[int], tuple[date, date] | N
     for name in list(around) + list(_HOLIDAY_ALIASES):
         canonical_name = _HOLIDAY_ALIASES.get(name, name)
         periods[name] = (lambda n: lambda y: _holiday_span(y, n))(canonical_name)
+    for reading, name in _PERIOD_READINGS.items():
+        periods[reading] = periods[name]
     return periods
 
 
@@ -156,9 +209,30 @@ def _holiday_span(year: int, name: str) -> tuple[date, date] | None:
 
 
 @lru_cache(maxsize=8)
+def _period_table(year: int) -> dict[str, _Make]:
+    """:func:`_named_periods` by the katakana copy of their names (おぼん → オボン)."""
+    return {to_katakana(n): make for n, make in _named_periods(year).items()}
+
+
+def _period_alternation(year: int) -> str:
+    return "|".join(sorted((re.escape(n) for n in _period_table(year)), key=len, reverse=True))
+
+
+@lru_cache(maxsize=8)
 def _period_pattern(year: int) -> re.Pattern[str]:
-    return re.compile("|".join(sorted((re.escape(n) for n in _named_periods(year)),
-                                      key=len, reverse=True)))
+    return re.compile(_period_alternation(year))
+
+
+_YEAR_OFFSETS = {"一昨年": -2, "おととし": -2, "去年": -1, "昨年": -1, "きょねん": -1,
+                 "今年": 0, "ことし": 0, "来年": 1, "らいねん": 1, "再来年": 2}
+_YEARS = "|".join(sorted((to_katakana(y) for y in _YEAR_OFFSETS), key=len, reverse=True))
+
+
+@lru_cache(maxsize=8)
+def _year_period_pattern(year: int) -> re.Pattern[str]:
+    """A year with a period, season or month: 去年のお盆, 今年の夏, 来年の3月末."""
+    return re.compile(rf"({_YEARS})ノ?(?:({_period_alternation(year)})|(春|夏|秋|冬)|"
+                      r"(\d{1,2})月ノ?(末|上旬|中旬|下旬|初メ|頭)?)")
 
 
 class _Scanner:
@@ -170,8 +244,11 @@ class _Scanner:
         self.found: list[tuple[int, DateSpan]] = []
 
     def scan(self, pattern: str | re.Pattern[str],
-             handle: Callable[[re.Match[str]], list[tuple[date, date]]]) -> None:
-        for m in re.finditer(pattern, self.text):
+             handle: Callable[[re.Match[str]], list[tuple[date, date]]],
+             kana: bool = False) -> None:
+        """Record what ``pattern`` finds; ``kana``: look in the katakana copy of the text
+        (one character for one, so the places are the same)."""
+        for m in re.finditer(pattern, to_katakana(self.text) if kana else self.text):
             if any(self.used[m.start():m.end()]):
                 continue
             spans = handle(m)
@@ -180,7 +257,8 @@ class _Scanner:
             for i in range(m.start(), m.end()):
                 self.used[i] = True
             for start, end in spans:
-                self.found.append((m.start(), DateSpan(start, end, m.group(0))))
+                self.found.append((m.start(), DateSpan(start, end,
+                                                       self.text[m.start():m.end()])))
 
 
 _Dates = list[tuple[date, date]]
@@ -235,8 +313,35 @@ def _holiday_run(m: re.Match[str], today: date) -> _Dates:
     return [r for r in runs if r[1] >= today][:1]
 
 
-def _named_period(m: re.Match[str], today: date) -> _Dates:
-    span = _nearest_span(today, _named_periods(today.year)[m.group(0)])
+def _named_period(tense: Tense | None) -> _Handler:
+    """A named period (found in the katakana copy), placed by ``tense``."""
+    def handle(m: re.Match[str], today: date) -> _Dates:
+        return _occurrences(today, _period_table(today.year)[m.group(0)], tense)
+    return handle
+
+
+def _season(tense: Tense | None) -> _Handler:
+    """A season (春 夏 秋 冬) placed by ``tense``."""
+    def handle(m: re.Match[str], today: date) -> _Dates:
+        return _occurrences(today, _SEASONS[m.group(1)], tense)
+    return handle
+
+
+def _year_period(m: re.Match[str], today: date) -> _Dates:
+    """A period, season or month of the year written with it (去年のお盆)."""
+    year = today.year + _YEAR_OFFSETS[next(
+        y for y in _YEAR_OFFSETS if to_katakana(y) == m.group(1))]
+    period, season, month = m.group(2), m.group(3), m.group(4)
+    if period:
+        span = _period_table(today.year)[period](year)
+    elif season:
+        span = _SEASONS[season](year)
+    else:
+        if not 1 <= int(month) <= 12:
+            return []
+        first, last = {to_katakana(k): v for k, v in _PART.items()}.get(m.group(5) or "",
+                                                                         (1, 31))
+        span = _month_span(year, int(month), first, last)
     return [span] if span else []
 
 
@@ -247,13 +352,15 @@ def _month_part(m: re.Match[str], today: date) -> _Dates:
     return [_month_span(y, mo, first, last)]
 
 
-def _numbered_month(m: re.Match[str], today: date) -> _Dates:
-    mo = int(m.group(1))
-    if not 1 <= mo <= 12:
-        return []
-    first, last = _PART.get(m.group(2) or "", (1, 31))
-    span = _nearest_span(today, lambda y: _month_span(y, mo, first, last))
-    return [span] if span else []
+def _numbered_month(tense: Tense | None) -> _Handler:
+    """A month by its number (8月, 3月末), placed by ``tense``."""
+    def handle(m: re.Match[str], today: date) -> _Dates:
+        mo = int(m.group(1))
+        if not 1 <= mo <= 12:
+            return []
+        first, last = _PART.get(m.group(2) or "", (1, 31))
+        return _occurrences(today, lambda y: _month_span(y, mo, first, last), tense)
+    return handle
 
 
 def _days_from_now(m: re.Match[str], today: date) -> _Dates:
@@ -303,9 +410,9 @@ _BEFORE_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
 """Expressions by priority (each character is used by the first that matches it), up
 to the named periods and holidays, whose pattern depends on the year."""
 
+_NUMBERED_MONTH = r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])"
 _AFTER_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
     (rf"({_MONTH})の?(末|上旬|中旬|下旬|初め|頭)", _month_part),
-    (r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])", _numbered_month),
     (r"()月(末)", _month_part),
     (rf"({_MONTH})()", _month_part),
     (r"(?<![\d月])(\d{1,3})日(後|前)", _days_from_now),
@@ -321,17 +428,32 @@ _NOT_FOR_MEMORY: tuple[tuple[str, _Handler], ...] = (
 """Year-wide ranges and bare weekdays: last, and only for queries (see :func:`resolve`)."""
 
 
-def resolve(text: str, today: date, *, for_memory: bool = False) -> list[DateSpan]:
+def resolve(text: str, today: date, *, for_memory: bool = False,
+            tense: Tense | None = Tense.NEUTRAL) -> list[DateSpan]:
     """Date ranges ``text`` refers to, relative to ``today``, in order of appearance.
 
     ``for_memory`` leaves out what describes habits rather than dates (a bare
-    weekday: 「毎週金曜」) and year-wide ranges (今年), which say little about an event.
+    weekday: 「毎週金曜」), year-wide ranges (今年) and seasons, which say little
+    about an event. ``tense`` places named periods, seasons and numbered months
+    (:func:`_occurrences`); ``None``: either the nearest or the last occurrence (a
+    question about the past in neither tense, 「冬のグループ展どこだっけ」, gets both); a
+    year written with them wins.
     """
+    placing = tense
     s = _Scanner(text)
-    expressions: list[tuple[str | re.Pattern[str], _Handler]] = [
-        *_BEFORE_NAMED_PERIODS, (_period_pattern(today.year), _named_period),
-        *_AFTER_NAMED_PERIODS, *(() if for_memory else _NOT_FOR_MEMORY)]
-    for pattern, handle in expressions:
+    if not for_memory:
+        s.scan(_year_period_pattern(today.year),
+               functools.partial(_on_day, _year_period, today), kana=True)
+    for pattern, handle in _BEFORE_NAMED_PERIODS:
+        s.scan(pattern, functools.partial(_on_day, handle, today))
+    s.scan(_period_pattern(today.year),
+           functools.partial(_on_day, _named_period(placing), today), kana=True)
+    later: list[tuple[str, _Handler]] = [
+        (_AFTER_NAMED_PERIODS[0]), (_NUMBERED_MONTH, _numbered_month(placing)),
+        *_AFTER_NAMED_PERIODS[1:], *(() if for_memory else _NOT_FOR_MEMORY)]
+    if not for_memory:
+        later.insert(2, (_SEASON, _season(placing)))
+    for pattern, handle in later:
         s.scan(pattern, functools.partial(_on_day, handle, today))
     return [span for _, span in sorted(s.found, key=lambda x: x[0])]
 
@@ -357,7 +479,10 @@ _YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?!\s*\d)")
 
 def memory_spans(text: str, said_on: date) -> list[DateSpan]:
     """Date ranges a fact is about: its absolute dates (a stay 「から2泊」 extends the
-    range), else its relative expressions resolved against when it was said."""
+    range), else its relative expressions resolved against when it was said (a named
+    period by the fact's tense: 「元日に雑煮を食べた」 is the last 元日), else, for an
+    event told in the past tense (「水族館に行った」), the day it was told (label
+    ``"told"``): people tell what they did on the day or soon after."""
     dates = absolute_dates(text, said_on)
     if dates:
         stay = _STAY.search(text)
@@ -371,4 +496,8 @@ def memory_spans(text: str, said_on: date) -> list[DateSpan]:
     if months:
         # 「来月（2026年7月）から」: the written month wins over the relative word
         return [DateSpan(*_month_span(y, mo), "month") for y, mo in months]
-    return resolve(text, said_on, for_memory=True)
+    said = tense(text)
+    spans = resolve(text, said_on, for_memory=True, tense=said)
+    if not spans and said is Tense.PAST and not habit_weekdays(text):
+        return [DateSpan(said_on, said_on, "told")]
+    return spans

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from omoide.components import PersonMemory
@@ -21,6 +21,7 @@ from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
 from omoide.memory.language.phonetic import sound_key
 from omoide.memory.language.temporal import DateSpan
+from omoide.memory.language.tense import Anchor
 from omoide.memory.recall.robust.query import PreparedQuery
 from omoide.types import FloatArray
 
@@ -145,6 +146,34 @@ def date_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     temporal = {k: v for k, v in index.temporal(
         spans if use_dates else (), max_memory_days=max_memory_days).items() if live(k)}
     return DateMatches(temporal, widest, fallback)
+
+
+def anchored_dates(index: UserIndex, q: PreparedQuery, lex_nouns: dict[str, float],
+                   settings: RobustSettings, today: date) -> dict[str, float]:
+    """この前 / 前回 / 初めて with no date named: among the memories the query's words
+    match best, the dated ones already past, those told on the latest day (この前) or
+    the first (初めて) — the same shop visited six times has one この前.
+
+    Plans still to come are left out, and so are memories with no date (a liking is
+    not a visit)."""
+    if q.anchor is None or q.spans or not lex_nouns:
+        return {}
+    best = max(lex_nouns.values())
+    told = {k: index.get(k) for k, v in lex_nouns.items()
+            if v >= settings.lexical_keep_ratio * best and index.has_dates(k)
+            and not index.ahead(k, today) and not _dated_after(index, k, today)}
+    days = {k: m.created_at.date() for k, m in told.items() if m is not None}
+    if not days:
+        return {}
+    pick = max if q.anchor is Anchor.LATEST else min
+    day = pick(days.values())
+    return {k: 1.0 for k, d in days.items() if d == day}
+
+
+def _dated_after(index: UserIndex, memory_id: str, today: date) -> bool:
+    """Whether a memory has a date after ``today`` (「来週までに持ってくるよう頼まれた」
+    is told in the past tense but is about a day to come)."""
+    return index.upcoming(memory_id, today + timedelta(days=1), 0, 36500)
 
 
 def dense_scores(index: UserIndex, vector: FloatArray | None, settings: RobustSettings,

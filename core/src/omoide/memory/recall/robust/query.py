@@ -7,7 +7,7 @@ embedded (and once at start, to warm the analysers up).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 
 from rapidfuzz import fuzz
@@ -21,6 +21,7 @@ from omoide.memory.language.lexicon import (
 )
 from omoide.memory.language.phonetic import SoundIndex, min_similarity, sound_key
 from omoide.memory.language.temporal import DateSpan, resolve
+from omoide.memory.language.tense import Anchor, Tense, anchor, tense
 from omoide.memory.recall.intent import Intent, detect
 
 
@@ -34,6 +35,10 @@ class PreparedQuery:
     spans: tuple[DateSpan, ...]
     date_words: tuple[str, ...] = ()
     """The date expressions and their readings, left out of the lexical channel."""
+    tense: Tense = Tense.NEUTRAL
+    """Past, a plan or neither: it places the named periods (お盆, 正月) it names."""
+    anchor: Anchor | None = None
+    """この前 (the latest of repeated events) or 初めて (the first), if it says so."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -116,29 +121,42 @@ def _weekdays_placed(spans: tuple[DateSpan, ...], analysis: Analysis, intent: In
     return tuple(fixed)
 
 
-def _query_spans(analysis: Analysis, intent: Intent, today: date) -> tuple[DateSpan, ...]:
+def _query_spans(analysis: Analysis, intent: Intent, today: date,
+                 said: Tense | None) -> tuple[DateSpan, ...]:
     """The query's date ranges: as written, else as read aloud, else (for a question
-    about the user's memories) as heard by sound."""
-    spans = tuple(resolve(analysis.temporal_text, today))
+    about the user's memories) as heard by sound; named periods placed by ``said``."""
+    spans = tuple(resolve(analysis.temporal_text, today, tense=said))
     if any(_BARE_WEEKDAY.match(s.label) for s in spans):
         spans = _weekdays_placed(spans, analysis, intent, today)
     if not spans and analysis.date_reading:
-        spans = tuple(resolve(rewrite_temporal_reading(analysis.date_reading), today))
+        spans = tuple(resolve(rewrite_temporal_reading(analysis.date_reading), today,
+                              tense=said))
     if not spans and intent.recall:
         for word in heard_date_words(analysis):
-            spans = tuple(resolve(word, today))
+            spans = tuple(resolve(word, today, tense=said))
             if spans:
                 break
     return spans
+
+
+def _anchored_past(intent: Intent, text: str) -> Intent:
+    """この前 / 初めて with something done (「こないだラルゴ行ったとき誰と一緒だった」)
+    points at the user's own past: recall, though nothing else in it says so."""
+    if intent.recall or anchor(text) is None or tense(text) is not Tense.PAST:
+        return intent
+    return replace(intent, recall=True, markers=(*intent.markers, "anchored past"))
 
 
 def prepare(query: str, now: datetime) -> PreparedQuery:
     """``query`` analysed for recall at ``now``: canonical copy, intent, words, and the
     date ranges it names (their words and readings kept out of the lexical channel)."""
     text = query_copy(query)
-    intent = detect(canonical(query))
+    intent = _anchored_past(detect(canonical(query)), text)
     analysis = analyzer().analyse(text, query=True)
-    spans = _query_spans(analysis, intent, now.date())
+    said = tense(text)
+    # a recall question in neither tense (「冬の展示どこだっけ」) may mean the last one
+    placing = None if said is Tense.NEUTRAL and intent.recall else said
+    spans = _query_spans(analysis, intent, now.date(), placing)
     labels = {s.label for s in spans}
     exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
-    return PreparedQuery(text, intent, analysis, spans, exclude)
+    return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text))

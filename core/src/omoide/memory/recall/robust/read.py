@@ -15,6 +15,7 @@ from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
 from omoide.memory.recall.robust.channels import (
     Live,
+    anchored_dates,
     date_matches,
     dense_from_store,
     dense_scores,
@@ -101,7 +102,7 @@ def _gated_by_words_and_dates(
     if dates.fallback is not None:
         why.weekend_fallback = dates.fallback.start.isoformat()
     lex_nouns = shared_word_evidence(lexical, settings, contextual)
-    temporal = dates.temporal
+    temporal = dates.temporal or anchored_dates(index, q, lex_nouns, settings, today)
     if contextual:
         remark = remark_evidence(index, q, settings, lex_nouns, temporal, dates.widest, today)
         lex_nouns, temporal = remark.lex_nouns, remark.temporal
