@@ -5,7 +5,10 @@ message (``[2026-09-27 20:50 (日)] user: ...``) and expects
 ``{"facts": [{"text": ..., "kind": ..., "entities": [...]}]}``. A real chat model writes
 those facts; this module does a small, honest imitation with rules:
 
-- only user lines; questions, greetings, fillers and weather/news talk are skipped;
+- only user lines; questions, requests to the assistant, greetings, fillers and
+  weather/news talk are skipped, recognised by grammar (:mod:`omoide_standins.speech_acts`:
+  a final か／っけ, an interrogative word, a bare 「…ある」, a て-form or 〜てください, an
+  interjection), so a question the recogniser wrote without 「？」 is still a question;
 - each remaining sentence becomes one あなた-sentence: first person becomes あなた,
   casual endings become plain declaratives (行くんだ → 行く予定だ, 好きなんだ → 好きだ,
   練習してる → 練習している, 行きたいな → 行きたいと思っている);
@@ -43,6 +46,7 @@ from omoide.api import (
     regex_alternation,
 )
 from omoide_standins.relative_dates import annotate_relative_dates
+from omoide_standins.speech_acts import speech_act, strip_opening_interjections
 
 _LINE = re.compile(
     r"^\s*\[(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})(?:[ T](?P<h>\d{1,2}):(?P<mi>\d{2}))?"
@@ -160,6 +164,14 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_END.search(s)) and bool(_INTERROGATIVE.search(s) or s.endswith("か"))
 
 
+def _states(sentence: str, tokenizer: Any) -> bool:
+    """Whether ``sentence`` states something (not a question, a request or a greeting):
+    by its grammar with a tokenizer (:mod:`omoide_standins.speech_acts`), and always by
+    its punctuation and a spoken question's ending (:func:`is_question`)."""
+    act = speech_act(sentence, tokenizer)
+    return act in (None, "statement") and not is_question(sentence)
+
+
 def _is_small_talk(sentence: str) -> bool:
     bare = re.sub(r"[、,！!。\s〜ー…]", "", sentence)
     if len(bare) < 4:
@@ -195,6 +207,7 @@ _ENDINGS: list[tuple[str, str]] = [
     (r"ちゃった$", "てしまった"),
     (r"じゃった$", "でしまった"),
     (r"たい$", "たいと思っている"),
+    (r"(?<=う)か$", "と思っている"),      # 行こうかな → 行こうか → 行こうと思っている
     (r"っていう$", "という"),
     (r"つもり$", "つもりだ"),
     (r"(?<=[^\W\d_])な$", "だ"),       # 好きなんだ → 好きな → 好きだ
@@ -286,8 +299,8 @@ def extract_facts(utterances: list[Utterance], tokenizer: Any = None) -> list[Fa
         previous_in_line: Fact | None = None
         for raw in split_sentences(unicodedata.normalize("NFKC", utt.text)
                                    .replace("?", "？").replace("!", "！")):
-            sentence = _strip_fillers(raw)
-            if (not sentence or is_question(sentence) or _is_small_talk(sentence)
+            sentence = strip_opening_interjections(_strip_fillers(raw), tokenizer)
+            if (not sentence or not _states(sentence, tokenizer) or _is_small_talk(sentence)
                     or _REACTIONS.match(sentence) or _REQUESTS.search(sentence)):
                 continue
             if any(w in sentence for w in _OFF_TOPIC):
