@@ -67,11 +67,20 @@ class Fact:
     「あなたは…」), with any relative date kept and the absolute date in （） after it;
     ``kind`` one of :data:`FACT_KINDS` or ``profile_<category>``; ``entities`` the
     names in it (people, places, things) in their own spelling.
+
+    ``replaces`` (optional, None by default) says that this fact updates an earlier
+    one: the earlier value in a few words as the person would say it (「コーヒーを飲む
+    習慣」 for 「あなたはコーヒーをやめて紅茶を飲むようになった。」, 「箱根旅行の日程」 for
+    a moved plan, 「広告代理店の仕事」 for a new job). The extractor sees only the
+    conversation, not the stored memories, so it names what changed, not a memory id;
+    supersession matches it against the person's older memories (and still works
+    when an extractor never fills it). At most :data:`MAX_FACT_CHARS` characters.
     """
 
     text: str
     kind: str
     entities: tuple[str, ...]
+    replaces: str | None = None
 
 
 class TooManyFacts(ExtractionFormatError):
@@ -192,7 +201,8 @@ class Extractor(Component[ExtractorConfig]):
 
 def checked_facts(facts: object) -> list[Fact]:
     """``facts`` if they are a list of well-formed :class:`Fact` within the bounds;
-    kinds outside ``[a-z_]`` become ``other``, blank facts and entities are dropped.
+    kinds outside ``[a-z_]`` become ``other``, blank facts and entities are dropped, a
+    blank ``replaces`` becomes None and a long one is cut.
     Raises :class:`ExtractionFormatError` (:class:`TooManyFacts` for too many)."""
     if not isinstance(facts, list | tuple):
         raise ExtractionFormatError(f"an extractor returned {type(facts).__name__},"
@@ -215,7 +225,9 @@ def checked_facts(facts: object) -> list[Fact]:
         if len(entities) > MAX_ENTITIES or any(len(e) > MAX_ENTITY_CHARS for e in entities):
             raise ExtractionFormatError(f"a fact names too many or too long entities:"
                                         f" {entities!r:.80}")
-        out.append(Fact(text, kind if _KIND.fullmatch(kind) else "other", entities))
+        replaces = fact.replaces.strip() if isinstance(fact.replaces, str) else ""
+        out.append(Fact(text, kind if _KIND.fullmatch(kind) else "other", entities,
+                        replaces[:MAX_FACT_CHARS] or None))
     if len(out) > MAX_FACTS:
         raise TooManyFacts(out)
     return out

@@ -9,7 +9,11 @@ The chat model gets the reference's rules and the conversation in a fixed format
     </conversation>
 
 and answers JSON ``{"facts": [{"text": "あなたは…", "kind": "plan", "profile": false,
-"category": null, "entities": ["箱根"]}]}``. The profile decision (and its category) is
+"category": null, "replaces": null, "entities": ["箱根"]}]}``. The prompt asks for
+statements about the person only (no questions, requests or greetings, judged by the
+sentence's form since a recogniser drops 「？」), and for ``replaces`` (what an update
+replaced, :attr:`omoide.components.extractor.Fact.replaces`) on a fact that changes an
+earlier one. The profile decision (and its category) is
 kept in the fact's kind (:func:`omoide.memory.facts.profile.stored_kind`: ``profile_health``);
 when the model does not say, the kind stays as it is and the deterministic classifier
 decides when the memory is read.
@@ -60,15 +64,17 @@ SYSTEM_PROMPT = """あなたは会話ログから「ユーザー本人につい�
 規則:
 - 記録するのはユーザー本人のこと（好み、習慣、予定、出来事、家族や友人など本人に関わる人、プロフィール）だけ。
 - アシスタントの発言内容、一般常識、天気やニュース、センサーの値、あいさつや雑談の決まり文句は記録しない。
+- ユーザーの質問、アシスタントへの依頼、あいさつ、相づちは事実ではないので記録しない。音声認識の文には「？」が付かないことが多いので、文の形で判断する: 「か」「かな」「の」「っけ」で終わる文、「何」「いつ」「どこ」「誰」「どう」などで尋ねる文、「〜ある」「〜わかる」「〜知ってる」で相手に尋ねる文は質問（例: 「近くにいいカフェある」「明日って雨降るの」は記録しない）。「〜して」「〜してください」「〜してくれる」「〜してほしい」、タイマーやアラームの設定は依頼。「おはよう」「ありがとう」「おやすみ」だけの文はあいさつ。あいさつや相づちの後に本人のことが続くときは、その部分だけを記録する。
 - 1つの事実は1文、おおむね30〜60文字。主語は必ず「あなた」（「ユーザー」とは書かない）。
 - 相対的な日付（明日、来週の土曜日、今度の金曜日など）は言われた通りに残し、その発言の日時から計算した絶対日付を全角括弧で添える。例: 「あなたは来週の土曜日（2026年10月3日）に友達と箱根に行く予定だ。」
 - 予定の変更や中止は、変更後の内容が分かる1文にする（例: 「あなたは箱根行きを来週の日曜日（2026年10月4日）に変えた。」）。
 - 会話から分からないことは推測しない。記録することがなければ空のリストを返す。
 - 各事実について、その人を長く表す事実（プロフィール）かどうかを "profile" に true/false で書く。プロフィールは、健康・アレルギー・食事の制限、家族とその名前や誕生日、ペット、住まい、仕事や学校、はっきりした好き嫌い、続けている習慣。日付のある予定や出来事、一度きりのことは必ず false。
 - プロフィールなら "category" に health（健康・アレルギー）、family（家族）、pet（ペット）、basics（住まい・年齢など）、work（仕事・学校）、like（好き嫌い）、habit（習慣）、person（周りの人）のどれかを書く。以前のプロフィールが変わったとき（引っ越し、転職など）は、変わった後の事実を1文で書く。
+- 以前の事実を置き換える事実（引っ越し、転職、やめた習慣や始めた習慣、変わった好み、飲む薬の変更、予定の変更や中止）は、文の中で何から何に変わったかを書き、"replaces" に変わる前の内容を短く書く（例: 「あなたはコーヒーをやめて紅茶を飲むようになった。」の "replaces" は "コーヒーを飲む習慣"、予定の日付が変わったなら "箱根旅行の日程"）。何も置き換えない事実は null。
 
 出力は次のJSONだけ:
-{"facts": [{"text": "あなたは…", "kind": "plan|event|preference|habit|person|profile|other", "profile": false, "category": null, "entities": ["固有名詞", "…"]}]}"""
+{"facts": [{"text": "あなたは…", "kind": "plan|event|preference|habit|person|profile|other", "profile": false, "category": null, "replaces": null, "entities": ["固有名詞", "…"]}]}"""
 
 
 def conversation_block(exchanges: Sequence[Exchange], timezone: str,
@@ -188,10 +194,19 @@ def parse_facts(raw: str) -> list[Fact]:
         category = item.get("category")
         kind = stored_kind(kind, _flag(item.get("profile")),
                            str(category).strip().lower() if category else None)
-        facts.append(Fact(text, kind, tuple(str(e).strip() for e in entities if str(e).strip())))
+        facts.append(Fact(text, kind, tuple(str(e).strip() for e in entities if str(e).strip()),
+                          _replaces(item.get("replaces"))))
     if len(facts) > MAX_FACTS:
         raise TooManyFacts(facts)
     return facts
+
+
+def _replaces(value: object) -> str | None:
+    """What the fact says it replaces (:attr:`Fact.replaces`): text, cut to
+    :data:`MAX_FACT_CHARS`; None when the model wrote nothing, null or something else."""
+    if not isinstance(value, str) or value.strip().lower() in ("", "null", "none"):
+        return None
+    return value.strip()[:MAX_FACT_CHARS]
 
 
 def _flag(value: object) -> bool | None:

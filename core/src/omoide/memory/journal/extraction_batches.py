@@ -70,12 +70,14 @@ class ExtractionBatch:
 
 
 def facts_to_json(facts: Sequence[Fact]) -> str:
-    return json.dumps([{"text": f.text, "kind": f.kind, "entities": list(f.entities)}
+    return json.dumps([{"text": f.text, "kind": f.kind, "entities": list(f.entities),
+                        **({"replaces": f.replaces} if f.replaces else {})}
                        for f in facts], ensure_ascii=False)
 
 
 def facts_from_json(text: str) -> tuple[Fact, ...]:
-    return tuple(Fact(str(d["text"]), str(d["kind"]), tuple(str(e) for e in d["entities"]))
+    return tuple(Fact(str(d["text"]), str(d["kind"]), tuple(str(e) for e in d["entities"]),
+                      str(d["replaces"]) if d.get("replaces") else None)
                  for d in json.loads(text))
 
 
