@@ -14,8 +14,9 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -31,6 +32,15 @@ from omoide.memory.facts.profile import (
     select_profile,
 )
 from omoide.memory.facts.subject import Subject, name_keys, subject_of
+from omoide.memory.facts.validity import (
+    PLAN_CHANGES,
+    Change,
+    Validity,
+    changes_in,
+    lasts,
+    same_subject,
+    slot_key,
+)
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
@@ -50,6 +60,9 @@ class _Entry:
     kind: Classification | None = None
     subject: Subject | None = None
     past: bool = False
+    slot: tuple[tuple[str, ...], str] | None = None
+    changes: tuple[Change, ...] = ()
+    lasts: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,7 @@ class UserIndex:
         self._subjects: dict[str, set[str]] = defaultdict(set)
         self.superseded: set[str] = set()
         """Ids of indexed memories a newer one replaced (never injected)."""
+        self._validity: tuple[int, dict[str, Validity]] | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -162,7 +176,8 @@ class UserIndex:
             self.superseded.add(memory.id)
         entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
                        frozenset(sounds), classify(memory, said_on), subject_of(text),
-                       bool(spans) and is_past(last_clause(text)))
+                       bool(spans) and is_past(last_clause(text)), slot_key(text),
+                       changes_in(text), lasts(text))
         self._entries[memory.id] = entry
         self._profile.clear()
         for key, reading in sounds.items():
@@ -213,11 +228,116 @@ class UserIndex:
     def mark_superseded(self, memory_id: str, by: str) -> None:
         entry = self._entries.get(memory_id)
         if entry is not None:
-            from dataclasses import replace
             entry.memory = replace(entry.memory, superseded_by=by)
             self.revision += 1
             self.superseded.add(memory_id)
             self._profile.clear()
+
+    # -- validity ----------------------------------------------------------------------
+    def validity(self) -> dict[str, Validity]:
+        """The memories a newer one replaced, derived or linked
+        (:mod:`omoide.memory.facts.validity`), each with when and by what; memories not
+        listed are current. Cached until the index changes (:attr:`revision`)."""
+        if self._validity is None or self._validity[0] != self.revision:
+            self._validity = (self.revision, self._derive_validity())
+        return self._validity[1]
+
+    def current_version(self, memory_id: str) -> str:
+        """The memory that holds now what ``memory_id`` once held (itself if current)."""
+        replaced = self.validity()
+        seen = {memory_id}
+        while memory_id in replaced:
+            by = replaced[memory_id].latest_by
+            if by is None or by in seen or by not in self._entries:
+                break
+            seen.add(by)
+            memory_id = by
+        return memory_id
+
+    def versions(self, memory_id: str) -> list[Memory]:
+        """Every version of what ``memory_id`` holds, oldest first: the memories it
+        replaced, itself, and those that replaced it (and what those replaced)."""
+        linked: dict[str, set[str]] = defaultdict(set)
+        for mid, v in self.validity().items():
+            for by in (v.superseded_by, v.latest_by):
+                if by is not None:
+                    linked[mid].add(by)
+                    linked[by].add(mid)
+        chain, todo = {memory_id}, [memory_id]
+        while todo:
+            for other in linked.get(todo.pop(), ()):
+                if other not in chain:
+                    chain.add(other)
+                    todo.append(other)
+        return sorted((e.memory for m in chain if (e := self._entries.get(m))),
+                      key=lambda m: m.created_at)
+
+    def _derive_validity(self) -> dict[str, Validity]:
+        out: dict[str, Validity] = {}
+
+        def replace_by(old: _Entry, new: _Entry, why: str) -> None:
+            mid, when = old.memory.id, new.memory.created_at
+            was = out.get(mid)
+            if was is None:
+                out[mid] = Validity(old.memory.created_at, when, new.memory.id, why,
+                                    new.memory.id)
+                return
+            latest = self._entries.get(was.latest_by or "")
+            if latest is None or when > latest.memory.created_at:
+                was = replace(was, latest_by=new.memory.id)
+            if was.valid_until is not None and when < was.valid_until:
+                was = replace(was, valid_until=when, superseded_by=new.memory.id, why=why)
+            out[mid] = was
+
+        by_slot: dict[tuple[tuple[str, ...], str], list[_Entry]] = defaultdict(list)
+        for e in self._entries.values():
+            if e.slot is not None:
+                by_slot[e.slot].append(e)
+        for (_, slot), entries in by_slot.items():
+            entries.sort(key=lambda e: e.memory.created_at)
+            for old, new in pairwise(entries):
+                replace_by(old, new, f"same slot: {slot}")
+        for e in self._entries.values():
+            for change in e.changes:
+                for old in self._told_before(e, change):
+                    replace_by(old, e, f"{change.kind}: {change.old_value}")
+        for e in self._entries.values():
+            by = e.memory.superseded_by
+            if by and by in self._entries:
+                out[e.memory.id] = Validity(e.memory.created_at,
+                                            self._entries[by].memory.created_at, by, "linked", by)
+        return out
+
+    def _told_before(self, new: _Entry, change: Change) -> list[_Entry]:
+        """The older lasting facts of the same someone that hold the value ``change``
+        replaced, and share something more with ``new`` (another word, or the kind of
+        fact it is)."""
+        ids: set[str] | None = None
+        plan = change.kind in PLAN_CHANGES
+        for keys in change.names if plan and change.names else change.keys:
+            found = self._posted(keys)
+            ids = set(found) if ids is None else ids & found
+        if not ids:
+            return []
+        names = new.subject.names if new.subject else ()
+        new_keys = {k for t in new.terms if t.weight >= 1.0 for k in t.keys}
+        value_keys = {k for keys in change.keys for k in keys}
+        category = new.kind.category if new.kind else None
+        out: list[_Entry] = []
+        for mid in ids:
+            old = self._entries[mid]
+            if old is new or old.memory.created_at >= new.memory.created_at or not old.lasts:
+                continue
+            if not same_subject(names, old.subject.names if old.subject else ()):
+                continue
+            if plan and (old.kind is None or not old.kind.profile):
+                out.append(old)  # a plan called off, moved or replaced: the one it names
+                continue
+            shared = {k for t in old.terms if t.weight >= 1.0 for k in t.keys} & new_keys
+            if shared - value_keys or (category is not None and old.kind is not None
+                                       and old.kind.category == category):
+                out.append(old)
+        return out
 
     # -- profile -----------------------------------------------------------------------
     def classification(self, memory_id: str) -> Classification | None:
@@ -230,9 +350,10 @@ class UserIndex:
         cached = self._profile.get(budget_chars)
         if cached is not None:
             return cached
+        replaced = self.validity()
         facts = [ProfileFact(e.memory, e.kind.category) for e in self._entries.values()
                  if e.kind is not None and e.kind.profile and e.kind.category is not None
-                 and not e.memory.superseded_by]
+                 and not e.memory.superseded_by and e.memory.id not in replaced]
         profile = select_profile(facts, budget_chars)
         self._profile[budget_chars] = profile
         return profile

@@ -25,7 +25,10 @@
 
 4. Candidates are ordered by reciprocal-rank fusion of the channels (:mod:`.fusion`;
    newer first on ties); superseded memories never appear, nor do memories already in
-   the profile block; at most ``max_results``.
+   the profile block; at most ``max_results``. A candidate a newer memory replaced (the
+   same slot of the same someone, or a change said: :mod:`omoide.memory.facts.validity`)
+   gives its place to the current one, unless the utterance asks about before
+   (:mod:`.currency`).
 
 :func:`~.read.robust_read` runs these steps and says why in a
 :class:`~.explanation.ReadExplanation` (the ``details`` of traces, ``/v1/turns`` and
@@ -34,7 +37,7 @@
 person's profile (lasting facts, every turn) with the episodic memories.
 
 The modules import one another in that order (query, explanation, channels, gate,
-fusion, read, engine); none imports this package.
+fusion, currency, read, engine); none imports this package.
 """
 
 from omoide.memory.recall.robust.channels import explain, weekend_fallback

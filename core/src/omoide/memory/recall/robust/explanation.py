@@ -34,6 +34,8 @@ class ReadExplanation:
     dense_spread: float | None = None
     in_profile: int | None = None
     """Candidates left out because the profile block already carries them."""
+    current_versions: dict[str, str] | None = None
+    """Candidates a newer memory replaced, swapped for it (old id -> current id)."""
     matched: dict[str, list[str]] = field(default_factory=dict)
     """The words each returned memory shares with the query."""
 
@@ -60,6 +62,7 @@ class ReadExplanation:
         optional_after_gate = {"dense_margin": self.dense_margin,
                                "dense_spread": self.dense_spread,
                                "in_profile": self.in_profile,
+                               "current_versions": self.current_versions,
                                "matched": self.matched or None}
         details.update({k: v for k, v in optional_after_gate.items() if v is not None})
         return details

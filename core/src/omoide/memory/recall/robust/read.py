@@ -22,6 +22,7 @@ from omoide.memory.recall.robust.channels import (
     live_memories,
     word_matches,
 )
+from omoide.memory.recall.robust.currency import current_versions
 from omoide.memory.recall.robust.explanation import ReadExplanation
 from omoide.memory.recall.robust.fusion import (
     ChannelScores,
@@ -132,6 +133,9 @@ def _ranked(index: UserIndex, q: PreparedQuery, settings: RobustSettings, candid
     if settings.fill_from_dense:
         candidates = candidates | set(seen.dense)
     fused = fused_scores(index, q, settings, candidates, seen, asked)
+    candidates, fused, swapped = current_versions(index, q, candidates, fused)
+    if swapped:
+        why.current_versions = swapped
     answered = candidates & in_profile
     if answered:
         why.in_profile = len(answered)

@@ -1,0 +1,182 @@
+"""Facts that change: when a memory stops being true, and which one replaced it.
+
+A year of memories holds states that change (a job, a home, a habit, a preference, a
+medication) and plans that move or are called off. Extraction may link an update to
+what it replaces (``Memory.superseded_by``), but often it does not; so validity is also
+read from the memories themselves, bi-temporally as in Zep/Graphiti: a memory is valid
+from when it was said until a newer one replaced it.
+
+Two readings, both over grammar, never over particular nouns:
+
+- **a slot** (:func:`slot_key`): a fact that fills a single-valued slot of someone (where
+  they live, where they work) is replaced by a newer fact filling the same slot of the
+  same someone;
+- **a change said** (:func:`changes_in`): a fact that says what it replaced — 「Aから
+  Bに変えた」, 「Aをやめて」, 「Aでは遊ばなくなった」, 「Aの代わりに」, 「Aをキャンセルした」,
+  「Aが延期になった」 — replaces the older states and plans of the same someone that
+  speak of A.
+
+Only what lasts can be replaced (:func:`lasts`): a state, a habit, a plan. A one-off
+event in the past stays true forever (「ジョギング中に足を痛めた」 is not undone by giving
+up jogging).
+
+May import only :mod:`omoide.memory.language` and the facts room before it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from omoide.memory.facts.profile import is_past, last_clause
+from omoide.memory.language.canonical import canonical
+from omoide.memory.language.lexicon import analyzer
+
+ChangeKind = Literal["replaced", "instead", "ended", "cancelled", "moved"]
+PLAN_CHANGES: frozenset[ChangeKind] = frozenset({"instead", "cancelled", "moved"})
+"""Changes that may call off or replace a plan, found by the names it shares."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a fact says it replaced: the words of the old value (each a set of
+    alternative keys, all of which an older fact must hold) and how it changed."""
+
+    kind: ChangeKind
+    old_value: str
+    keys: tuple[frozenset[str], ...]
+    names: tuple[frozenset[str], ...] = ()
+    """The names among ``keys`` (「軽井沢旅行」's 軽井沢): a plan is found by them alone."""
+
+
+@dataclass(frozen=True)
+class Validity:
+    """When a memory was true: from ``valid_from`` until ``valid_until`` (None: still
+    true), and which memory replaced it and why."""
+
+    valid_from: datetime
+    valid_until: datetime | None = None
+    superseded_by: str | None = None
+    """The first memory that replaced it (at ``valid_until``)."""
+    why: str = ""
+    latest_by: str | None = None
+    """The newest memory that replaced it (a plan called off, then replaced by another:
+    the other is what holds now)."""
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
+
+
+# -- a change said ------------------------------------------------------------------
+_PHRASE = r"([^、。「」『』はがを]{1,24}?)"
+_NOT_A_TRIAL = r"(?!てみ|でみ)"
+"""「変えてみたら」「止めてみた」 try something once; they change nothing that lasts."""
+_LEADING_SUBJECT = re.compile(r"^あなた(?:の[^はが、。]{1,24}?)?[はが]、?")
+_CHANGE_PATTERNS: tuple[tuple[ChangeKind, re.Pattern[str]], ...] = (
+    # 「錠剤からシロップに変えて」「液晶タブレットからiPadに切り替えて」「朝1錠から朝晩の2回に」
+    ("replaced", re.compile(_PHRASE + r"から(?!の)[^、。がをは]{1,30}?(?:に|へ)(?:変え|変わ|"
+                            r"かえ|かわ|切り替え|切り替わ|切りかえ|替え|換え|乗り換え|変更|移|"
+                            r"増や|減ら|増え|減っ)" + _NOT_A_TRIAL)),
+    # 「自由曲を『…』に変更した」「部長を岡本くんに決めた」「担任は小島先生に変わった」
+    ("replaced", re.compile(_PHRASE + r"(?:を|が|は)[^、。をがは]{1,30}?(?:に|へ)(?:変更|変え|"
+                            r"変わ|かえ|かわ|替え|替わ|換え|切り替え|決め|決ま)" + _NOT_A_TRIAL)),
+    # 「ジョギングをやめて」「会社を辞めた」
+    ("ended", re.compile(_PHRASE + r"(?:を|は)(?:やめ|辞め|止め|卒業し|引退し)" + _NOT_A_TRIAL)),
+    # 「電車のおもちゃでは遊ばなくなった」「コーヒーを飲まなくなった」
+    ("ended", re.compile(_PHRASE + r"(?:では|には|とは|を|は)[^、。をはがでに]{1,8}?"
+                         r"(?:なくなっ|なくなり|なくなる)")),
+    # 「軽井沢の代わりに」
+    ("instead", re.compile(_PHRASE + r"の(?:代わりに|かわりに)")),
+    # 「軽井沢旅行をキャンセルした」「花火大会が中止になった」
+    ("cancelled", re.compile(_PHRASE + r"(?:を|が|は)(?:キャンセル|中止|取りやめ|とりやめ|"
+                             r"取り消|ドタキャン|見送)")),
+    # 「運動会が…10月9日に延期になった」「長崎旅行を…に延期した」
+    ("moved", re.compile(_PHRASE + r"(?:を|が|は)[^。]{0,40}?(?:延期|日程変更|繰り上げ|"
+                         r"前倒し|ずらし|ずれ)")),
+)
+_HEAD_SPLIT = re.compile(r"の|と|や|から|、")
+
+
+def _head(phrase: str) -> str:
+    """The thing a phrase names: its last noun group (「颯太の保育園の運動会」 -> 運動会)."""
+    phrase = re.sub(r"^(?:あなた(?:の[^はが]{0,12})?[はが]|[^はが]{0,12}は)", "", phrase)
+    parts = [p for p in _HEAD_SPLIT.split(phrase) if p]
+    return parts[-1] if parts else ""
+
+
+def _noun_keys(phrase: str) -> tuple[tuple[frozenset[str], ...], tuple[frozenset[str], ...]]:
+    """The nouns of ``phrase`` (each with its alternative keys), and the names among them."""
+    if not phrase or not analyzer().available:
+        return (), ()
+    terms = analyzer().analyse(canonical(phrase), query=False).terms
+    out: list[frozenset[str]] = []
+    names: list[frozenset[str]] = []
+    for t in terms:
+        if t.weight >= 1.0 and t.keys and t.keys not in out:
+            out.append(t.keys)
+            if t.proper:
+                names.append(t.keys)
+    return tuple(out), tuple(names)
+
+
+def changes_in(text: str) -> tuple[Change, ...]:
+    """The changes a fact says it made (see the module doc); empty for most facts."""
+    text = _LEADING_SUBJECT.sub("", canonical(text))
+    out: list[Change] = []
+    for kind, rx in _CHANGE_PATTERNS:
+        for m in rx.finditer(text):
+            value = _head(m.group(1))
+            keys, names = _noun_keys(value)
+            if keys and not any(c.old_value == value and c.kind == kind for c in out):
+                out.append(Change(kind, value, keys, names))
+    return tuple(out)
+
+
+# -- what lasts --------------------------------------------------------------------
+_DECIDED = re.compile(r"(?:ことにした|ことになった|予約した|予約を入れた|申し込んだ|決めた|"
+                      r"約束した|誘われた|始めた|ようになった|になった|引っ越した|入った)$")
+
+
+def lasts(text: str) -> bool:
+    """Whether a fact states something that lasts or is still to come (a state, a
+    habit, a plan, a decision), rather than a one-off event already past."""
+    clause = last_clause(text)
+    return not is_past(clause) or bool(_DECIDED.search(clause))
+
+
+# -- a slot -------------------------------------------------------------------------
+_WHO = r"^あなた(?:の([^はがも、。]{1,24}?)(?:さん)?)?[はがも]、?"
+_SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", re.compile(_WHO + r"[^。]*(?:(?:住んで|暮らして)(?:いる|います|いて)|"
+                             r"(?:住み|暮らし)始め|一人暮らし[^、。]*(?:いる|いて)|在住(?:だ|で)|"
+                             r"(?:に|へ)引っ越し(?:た|て)|(?:に|へ)移り住)(?:[、,。]|$)")),
+    ("job", re.compile(_WHO + r"[^。]*(?:(?:働いて|勤めて|勤務して)(?:いる|います|いて)|"
+                       r"働き始め|勤め始め|の(?:社員|職員)(?:だ|で)|(?:に|へ)(?:転職|就職|入社)"
+                       r"(?:した|して))(?:[、,。]|$)")),
+)
+
+
+def slot_key(text: str) -> tuple[tuple[str, ...], str] | None:
+    """Whose single-valued slot a fact fills, and which (``((), "job")`` for the person's
+    own job, ``(("母",), "residence")`` for their mother's home), if any."""
+    text = canonical(text)
+    for name, rx in _SLOTS:
+        m = rx.search(text)
+        if m:
+            who = m.group(1)
+            return (tuple(p for p in who.split("の") if p) if who else ()), name
+    return None
+
+
+def same_subject(a: Sequence[str], b: Sequence[str]) -> bool:
+    """Whether two facts' subjects (:attr:`~omoide.memory.facts.subject.Subject.names`)
+    can be the same someone: both the person themselves, or one naming a part of the
+    other (「息子の颯太」 and 「颯太」); 「同僚の佐藤」 and 「大家の佐藤」 are two people."""
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return sa == sb
+    return sa <= sb or sb <= sa

@@ -1,0 +1,49 @@
+"""The current version wins: a candidate a newer memory replaced (its job, home, habit,
+medication, a plan moved or called off; :mod:`omoide.memory.facts.validity`) gives its
+place to the memory that holds now, unless the utterance asks about before
+(前は, 昔, 以前, もともと, 去年は, 〜してた頃), when the old one is what it asks for.
+"""
+
+from __future__ import annotations
+
+import re
+
+from omoide.memory.index.person_index import UserIndex
+from omoide.memory.recall.robust.query import PreparedQuery
+
+_BEFORE = re.compile(
+    r"(?<!この)(?<!その)(?<!こないだ)(?:前|まえ)(?:は|って|まで|に(?:は|さ))|(?:^|[はがって、\s])前の|"
+    r"以前|昔|むかし|もともと|元々|当時|去年は|昨年は|最初は|初めは|はじめは|"
+    r"(?:てた|でた|だった|いた)(?:頃|ころ)")
+"""A question about how things were before (not この前 "the other day")."""
+
+
+def asks_about_before(q: PreparedQuery) -> bool:
+    """Whether ``q`` asks how things were before they changed (「前はどこに住んでたっけ」)."""
+    return bool(_BEFORE.search(q.text))
+
+
+def current_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
+                     fused: dict[str, float], live: set[str] | None = None,
+                     ) -> tuple[set[str], dict[str, float], dict[str, str]]:
+    """The candidates with each replaced memory swapped for the one that holds now (which
+    takes the better of the two scores), and which were swapped (old id -> current id).
+
+    Nothing is swapped when ``q`` asks about before. ``live``: when given, a current
+    version outside it (forgotten, or not indexed) is not brought in.
+    """
+    replaced = index.validity()
+    if not replaced or asks_about_before(q) or not candidates & replaced.keys():
+        return candidates, fused, {}
+    out = set(candidates)
+    scores = dict(fused)
+    swapped: dict[str, str] = {}
+    for c in sorted(candidates & replaced.keys()):
+        now = index.current_version(c)
+        if now == c or (live is not None and now not in live):
+            continue
+        out.discard(c)
+        out.add(now)
+        scores[now] = max(scores.get(now, 0.0), scores.pop(c, 0.0))
+        swapped[c] = now
+    return out, scores, swapped
