@@ -68,3 +68,18 @@ async def test_forced_extraction_and_pending(make_engine) -> None:  # type: igno
         assert r["exchanges"] == 1 and r["stored"][0]["text"] == "あなたは猫のむぎを飼っている。"
         assert (await c.get("/v1/memory/pending")).json()["pending"] == []
         assert (await c.post("/v1/memory/extract", json={})).status_code == 422
+
+
+async def test_show_lists_the_versions_of_a_fact_that_changed(make_engine) -> None:  # type: ignore[no-untyped-def]
+    engine = await make_engine()
+    before = datetime(2026, 3, 2, 20, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
+    await engine.add_memories("u1", [
+        Memory("old", "u1", "あなたは札幌の円山のアパートで一人暮らしをしている。", before),
+        Memory("new", "u1", "あなたは今日、仙台の青葉区のマンションに引っ越した。", NOW),
+        Memory("g", "u1", "あなたはギターの練習をしている。", NOW)])
+    async with await client_for(engine) as c:
+        shown = (await c.get("/v1/users/u1/memories/old")).json()
+        assert [(v["id"], v["current"]) for v in shown["versions"]] == [
+            ("old", False), ("new", True)]
+        assert shown["versions"][0]["superseded_by"] == "new"
+        assert "versions" not in (await c.get("/v1/users/u1/memories/g")).json()

@@ -52,7 +52,9 @@ class LocalMemoryClient:
 
     async def show(self, user: str, memory_id: str) -> dict[str, Any] | None:
         m = await self.engine.get(user, memory_id)
-        return json_shapes.memory_json(m) if m is not None else None
+        if m is None:
+            return None
+        return json_shapes.shown_memory_json(m, await self.engine.index(user))
 
     async def forget(self, user: str, memory_id: str) -> bool:
         return await self.engine.forget(user, memory_id)

@@ -133,7 +133,7 @@ def _add_one_memory_routes(router: APIRouter, service: MemoryEngine,
         m = await service.get(user, memory_id)
         if m is None:
             raise HTTPException(404, f"no memory {memory_id!r} for user {user!r}")
-        return json_shapes.memory_json(m)
+        return json_shapes.shown_memory_json(m, await service.index(user))
 
     @router.delete("/v1/users/{user}/memories/{memory_id}")
     async def forget(request: Request, user: UserId, memory_id: MemoryId) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from omoide.memory.control.import_format import (
     parse_import,
 )
 from omoide.memory.facts.profile import ProfileFact
+from omoide.memory.facts.validity import Validity
+from omoide.memory.index.person_index import UserIndex
 from omoide.memory.journal.exchange_log import DeadLetter, PendingSummary
 from omoide.memory.memory_json import to_json
 from omoide.types import Memory, RetrievedMemory
@@ -35,6 +37,30 @@ def profile_fact_json(fact: ProfileFact) -> dict[str, Any]:
 def memory_json(m: Memory) -> dict[str, Any]:
     """One memory in the export format."""
     return to_json(m)
+
+
+def shown_memory_json(m: Memory, index: UserIndex) -> dict[str, Any]:
+    """One memory as ``omoide memory show`` gives it: the export format, and when what
+    it holds changed, every version oldest first, each with when it stopped being true
+    and what replaced it (:mod:`omoide.memory.facts.validity`)."""
+    out = to_json(m)
+    versions = index.versions(m.id) if m.id in index else []
+    if len(versions) > 1:
+        validity = index.validity()
+        current = index.current_version(m.id)
+        out["versions"] = [_version_json(v, validity.get(v.id), v.id == current)
+                           for v in versions]
+    return out
+
+
+def _version_json(m: Memory, validity: Validity | None, current: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": m.id, "text": m.text, "created_at": m.created_at.isoformat(),
+                           "current": current}
+    if validity is not None:
+        row.update({"valid_until": validity.valid_until.isoformat()
+                    if validity.valid_until else None,
+                    "superseded_by": validity.superseded_by, "why": validity.why})
+    return row
 
 
 def scored_memory_json(r: RetrievedMemory) -> dict[str, Any]:
