@@ -181,7 +181,9 @@ class Analyzer:
         terms = _Terms()
         # split compounds too: 日本酒 -> 日本 + 酒, チーズケーキ -> チーズ + ケーキ
         for words in (words_c, self._morphemes(text, "A")):
-            for w in words:
+            for i, w in enumerate(words):
+                if query and _unit_of_a_number(words, i):
+                    continue
                 term = _word_term(w, query)
                 if term is not None:
                     terms.add(*term)
@@ -274,6 +276,15 @@ def _word_term(w: Any, query: bool) -> tuple[set[str], float, bool, str] | None:
     if len(reading) >= 2 and reading != "キゴウ":
         keys.add(reading)
     return keys, cw[0], cw[1], surface
+
+
+def _unit_of_a_number(words: list[Any], i: int) -> bool:
+    """The word at ``i`` is a counter or unit after a number (15分, 4年に1回, 何秒,
+    何リットル): a quantity, which alone says nothing of what a memory is about (a timer
+    of 15分 is not the 15分 walk). The number and its unit still meet as a run (15分)."""
+    pos = words[i].part_of_speech()
+    return i > 0 and pos[0] == "名詞" and pos[2] == "助数詞可能" and \
+        words[i - 1].part_of_speech()[1] == "数詞"
 
 
 def _add_word_runs(terms: _Terms, words: list[Any]) -> None:

@@ -96,6 +96,21 @@ FRIENDS: tuple[str, ...] = ("友達", "友人")
 """Friend, plainly said (a subset of :data:`PEOPLE_AROUND`)."""
 
 
+NAME_SUFFIXES: tuple[str, ...] = ("さん", "くん", "君", "ちゃん", "様", "さま", "氏")
+"""Honorifics after a name (「松尾さん」「そうたくん」): someone the speaker knows."""
+
+# -- time as the speaker lives it ------------------------------------------------------
+
+DEICTIC_TIME_READINGS: tuple[str, ...] = (
+    "イマ", "サイキン", "コノゴロ", "サッキ", "コトシ", "キョネン", "サクネン", "ライネン",
+    "マエ", "ゼンカイ", "サイゴ", "ハジメテ", "サイショ", "ムカシ", "コナイダ")
+"""Readings (katakana, as Sudachi reads the word in any spelling) of time words counted
+from the speaker's now besides the date words the lexicon rewrites
+(:data:`omoide.memory.language.lexicon.TEMPORAL_READINGS`: 今日, 先月, 週末...): 今, 最近,
+去年, 前回, 昔. A question holding one is about the speaker's own time line
+(「去年の文化祭の曲なんだっけ」), unlike one about the world (「うるう年って4年に1回だっけ」)."""
+
+
 def regex_alternation(words: Iterable[str]) -> str:
     """A regular-expression group matching any one of ``words``: ``(?:a|b|c)``.
 

@@ -25,8 +25,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.memory.language.canonical import to_katakana
-from omoide.memory.language.lexicon import analyzer
-from omoide.memory.language.word_classes import FIRST_PERSON, OUR_HOUSEHOLD, regex_alternation
+from omoide.memory.language.lexicon import STOP_LEMMAS, TEMPORAL_READINGS, analyzer
+from omoide.memory.language.tense import anchor
+from omoide.memory.language.word_classes import (
+    DEICTIC_TIME_READINGS,
+    FAMILY,
+    FIRST_PERSON,
+    NAME_SUFFIXES,
+    OUR_HOUSEHOLD,
+    PEOPLE_AROUND,
+    PETS,
+    regex_alternation,
+)
 
 # -- on the reading (katakana, no punctuation) -----------------------------------------
 _RECALL_READING = re.compile(
@@ -41,7 +51,7 @@ _ADVICE = re.compile(r"(?:バ|タラ|ダラ|ト)イイ|イイト(?:オモウ|オ
 _QUESTION_END = re.compile(r"(?:ノ|カ|カイ|ノカ|カネ|カナ|カシラ|ッケ|ケ|デショ|デショウ|"
                            r"ダロ|ダロウ)$")
 _REQUEST_END = re.compile(r"(?:テ|デ)(?:クレル|クレナイ|クダサイ|ホシイ|チョウダイ|ヨ|ネ)?$|"
-                          r"ニシテ(?:クレル|クダサイ)?$")
+                          r"ニシテ(?:クレル|クダサイ)?$|オネガイ(?:シマス|シタイ|ネ)?$|タノ(?:ム|ミマス)$")
 # -- on the surface (canonical text) -------------------------------------------------
 _SELF = re.compile(regex_alternation(FIRST_PERSON) + r"(?:の|が|って|は|に|と|も)|"
                    + OUR_HOUSEHOLD)
@@ -67,10 +77,29 @@ _NOT_WH = frozenset({"何か", "なにか", "なんか", "何だか", "何て", 
 _CONTROL_VERBS = frozenset({"消す", "点ける", "付ける", "止める", "掛ける", "流す", "鳴らす",
                             "起こす", "セット", "設定", "上げる", "下げる", "再生", "停止", "切る",
                             "閉める", "開ける", "小さい", "大きい", "弱める", "強める", "オン",
-                            "オフ", "スキップ", "ミュート"})
+                            "オフ", "スキップ", "ミュート", "リマインド"})
 _DEVICE_NOUNS = frozenset({"アラーム", "タイマー", "電気", "ライト", "照明", "音量", "ボリューム",
                            "音楽", "曲", "ラジオ", "テレビ", "エアコン", "目覚まし", "音", "明かり",
                            "電灯", "声"})
+_COMMAND_WORDS = _CONTROL_VERBS | _DEVICE_NOUNS
+# The weather and what one takes against it (normalised forms): a question made only of
+# these and of time words (「明日って晴れる?」「きょう傘いるかな」) is about the world,
+# whatever plans that day holds. (The skills and stand-in plugins keep their own lists of
+# weather and device words, so these are not a shared word class yet.)
+_WEATHER = frozenset({"天気", "天候", "予報", "雨", "大雨", "小雨", "にわか雨", "雪", "晴れ",
+                      "晴れる", "曇り", "曇る", "降る", "雷", "台風", "気温", "湿度", "降水",
+                      "梅雨", "傘", "花粉", "黄砂"})
+# A duration or a clock time a request counts down to (「10分たったら教えて」「5分後に呼んで」
+# 「7時になったら知らせて」): a timer, whatever verb asks for it.
+_COUNTDOWN = re.compile(r"(?:フン|プン|ビョウ|ジカン)(?:ゴ|アト|タッタラ|タテバ|シタラ|ケイカ)|"
+                        r"ジ(?:ハン)?(?:ニナッタラ|ニナレバ)")
+# Recall markers that say "what I told you" by themselves; the others (〜っけ, 〜だったかな)
+# only end a question, which a question about the world also does.
+_TOLD = re.compile(r"オボエ[テトチ]|オボエル|ワスレ(?:タ|チャ)|イッテ(?:タ|マシ|ナカッ)|"
+                   r"ハナシ(?:タ|テタ)|オシエタ|ツタエタ|マエニ(?:イ|ハナ)|ヨテイ|ヤクソク|ヨウジ|"
+                   r"スケジュール")
+_PEOPLE = frozenset(FAMILY) | frozenset(PEOPLE_AROUND) | frozenset(PETS)
+_PERSONAL_TIME = frozenset(DEICTIC_TIME_READINGS) | frozenset(TEMPORAL_READINGS)
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,10 @@ class Intent:
     past_action: bool = False
     """It asks what the user *did* (した, 行った, 作った; not あった or だった, which
     Japanese also uses to recall plans): a bare weekday then means the last one."""
+    impersonal: bool = False
+    """It is shaped like recall only by its ending (〜だっけ) and has nothing of the user
+    in its grammar (「1ガロンって何リットルだっけ」): like a remark, it needs a memory
+    sharing a whole word with it (as said or as heard), not a fragment (国 of 韓国)."""
     markers: tuple[str, ...] = ()
 
 
@@ -145,11 +178,18 @@ def detect(text: str) -> Intent:
             not re.search(r"オボエ|ヨテイ|ヤクソク|イッテ(?:タ|マシ)", reading):
         recall = False
         markers.append("world fact")
-    personal = self_ref or recall or bool(_ADVICE.search(reading))
-    lemmas = {w.normalized_form() for w in words} | {w.surface() for w in words}
+    impersonal = recall and not self_ref and _about_a_thing(words, reading, text)
+    if impersonal:
+        markers.append("about a thing")
+    weather = not self_ref and not _TOLD.search(reading) and _only_weather(words)
+    if weather:
+        recall = impersonal = False
+        markers.append("weather")
+    personal = self_ref or (recall and not impersonal) or \
+        (bool(_ADVICE.search(reading)) and not weather)
     request = bool(_REQUEST_END.search(reading))
-    command = request and bool(lemmas & (_CONTROL_VERBS | _DEVICE_NOUNS)) and not recall
-    asks_info = wh or bool(re.search(r"オシエテ", reading) and request) or \
+    command = not recall and _commands(words, reading, request)
+    asks_info = wh or weather or bool(re.search(r"オシエテ", reading) and request) or \
         bool(words and words[-1].surface() in ("は", "とは")) or bool(_WORLD_FACT.search(text))
     general = asks_info and not personal and not command
     if general:
@@ -164,7 +204,69 @@ def detect(text: str) -> Intent:
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
                   general=general, command=command, personal=personal, question=question,
-                  wh=wh, past_action=past_action, markers=tuple(markers))
+                  wh=wh, past_action=past_action, impersonal=impersonal,
+                  markers=tuple(markers))
+
+
+def _commands(words: list[Any], reading: str, request: bool) -> bool:
+    """A request that operates the device (「電気消して」「タイマーお願い」) or counts down
+    to a time (「10分たったら教えて」)."""
+    if not request:
+        return False
+    lemmas = {w.normalized_form() for w in words} | {w.surface() for w in words}
+    return bool(lemmas & _COMMAND_WORDS) or bool(_COUNTDOWN.search(reading))
+
+
+def _content(word: Any) -> bool:
+    pos = word.part_of_speech()
+    return (pos[0] == "名詞" and (pos[1] == "固有名詞" or
+                                 (pos[1] == "普通名詞" and pos[2] != "副詞可能"))) or \
+        (pos[0] in ("動詞", "形容詞") and pos[1] == "一般")
+
+
+def _only_weather(words: list[Any]) -> bool:
+    """The utterance speaks of the weather and of nothing but time besides
+    (「今週末って雨降るかな」; not 「週末のBBQ雨降るかな」, which is about the BBQ)."""
+    weather = False
+    for w in words:
+        if w.normalized_form() in _WEATHER or w.surface() in _WEATHER:
+            weather = True
+        elif _content(w) and w.normalized_form() not in STOP_LEMMAS and \
+                to_katakana(w.reading_form()) not in TEMPORAL_READINGS:
+            return False
+    return weather
+
+
+_JAPANESE_KANA = re.compile(r"[\u3041-\u30ff]")
+
+
+def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
+    """A question shaped like recall only by its ending (〜だっけ, 〜だったかな) that has
+    nothing of the speaker in its grammar: no "you told me" (覚えてる, 言ってた, 予定), no
+    person of theirs (kin, friends, pets, a name with さん), no time counted from their
+    now (去年, この前, 今, 次), and no verb of something done, except one whose doer is
+    what is asked (「モナリザ描いたのって誰だっけ」). 「うるう年って4年に1回だっけ」 asks
+    about the world; 「県大会の結果なんだったっけ」 too by its grammar, and only a memory
+    naming the thing itself answers it (see the read gate)."""
+    if not words or not _JAPANESE_KANA.search(text) or _TOLD.search(reading) or \
+            anchor(text) is not None:
+        return False
+    for i, w in enumerate(words):
+        norm, surface, pos = w.normalized_form(), w.surface(), w.part_of_speech()
+        if norm in _PEOPLE or surface in _PEOPLE or \
+                (pos[0] == "接尾辞" and surface in NAME_SUFFIXES) or \
+                to_katakana(w.reading_form()) in _PERSONAL_TIME:
+            return False
+        if pos[0] == "動詞" and norm not in _STATIVE and w.dictionary_form() not in _STATIVE \
+                and not _doer_asked(words, i):
+            return False
+    return True
+
+
+def _doer_asked(words: list[Any], i: int) -> bool:
+    """The verb at ``i`` is made a noun (〜たの) whose doer the question asks (〜って誰)."""
+    after = [w.surface() for w in words[i + 1:]]
+    return "の" in after[:3] and any(w in ("誰", "だれ") for w in after)
 
 
 _STATIVE = frozenset({"有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "出来る"})

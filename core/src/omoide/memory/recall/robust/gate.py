@@ -47,9 +47,9 @@ def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
 
 def shared_word_evidence(lexical: dict[str, LexicalMatch], settings: RobustSettings,
                          contextual: bool) -> dict[str, float]:
-    """The shared-word evidence per memory: nouns shared (exactly, for a remark), where
-    they cover most of what the query asks about (「TOEICって何点満点」 shares TOEIC with
-    a plan but asks about 満点)."""
+    """The shared-word evidence per memory: nouns shared (exactly, for a remark or a
+    question about a thing: ``contextual``), where they cover most of what the query
+    asks about (「TOEICって何点満点」 shares TOEIC with a plan but asks about 満点)."""
     min_coverage = settings.context_min_coverage if contextual else settings.min_coverage
     return {k: (v.exact if contextual else v.nouns) for k, v in lexical.items()
             if (v.exact if contextual else v.nouns) > 0 and v.coverage >= min_coverage}

@@ -98,11 +98,14 @@ def _gated_by_words_and_dates(
     """The candidates the word and date evidence let through (and the subject check
     keeps), with the lexical and temporal channels as the gate left them."""
     contextual = not q.intent.recall
+    # a question about a thing (「1ガロンって何リットルだっけ」) hangs on the words it
+    # names, as a remark does: not on fragments (国 of 韓国) or one word of many
+    strict = contextual or q.intent.impersonal
     lexical, why.heard = word_matches(index, q, settings, contextual, live)
     dates = date_matches(index, q, settings, contextual, live)
     if dates.fallback is not None:
         why.weekend_fallback = dates.fallback.start.isoformat()
-    lex_nouns = shared_word_evidence(lexical, settings, contextual)
+    lex_nouns = shared_word_evidence(lexical, settings, strict)
     temporal = dates.temporal or anchored_dates(index, q, lex_nouns, settings, today)
     if contextual:
         remark = remark_evidence(index, q, settings, lex_nouns, temporal, dates.widest, today)

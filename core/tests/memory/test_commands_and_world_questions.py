@@ -1,0 +1,107 @@
+"""Commands and questions about the world get no memory, with or without 〜だっけ.
+
+Timers, alarms and the weather are commands or world questions however they are phrased
+(お願い, 〜たら教えて, 〜かな); 〜だっけ makes a question look like recall, but only a
+memory that names the thing asked about answers one with nothing of the person in its
+grammar (「1ガロンって何リットルだっけ」), never a sound-alike or a number's unit. A だっけ
+question about the person's own life (a name with さん, kin, 去年, a verb of theirs) still
+recalls. Runs over the test doubles (hash embedder, in-memory store).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from omoide.memory.engine import MemoryEngine
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.recall.intent import detect
+from omoide.types import Memory
+
+JST = ZoneInfo("Asia/Tokyo")
+SAID = datetime(2027, 9, 1, 20, 0, tzinfo=JST)
+NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)   # a Wednesday
+MEMORIES = {
+    "walk": "あなたは毎朝15分散歩をしている。",
+    "pills": "あなたは血圧の薬を1日2回飲んでいる。",
+    "bbq": "あなたは今週末の土曜日（2027年10月2日）に友達とバーベキューをする予定だ。",
+    "umbrella": "あなたは先月、駅に傘を忘れた。",
+    "exam": "あなたは11月14日に認定士の試験を受ける。",
+    "matsuo": "あなたは編集の松尾さんから文庫の締め切りを10月20日と言われた。",
+    "picasso": "あなたは去年の冬、ピカソ展に母と行った。",
+}
+
+
+@pytest.fixture
+async def engine(make_engine) -> MemoryEngine:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("me", [Memory(k, "me", v, SAID) for k, v in MEMORIES.items()])
+    return engine
+
+
+async def injected(engine: MemoryEngine, text: str) -> list[str]:
+    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
+
+
+@pytest.mark.parametrize("text", [
+    "15分たったら教えて", "じゅっぷんタイマーお願い", "5分のタイマーお願い",
+    "ごふんたったら知らせて", "朝6時に目覚ましお願い", "キッチンタイマー15分お願い"])
+def test_a_request_with_a_duration_or_a_timer_is_a_command(text: str) -> None:
+    assert detect(text).command
+
+
+@pytest.mark.parametrize("text", [
+    "15分たったら教えて", "朝6時に目覚ましお願い", "あしたろくじにおこして"])
+async def test_a_command_with_numbers_gets_no_memory(engine: MemoryEngine, text: str) -> None:
+    assert await injected(engine, text) == []
+
+
+@pytest.mark.parametrize("text", ["明日って晴れる?", "きょう傘いるかな", "今週末って雨降るかな"])
+async def test_a_question_about_the_weather_gets_no_memory(engine: MemoryEngine,
+                                                           text: str) -> None:
+    """Not the weekend's plan, not the umbrella left at the station."""
+    assert detect(text).general
+    assert await injected(engine, text) == []
+
+
+def test_the_weather_of_a_plan_is_about_the_plan() -> None:
+    assert not detect("週末のバーベキュー雨降るかな").general
+
+
+@pytest.mark.parametrize("text", [
+    "1ガロンって何リットルだっけ", "うるう年って4年に1回だっけ?", "一年って何秒だっけ?",
+    pytest.param("月までの距離ってどのくらいだっけ", marks=pytest.mark.xfail(
+        reason="a sound-alike still counts (ツキマデ heard as 松尾): speech recognition needs "
+               "sound matches for a misheard name asked about (トイックっていつだけ)",
+        strict=True)),
+    "モナリザ描いたのって誰だっけ?"])
+async def test_a_world_question_with_dakke_gets_no_memory(engine: MemoryEngine,
+                                                        text: str) -> None:
+    assert detect(text).impersonal
+    assert await injected(engine, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "松尾さんの締め切りっていつだっけ", "去年の冬どこ行ったっけ", "薬って1日何回飲むんだっけ",
+    "私って何の試験受けるんだっけ"])
+def test_a_dakke_question_about_the_persons_life_is_not_about_a_thing(text: str) -> None:
+    intent = detect(text)
+    assert intent.recall and not intent.impersonal
+
+
+async def test_a_personal_dakke_question_still_recalls(engine: MemoryEngine) -> None:
+    assert await injected(engine, "松尾さんの締め切りっていつだっけ") == ["matsuo"]
+
+
+async def test_a_question_about_a_thing_recalls_the_memory_naming_it(
+        engine: MemoryEngine) -> None:
+    """Shaped like a world question, answered by the person's own exam."""
+    assert "exam" in await injected(engine, "認定士の試験っていつだっけ")
+
+
+def test_a_unit_after_a_number_is_no_word_of_its_own() -> None:
+    keys = {k for t in analyzer().analyse("うるう年って4年に1回だっけ", query=True).terms
+            if t.weight >= 1.0 for k in t.keys}
+    assert "回" not in keys and "閏年" in keys
