@@ -110,3 +110,12 @@ def test_a_plan_called_off_then_replaced_by_another_the_other_holds_now() -> Non
     assert (validity.superseded_by, validity.latest_by) == ("cancel", "instead")
     assert index.current_version("plan") == "instead"
     assert [m.id for m in index.versions("plan")] == ["plan", "cancel", "instead"]
+
+
+def test_a_thing_given_up_or_sold_is_no_longer_held() -> None:
+    index = _index({
+        "car": ("2026-10-05", "あなたは青い軽自動車に乗っていて、週末はよく運転している。"),
+        "sold": ("2027-04-02", "あなたは引っ越しを機に軽自動車を手放して、カーシェアを使っている。")})
+    assert index.validity()["car"].superseded_by == "sold"
+    assert changes_in("あなたは台風のニュースを見て、外出は控えようと思った。") == ()
+

@@ -84,8 +84,9 @@ _CHANGE_PATTERNS: tuple[tuple[ChangeKind, re.Pattern[str]], ...] = (
     # 「自由曲を『…』に変更した」「部長を岡本くんに決めた」「担任は小島先生に変わった」
     ("replaced", re.compile(_PHRASE + r"(?:を|が|は)[^、。をがは]{1,30}?(?:に|へ)(?:変更|変え|"
                             r"変わ|かえ|かわ|替え|替わ|換え|切り替え|決め|決ま)" + _NOT_A_TRIAL)),
-    # 「ジョギングをやめて」「会社を辞めた」
-    ("ended", re.compile(_PHRASE + r"(?:を|は)(?:やめ|辞め|止め|卒業し|引退し)" + _NOT_A_TRIAL)),
+    # 「ジョギングをやめて」「会社を辞めた」「車を手放した」「ジムを退会した」
+    ("ended", re.compile(_PHRASE + r"(?:を|は)(?:やめ|辞め|止め|卒業し|引退し|手放し|処分し|"
+                         r"解約し|退会し|退部し|売っ|売り|譲っ|控え(?!よう))" + _NOT_A_TRIAL)),
     # 「電車のおもちゃでは遊ばなくなった」「コーヒーを飲まなくなった」
     ("ended", re.compile(_PHRASE + r"(?:では|には|とは|を|は)[^、。をはがでに]{1,8}?"
                          r"(?:なくなっ|なくなり|なくなる)")),
@@ -98,7 +99,7 @@ _CHANGE_PATTERNS: tuple[tuple[ChangeKind, re.Pattern[str]], ...] = (
     ("moved", re.compile(_PHRASE + r"(?:を|が|は)[^。]{0,40}?(?:延期|日程変更|繰り上げ|"
                          r"前倒し|ずらし|ずれ)")),
 )
-_HEAD_SPLIT = re.compile(r"の|と|や|から|、")
+_HEAD_SPLIT = re.compile(r"の|と|や|から|で|、")
 
 
 def _head(phrase: str) -> str:
@@ -109,17 +110,24 @@ def _head(phrase: str) -> str:
 
 
 def _noun_keys(phrase: str) -> tuple[tuple[frozenset[str], ...], tuple[frozenset[str], ...]]:
-    """The nouns of ``phrase`` (each with its alternative keys), and the names among them."""
+    """The nouns that end ``phrase`` (「機に軽自動車」 -> 軽自動車, 「軽井沢旅行」 -> 軽井沢 and
+    旅行), each with its alternative keys; and the names among them."""
     if not phrase or not analyzer().available:
         return (), ()
-    terms = analyzer().analyse(canonical(phrase), query=False).terms
+    rest = canonical(phrase)
+    nouns = [t for t in analyzer().analyse(rest, query=False).terms if t.weight >= 1.0]
     out: list[frozenset[str]] = []
     names: list[frozenset[str]] = []
-    for t in terms:
-        if t.weight >= 1.0 and t.keys and t.keys not in out:
-            out.append(t.keys)
-            if t.proper:
-                names.append(t.keys)
+    while rest:
+        ending = [t for t in nouns if t.surface and rest.endswith(t.surface)]
+        if not ending:
+            break
+        last = max(ending, key=lambda t: len(t.surface))
+        rest = rest[:-len(last.surface)]
+        if last.keys not in out:
+            out.append(last.keys)
+            if last.proper:
+                names.append(last.keys)
     return tuple(out), tuple(names)
 
 
