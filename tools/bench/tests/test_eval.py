@@ -156,7 +156,7 @@ def test_queries_with_a_kind_are_also_scored_per_kind(
     assert list(kinds) == ["direct", "time", "none"]
     assert kinds["time"] == {"queries": 2, "hit_at_3": 1.0, "false_injections": 0,
                              "negatives": 0, "false_injection_rate": None, "flip_rate": 0.0,
-                             "groups": 1}
+                             "groups": 1, "via_recall": 2, "via_profile_only": 0}
     assert kinds["none"]["hit_at_3"] is None and kinds["none"]["negatives"] == 1
     assert kinds["none"]["false_injection_rate"] == 0.0
     assert sum(k["queries"] for k in kinds.values()) == robust["queries"]
@@ -172,7 +172,8 @@ def test_the_per_kind_table_follows_its_file_and_only_when_queries_have_kinds(
     out = capsys.readouterr().out
     assert out.count("per kind") == 1 and "kinds.jsonl per kind" in out
     table = out.split("kinds.jsonl per kind")[1].split("probe.jsonl")[0].splitlines()
-    assert table[1].split() == ["kind", "engine", "queries", "hit@3", "false", "inj.", "flip"]
+    assert table[1].split() == ["kind", "engine", "queries", "hit@3", "false", "inj.", "flip",
+                                "hits", "via", "recall", "via", "profile", "only"]
     rows = [r.split() for r in table[2:] if r.strip()]
     assert [r[:3] for r in rows] == [["direct", "baseline", "1"], ["direct", "robust", "1"],
                                      ["time", "baseline", "2"], ["time", "robust", "2"],

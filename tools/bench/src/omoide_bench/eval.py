@@ -114,13 +114,16 @@ class EngineTally:
     def kind_summary(self) -> dict[str, Any]:
         """One kind's figures: queries, hit@3 (None when none expects a memory), false
         injections as a count over ``negatives`` (the queries that expect nothing) and a
-        rate (None when every query expects a memory), flip."""
+        rate (None when every query expects a memory), flip; and which path carried the
+        hits: ``via_recall`` (an expected memory among the episodic top 3) and
+        ``via_profile_only`` (only the profile block held it)."""
         flipped = sum(1 for outcomes in self.groups.values() if len(outcomes) > 1)
         return {"queries": self.positives + self.negatives,
                 "hit_at_3": _ratio(self.hits, self.positives),
                 "false_injections": self.false_injections, "negatives": self.negatives,
                 "false_injection_rate": _ratio(self.false_injections, self.negatives),
-                "flip_rate": _ratio(flipped, len(self.groups)), "groups": len(self.groups)}
+                "flip_rate": _ratio(flipped, len(self.groups)), "groups": len(self.groups),
+                "via_recall": self.episodic_hits, "via_profile_only": self.profile_only_hits}
 
     def summary(self) -> dict[str, Any]:
         flipped = sum(1 for outcomes in self.groups.values() if len(outcomes) > 1)
@@ -477,7 +480,8 @@ def _kind_rows(engines: dict[str, Any]) -> list[list[str]]:
     kinds = _kind_order({k for e in engines.values() for k in e.get("kinds", {})})
     if not kinds:
         return []
-    rows = [["kind", "engine", "queries", "hit@3", "false inj.", "flip"]]
+    rows = [["kind", "engine", "queries", "hit@3", "false inj.", "flip", "hits via recall",
+             "via profile only"]]
     for kind in kinds:
         for name, e in engines.items():
             k = e.get("kinds", {}).get(kind)
@@ -486,7 +490,8 @@ def _kind_rows(engines: dict[str, Any]) -> list[list[str]]:
             false = "-" if k["false_injection_rate"] is None else (
                 f"{k['false_injections']}/{k['negatives']} ({k['false_injection_rate']:.3f})")
             rows.append([kind, name, str(k["queries"]), _fmt(k["hit_at_3"]), false,
-                         _fmt(k["flip_rate"])])
+                         _fmt(k["flip_rate"]), str(k.get("via_recall", "-")),
+                         str(k.get("via_profile_only", "-"))])
     return rows
 
 
