@@ -119,3 +119,15 @@ def test_a_thing_given_up_or_sold_is_no_longer_held() -> None:
     assert index.validity()["car"].superseded_by == "sold"
     assert changes_in("あなたは台風のニュースを見て、外出は控えようと思った。") == ()
 
+
+
+def test_a_newer_memory_is_added_to_the_validity_without_going_over_the_rest() -> None:
+    index = _index(HOMES)
+    assert index.validity()["sapporo"].superseded_by == "sendai"
+    index.add(Memory(id="osaka", user="u", text="あなたは大阪の梅田に引っ越した。",
+                     created_at=datetime.fromisoformat("2027-09-01T20:00:00+09:00")))
+    added = dict(index.validity())
+    assert added["sendai"].superseded_by == "osaka"
+    assert index.current_version("sapporo") == "osaka"
+    index.revision += 1   # anything else (a forget, a link) derives it all again
+    assert index.validity() == added

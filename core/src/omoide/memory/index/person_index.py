@@ -15,8 +15,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
-from itertools import pairwise
+from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -63,6 +62,20 @@ class _Entry:
     slot: tuple[tuple[str, ...], str] | None = None
     changes: tuple[Change, ...] = ()
     lasts: bool = False
+
+
+@dataclass
+class _Validities:
+    """What the index derived of its memories' validity (:meth:`UserIndex.validity`), as
+    of ``revision``: built memory by memory, oldest first, so that a memory newer than
+    all the others is added to it without going over the rest again."""
+
+    revision: int
+    replaced: dict[str, Validity] = field(default_factory=dict)
+    slot_latest: dict[tuple[tuple[str, ...], str], str] = field(default_factory=dict)
+    newest: datetime | None = None
+    linked: set[str] = field(default_factory=set)
+    """Memories extraction linked to what replaced them (the link wins)."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,7 @@ class UserIndex:
         self._subjects: dict[str, set[str]] = defaultdict(set)
         self.superseded: set[str] = set()
         """Ids of indexed memories a newer one replaced (never injected)."""
-        self._validity: tuple[int, dict[str, Validity]] | None = None
+        self._validity: _Validities | None = None
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -157,6 +170,7 @@ class UserIndex:
         old = self._entries.get(memory.id)
         if vector is None and old is not None:
             vector = old.vector
+        revision_before = self.revision
         self.remove(memory.id)
         self._matrix = None
         self.revision += 1
@@ -180,6 +194,11 @@ class UserIndex:
                        changes_in(text), lasts(text))
         self._entries[memory.id] = entry
         self._profile.clear()
+        state = self._validity
+        if state is not None and old is None and state.revision == revision_before and \
+                (state.newest is None or memory.created_at >= state.newest):
+            self._apply_validity(state, entry)   # the newest memory: nothing else to redo
+            state.revision = self.revision
         for key, reading in sounds.items():
             self._sound.add(key, memory.id, reading)
         for name in entry.subject.names if entry.subject else ():
@@ -238,9 +257,12 @@ class UserIndex:
         """The memories a newer one replaced, derived or linked
         (:mod:`omoide.memory.facts.validity`), each with when and by what; memories not
         listed are current. Cached until the index changes (:attr:`revision`)."""
-        if self._validity is None or self._validity[0] != self.revision:
-            self._validity = (self.revision, self._derive_validity())
-        return self._validity[1]
+        if self._validity is None or self._validity.revision != self.revision:
+            state = _Validities(self.revision)
+            for e in sorted(self._entries.values(), key=lambda e: e.memory.created_at):
+                self._apply_validity(state, e)
+            self._validity = state
+        return self._validity.replaced
 
     def current_version(self, memory_id: str) -> str:
         """The memory that holds now what ``memory_id`` once held (itself if current)."""
@@ -272,41 +294,24 @@ class UserIndex:
         return sorted((e.memory for m in chain if (e := self._entries.get(m))),
                       key=lambda m: m.created_at)
 
-    def _derive_validity(self) -> dict[str, Validity]:
-        out: dict[str, Validity] = {}
-
-        def replace_by(old: _Entry, new: _Entry, why: str) -> None:
-            mid, when = old.memory.id, new.memory.created_at
-            was = out.get(mid)
-            if was is None:
-                out[mid] = Validity(old.memory.created_at, when, new.memory.id, why,
-                                    new.memory.id)
-                return
-            latest = self._entries.get(was.latest_by or "")
-            if latest is None or when > latest.memory.created_at:
-                was = replace(was, latest_by=new.memory.id)
-            if was.valid_until is not None and when < was.valid_until:
-                was = replace(was, valid_until=when, superseded_by=new.memory.id, why=why)
-            out[mid] = was
-
-        by_slot: dict[tuple[tuple[str, ...], str], list[_Entry]] = defaultdict(list)
-        for e in self._entries.values():
-            if e.slot is not None:
-                by_slot[e.slot].append(e)
-        for (_, slot), entries in by_slot.items():
-            entries.sort(key=lambda e: e.memory.created_at)
-            for old, new in pairwise(entries):
-                replace_by(old, new, f"same slot: {slot}")
-        for e in self._entries.values():
-            for change in e.changes:
-                for old in self._told_before(e, change):
-                    replace_by(old, e, f"{change.kind}: {change.old_value}")
-        for e in self._entries.values():
-            by = e.memory.superseded_by
-            if by and by in self._entries:
-                out[e.memory.id] = Validity(e.memory.created_at,
-                                            self._entries[by].memory.created_at, by, "linked", by)
-        return out
+    def _apply_validity(self, state: _Validities, e: _Entry) -> None:
+        """Add ``e``, newer than every memory ``state`` holds, to ``state``: the older
+        memories it replaces (the same slot, or a change it says), and its own link."""
+        by = e.memory.superseded_by
+        if by and by in self._entries:
+            state.replaced[e.memory.id] = Validity(
+                e.memory.created_at, self._entries[by].memory.created_at, by, "linked", by)
+            state.linked.add(e.memory.id)
+        if e.slot is not None:
+            previous = self._entries.get(state.slot_latest.get(e.slot, ""))
+            if previous is not None and previous is not e:
+                _replace_by(state, previous, e, f"same slot: {e.slot[1]}")
+            state.slot_latest[e.slot] = e.memory.id
+        for change in e.changes:
+            for old in self._told_before(e, change):
+                _replace_by(state, old, e, f"{change.kind}: {change.old_value}")
+        if state.newest is None or e.memory.created_at > state.newest:
+            state.newest = e.memory.created_at
 
     def _told_before(self, new: _Entry, change: Change) -> list[_Entry]:
         """The older lasting facts of the same someone that hold the value ``change``
@@ -649,6 +654,22 @@ class UserIndex:
         mat = np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
         sims = mat @ np.asarray(query_vector, dtype=np.float32)
         return {m: float(s) for m, s in zip(ids, sims, strict=True)}
+
+
+def _replace_by(state: _Validities, old: _Entry, new: _Entry, why: str) -> None:
+    """Note that ``new`` replaced ``old``: the first replacement closes its validity,
+    the latest says what holds now (a link extraction made wins over both)."""
+    mid, when = old.memory.id, new.memory.created_at
+    if mid in state.linked:
+        return
+    was = state.replaced.get(mid)
+    if was is None:
+        state.replaced[mid] = Validity(old.memory.created_at, when, new.memory.id, why,
+                                       new.memory.id)
+        return
+    if was.valid_until is not None and when < was.valid_until:
+        was = replace(was, valid_until=when, superseded_by=new.memory.id, why=why)
+    state.replaced[mid] = replace(was, latest_by=new.memory.id)  # memories come oldest first
 
 
 def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) -> None:
