@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from omoide.components.turn_events import TurnEventSubscriber
     from omoide.config import Settings
     from omoide.memory.api import MemoryService
-    from omoide.plugins import PluginRegistry
     from omoide.server.limits import NewUserLimiter
 
 log = logging.getLogger("omoide.server.console")
@@ -61,9 +60,6 @@ class ConsoleServer(Protocol):
     def data_dir(self) -> Path:
         """Where the undo copies of forgotten memories wait."""
         ...
-
-    @property
-    def registry(self) -> PluginRegistry: ...
 
     @property
     def turn_observers(self) -> list[TurnEventSubscriber]:
