@@ -24,6 +24,20 @@ tts: {{use: fake}}
     return path
 
 
+def qdrant_config(tmp_path: Path) -> Path:
+    """A config on Qdrant local mode in ``tmp_path`` (fakes for every other stage)."""
+    config = tmp_path / "q.yaml"
+    config.write_text(f"""
+server: {{data_dir: {tmp_path / 'data'}}}
+asr: {{use: fake}}
+embed: {{use: fake, dims: 128}}
+store: {{use: qdrant, path: {tmp_path / 'qdrant'}}}
+chat: {{use: fake}}
+tts: {{use: fake}}
+""", encoding="utf-8")
+    return config
+
+
 def test_memory_commands_work_on_the_configured_store(config: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     # The store double forgets between processes, so one command per fact: pending and
@@ -55,15 +69,7 @@ def test_memory_commands_work_on_the_configured_store(config: Path, tmp_path: Pa
                     reason="plugin store_qdrant is not installed")
 def test_memory_control_commands_on_qdrant_local(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    config = tmp_path / "q.yaml"
-    config.write_text(f"""
-server: {{data_dir: {tmp_path / 'data'}}}
-asr: {{use: fake}}
-embed: {{use: fake, dims: 128}}
-store: {{use: qdrant, path: {tmp_path / 'qdrant'}}}
-chat: {{use: fake}}
-tts: {{use: fake}}
-""", encoding="utf-8")
+    config = qdrant_config(tmp_path)
     export = tmp_path / "export.jsonl"
     export.write_text(json.dumps({"id": "x1", "text": "あなたはギターの練習をしている。",
                                   "created_at": "2026-09-27T20:00:00+09:00"},
@@ -90,15 +96,7 @@ tts: {{use: fake}}
                     reason="plugin store_qdrant is not installed")
 def test_memory_profile_commands_show_set_and_forget(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    config = tmp_path / "q.yaml"
-    config.write_text(f"""
-server: {{data_dir: {tmp_path / 'data'}}}
-asr: {{use: fake}}
-embed: {{use: fake, dims: 128}}
-store: {{use: qdrant, path: {tmp_path / 'qdrant'}}}
-chat: {{use: fake}}
-tts: {{use: fake}}
-""", encoding="utf-8")
+    config = qdrant_config(tmp_path)
     base = ["memory", "profile", "--config", str(config), "--user", "u1"]
     assert main([*base[:2], "set", *base[2:], "あなたは卵アレルギーがある。"]) == 0
     fact_id = capsys.readouterr().out.split()[0]
