@@ -82,6 +82,11 @@ class StackChanConfig(DeviceConfig):
         description="Spoken before closing a connection that was silent for "
                     "`close_after_silence_s`, so the robot ends as after any reply; null "
                     "closes without a word.")
+    close_grace_s: float = Field(
+        1.5, ge=0, le=30,
+        description="After the goodbye's `tts stop`, wait this long before closing: "
+                    "clients such as py-xiaozhi go back to listening on `tts stop` and "
+                    "must not find the socket already closed.")
     voice_barge_in: bool = Field(
         False, description="Let speech interrupt the robot on devices that don't announce "
                            "echo cancellation (`aec`) in hello, judged on the server: the "

@@ -750,17 +750,21 @@ class DeviceConnection:
             if time.monotonic() - self._last_voice > limit:
                 log.info("device %s: %.0fs without speech; closing",
                          self.identity.device_id, limit)
-                await self._say_goodbye()
+                if await self._say_goodbye():
+                    # Clients such as py-xiaozhi go back to "listening" on ``tts stop``;
+                    # closing at that instant leaves them listening on a dead socket.
+                    await asyncio.sleep(self.config.close_grace_s)
                 self._closed = True
                 with contextlib.suppress(Exception):
                     await self.ws.close(CLOSE_NORMAL, "idle")
                 return
 
-    async def _say_goodbye(self) -> None:
+    async def _say_goodbye(self) -> bool:
         """A last spoken line before closing for silence, ended with ``tts stop`` like any
-        reply: clients show a normal end instead of a dropped connection."""
+        reply: clients show a normal end instead of a dropped connection. True when a
+        goodbye was said (the close then waits ``close_grace_s``)."""
         if not self.config.goodbye:
-            return
+            return False
         goodbye = self.config.goodbye
 
         async def farewell(sink: DeviceTurnSink) -> None:
@@ -770,6 +774,7 @@ class DeviceConnection:
         self._turn = asyncio.create_task(self._deliver(farewell, None))
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self._turn), 30.0)
+        return True
 
 
 def wake_word_key(text: str) -> str:
