@@ -2,7 +2,9 @@
 
 It exists so ``configs/offline.yaml`` can run the whole pipeline with no chat API. It
 is deterministic, streams its replies in small pieces like a real model, answers recall
-questions from the ``<retrieved_memory>`` block (:mod:`omoide_standins.replies`) and
+questions from what the person said earlier in the conversation, the
+``<retrieved_memory>`` block and the ``<profile>`` block, with the line that answers the
+question (:mod:`omoide_standins.replies`, :mod:`omoide_standins.recollection`), and
 answers the extraction call (``json_output=True``) with rule-based facts
 (:mod:`omoide_standins.extraction`). When the turn offers tools it calls them for a few phrases
 (:mod:`omoide_standins.tool_rules`: 「3分タイマー」, 「〜は忘れて」, 「明日の天気は？」...)
@@ -41,23 +43,27 @@ class StandinChat(ChatModel):
     Config = StandinChatConfig
     config: StandinChatConfig
     stand_in = ("stands in for the ModelScope chat model with a few Japanese rules: it"
-                " answers recall questions from the memories in the prompt, extracts facts"
+                " answers recall questions from the conversation and the memories in the"
+                " prompt, extracts facts"
                 " with rules and cannot look anything up; set chat.use: modelscope and"
                 " MODELSCOPE_API_KEY for the real one")
 
     def __init__(self, config: StandinChatConfig) -> None:
         super().__init__(config)
+        self._reader: Any = None
         self._tokenizer: Any = None
 
     async def _start(self) -> None:
-        cfg = self.config
-        if cfg.entities:
-            self._tokenizer = await self.run_blocking(_sudachi_tokenizer, Priority.BATCH)
+        # Replies read recall questions with Sudachi; extraction uses it for entities
+        # and speech acts only when ``entities`` is on.
+        self._reader = await self.run_blocking(_sudachi_tokenizer, Priority.BATCH)
+        self._tokenizer = self._reader if self.config.entities else None
         # the reply rules, imported now rather than on the event loop during a first turn
         # (about 50 ms)
         await self.run_blocking(_import_reply_rules, Priority.BATCH)
 
     async def _stop(self) -> None:
+        self._reader = None
         self._tokenizer = None
 
     async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
@@ -76,7 +82,7 @@ class StandinChat(ChatModel):
                 text = tool_rules.reply_after_tool(messages)
             else:
                 from omoide_standins.replies import reply_to
-                text = reply_to(messages)
+                text = reply_to(messages, self._reader or _sudachi_tokenizer())
         for i in range(0, len(text), cfg.chunk_chars):
             if i and cfg.piece_delay_ms:
                 await asyncio.sleep(cfg.piece_delay_ms / 1000)

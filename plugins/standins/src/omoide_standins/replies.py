@@ -4,9 +4,13 @@ Every reply starts with an emotion tag (a value of :class:`omoide.types.Emotion`
 one or two short, friendly Japanese sentences. The rules, in order:
 
 1. a recall question (覚えてる, 何だっけ, っけ, 前に言った, or a question about the user's
-   own life) with a memory in the prompt's ``<retrieved_memory>`` block → answer from
-   the best-matching memory, turning 「あなたは…だ。」 into 「覚えてるよ！…だよね。」;
-2. a recall question with no memory → say honestly there is no recollection ([doubtful]);
+   own life) that something the person said earlier in this conversation, a retrieved
+   memory or a profile fact answers (:mod:`omoide_standins.recollection` picks the line
+   that answers it, not one that merely shares a word) → say it back, turning
+   「あなたは…だ。」 into 「覚えてるよ！…だよね。」 (「さっき話してくれたね！…」 for this
+   conversation);
+2. a recall question nothing answers → say honestly there is no recollection
+   ([doubtful]), inventing nothing;
 3. any other question → say it cannot look things up offline ([thinking]);
 4. greetings, troubles, plans, wishes, habits, likes → a matching short reaction;
    else a friendly nod.
@@ -19,14 +23,18 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 from omoide.api import FIRST_PERSON_PRONOUNS, ChatMessage, Emotion, regex_alternation
+from omoide_standins.recollection import (
+    Line,
+    answering_line,
+    history_lines,
+    prompt_lines,
+    read_question,
+    turn_date,
+)
 
-_MEMORY_BLOCK = re.compile(r"<retrieved_memory>(.*?)</retrieved_memory>", re.S)
-_PROFILE_BLOCK = re.compile(r"<profile>(.*?)</profile>", re.S)
-# A bullet or a number, then any bracketed notes such as 「[記録日: …]」.
-_DECORATION = re.compile(r"^(?:[-・*•]|\d+\s*[.)．、:])?\s*"
-                         r"(?:(?:\[[^\]]*\]|［[^］]*］|【[^】]*】)\s*)*")
 _RECALL_MARKERS = re.compile(r"(?:覚えて|おぼえて|何だっけ|なんだっけ|っけ|前に言った|前に話した|"
                              r"言ったよね|話したよね|教えたよね|知ってる|知ってた)")
 _FIRST_PERSON = re.compile(regex_alternation(FIRST_PERSON_PRONOUNS))
@@ -38,62 +46,27 @@ _INTERROGATIVE = re.compile(r"(?:何|なに|なん|いつ|どこ|誰|だれ|ど�
 
 def memory_lines(system_prompt: str) -> list[str]:
     """The memory sentences of the ``<retrieved_memory>`` block, then those of the
-    ``<profile>`` block (the person's lasting facts); empty if there are none.
-
-    A line is a memory when, after its decoration (a bullet or number, then bracketed
-    notes such as 「[記録日: …]」 or 「[習慣]」), it starts with 「あなた」; rule lines that
-    merely mention あなた do not. The sentence is cut at its first 「。」.
-    """
-    lines: list[str] = []
-    for pattern in (_MEMORY_BLOCK, _PROFILE_BLOCK):
-        block = pattern.search(system_prompt)
-        if block is not None:
-            lines.extend(_sentences(block.group(1)))
-    return lines
+    ``<profile>`` block (the person's lasting facts); empty if there are none
+    (:func:`omoide_standins.recollection.prompt_lines` without their sources and days)."""
+    return [line.text for line in prompt_lines(system_prompt)]
 
 
-def relevant_memories(question: str, system_prompt: str) -> list[str]:
-    """What the stand-in may answer a recall question from: every retrieved memory (the
-    engine chose them for this question), and the profile lines that share words with
-    it (the profile is in every prompt, whatever was asked)."""
-    retrieved: list[str] = []
-    block = _MEMORY_BLOCK.search(system_prompt)
-    if block is not None:
-        retrieved = _sentences(block.group(1))
-    profile: list[str] = []
-    block = _PROFILE_BLOCK.search(system_prompt)
-    if block is not None:
-        q = _bigrams(question)
-        profile = [m for m in _sentences(block.group(1)) if len(q & _bigrams(m)) >= 2]
-    return retrieved + profile
-
-
-def _sentences(block: str) -> list[str]:
-    lines: list[str] = []
-    for line in block.splitlines():
-        sentence = _DECORATION.sub("", line.strip())
-        if not sentence.startswith("あなた"):
-            continue
-        end = sentence.find("。")
-        lines.append(sentence[:end + 1] if end >= 0 else sentence.strip())
-    return lines
-
-
-def _bigrams(text: str) -> set[str]:
-    bare = re.sub(r"[\s、。！？!?「」（）()\[\]]", "", unicodedata.normalize("NFKC", text))
-    return {bare[i:i + 2] for i in range(len(bare) - 1)}
-
-
-def best_memory(question: str, memories: Sequence[str]) -> str:
-    """The memory sharing most character bigrams with the question (first on ties)."""
-    q = _bigrams(question)
-    return max(memories, key=lambda m: (len(q & _bigrams(m)), -memories.index(m)))
+def recollection(messages: Sequence[ChatMessage], tokenizer: Any) -> Line | None:
+    """The line of this conversation, the retrieved memories or the profile that answers
+    the last user message, or None (:mod:`omoide_standins.recollection`)."""
+    system = "\n".join(m.content for m in messages if m.role == "system")
+    users = [m.content for m in messages if m.role == "user"]
+    if not users:
+        return None
+    today = turn_date(system)
+    lines = history_lines(messages, today, tokenizer) + prompt_lines(system)
+    return answering_line(read_question(users[-1], today, tokenizer), lines, tokenizer)
 
 
 def _as_reminder(memory: str) -> str:
     """「あなたは…予定だ。」 → 「…予定だよね。」: the memory said back to the user."""
     s = memory.strip().rstrip("。")
-    s = re.sub(r"^あなたは[、,]?", "", s)
+    s = re.sub(r"^あなた(?:は[、,]?|の)", "", s)
     if re.search(r"(?:だ|だった)$", s):
         return s + "よね。"
     if re.search(r"(?:[うくぐすつぬぶむるた]|ない|いる|しい|かった|[^な]い)$", s):
@@ -131,17 +104,19 @@ _WISH = re.compile(r"たい(?:な|なあ|なぁ|の|んだ)?[。！!]?$")
 _PAST = re.compile(r"(?:た|だった|てきた|ちゃった)(?:よ|んだ|の|ね|な)*[。！!]?$")
 
 
-def reply_to(messages: Sequence[ChatMessage]) -> str:
-    """The stand-in's reply to a conversation turn, starting with an emotion tag."""
-    system = "\n".join(m.content for m in messages if m.role == "system")
+def reply_to(messages: Sequence[ChatMessage], tokenizer: Any) -> str:
+    """The stand-in's reply to a conversation turn, starting with an emotion tag.
+
+    ``tokenizer`` is a Sudachi tokenizer (mode C), with which recall questions are read.
+    """
     users = [m.content for m in messages if m.role == "user"]
     said = unicodedata.normalize("NFKC", users[-1]).strip() if users else ""
-    memories = relevant_memories(said, system)
 
     if is_recall_question(said):
-        if memories:
-            reminder = _as_reminder(best_memory(said, memories))
-            return f"[{Emotion.HAPPY.value}] 覚えてるよ！{reminder}"
+        answer = recollection(messages, tokenizer)
+        if answer is not None:
+            opening = "さっき話してくれたね！" if answer.source == "history" else "覚えてるよ！"
+            return f"[{Emotion.HAPPY.value}] {opening}{_as_reminder(answer.text)}"
         return (f"[{Emotion.DOUBTFUL.value}] うーん、ごめんね。その話は聞いた覚えがないみたい。"
                 "よかったらもう一度教えてくれる？")
     if is_question(said):
