@@ -11,7 +11,14 @@ import yaml
 pytest.importorskip("omoide_device_stackchan")
 pytest.importorskip("pyopenjtalk")
 
-from omoide.commands.demo import RECALL_QUESTIONS, SETUP_LINES, mishearings, prepare_config
+from omoide.commands.demo import (
+    EXPECTED_FACTS,
+    RECALL_QUESTIONS,
+    SETUP_LINES,
+    mishearings,
+    prepare_config,
+    reply_carries,
+)
 
 DOUBLES = """
 assistant: {name: かな, timezone: Asia/Tokyo}
@@ -45,6 +52,32 @@ def test_mishearings_are_shown_piece_by_piece_ignoring_punctuation() -> None:
     assert mishearings("週末の予定覚えてる?", "週末の予定を覚えている") == [("", "を"), ("", "い")]
 
 
+def test_every_memory_question_of_the_script_says_what_its_reply_must_carry() -> None:
+    assert set(EXPECTED_FACTS) < set(RECALL_QUESTIONS)
+    assert all(fact in " ".join(SETUP_LINES) for fact in EXPECTED_FACTS.values())
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("[happy] 覚えてるよ！来週の土曜日に友達と箱根に行く予定だよね。", "箱根"),
+    ("覚えてるよ！はこねに行くんだよね", "箱根"),
+    ("味噌ラーメンがおいしかったんだよね。", "みそ"),
+    ("ミソラーメンだよね", "みそ"),
+    ("最近、ギター の練習をしているんだよね。", "ギター"),
+])
+def test_a_reply_carries_the_fact_in_its_letters_or_its_reading(reply: str,
+                                                                expected: str) -> None:
+    assert reply_carries(reply, expected)
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ("[happy] 覚えてるよ！最近、仕事終わりにギターの練習をしているんだよね。", "箱根"),
+    ("[doubtful] うーん、ごめんね。その話は聞いた覚えがないみたい。", "みそ"),
+    ("", "ギター"),
+])
+def test_a_reply_without_the_fact_does_not_carry_it(reply: str, expected: str) -> None:
+    assert not reply_carries(reply, expected)
+
+
 @pytest.mark.slow
 def test_demo_runs_the_whole_scenario_with_test_doubles(omoide_cli: Any,
                                                         tmp_path: Path) -> None:
@@ -61,4 +94,8 @@ def test_demo_runs_the_whole_scenario_with_test_doubles(omoide_cli: Any,
     assert "activation code" in out and "== forced extraction" in out
     assert "what stood in for a real model" in out
     assert "heard exactly: 1 of 10 lines" in out   # the double hears one line for all
+    # the double's 「へえ。」 carries none of the expected facts, whatever was recalled
+    assert out.count("expected from memory:") == 3
+    assert out.count("(NOT in the reply: not answered from memory)") == 3
+    assert "recall questions answered from memory: 0 of 3" in out
     assert len(list((tmp_path / "replies").glob("reply-*.wav"))) == 10

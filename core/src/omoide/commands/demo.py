@@ -8,8 +8,10 @@ then a forced extraction; then five questions that need (or must not use) memory
 For every turn it shows what the recogniser heard (offline: Whisper base, so
 mis-hearings are real and marked), the reply with the robot's face, what memory
 retrieval found and the time of each stage, then how many lines were heard exactly
-and how many recall questions were answered from memory. Components that stand in
-for a real model are named as such, with the setting that switches to the real one.
+and how many recall questions were answered from memory: a question counts only when the
+reply carries the fact the script expects for it (箱根 for the weekend plan, on letters
+or readings), not when retrieval merely found something. Components that stand in for a
+real model are named as such, with the setting that switches to the real one.
 """
 
 from __future__ import annotations
@@ -71,7 +73,13 @@ def default_config() -> Path:
     return Path(omoide.__file__).resolve().parents[3] / "configs" / "offline.yaml"
 
 
-MEMORY_QUESTIONS = RECALL_QUESTIONS[:3]
+EXPECTED_FACTS: dict[str, str] = {
+    RECALL_QUESTIONS[0]: "みそ",
+    RECALL_QUESTIONS[1]: "箱根",
+    RECALL_QUESTIONS[2]: "ギター",
+}
+"""For each question whose answer is in the user's memories, what the reply must say."""
+MEMORY_QUESTIONS = tuple(EXPECTED_FACTS)
 """The questions whose answer is in the user's memories (the other two need none)."""
 
 
@@ -104,6 +112,23 @@ def _letters(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c)[0] not in "PZS")
 
 
+def reply_carries(reply: str, expected: str) -> bool:
+    """Whether ``reply`` says ``expected``: in its letters (NFKC, punctuation and spaces
+    aside, hiragana as katakana) or in its reading, so 味噌 and みそ, 箱根 and はこね are
+    the same fact."""
+    from omoide.memory.language.canonical import to_katakana
+    from omoide.memory.language.lexicon import analyzer
+
+    wanted = to_katakana(_letters(expected))
+    if not wanted:
+        return False
+    if wanted in to_katakana(_letters(reply)):
+        return True
+    reader = analyzer()
+    reading = reader.reading_of(expected)
+    return bool(reading) and reading in reader.reading_of(reply)
+
+
 @dataclass
 class DemoTally:
     """What the demo counts as it goes, for its closing lines."""
@@ -111,6 +136,9 @@ class DemoTally:
     heard_exactly: int = 0
     lines: int = 0
     recalled: int = 0
+    """Memory questions whose reply carries the expected fact."""
+    retrieved: int = 0
+    """Memory questions for which retrieval found at least one memory."""
     memory_questions: int = 0
 
 
@@ -344,11 +372,11 @@ async def _turn(index: int, line: str, *, robot: SimulatedDeviceClient,
                 _print(f"     recalled ({m.score:.2f}): {m.memory.text}")
         else:
             _print("     recalled: nothing")
-    if line in MEMORY_QUESTIONS:
-        tally.memory_questions += 1
-        tally.recalled += bool(turn is not None and turn.memories)
     face = reply.face or "neutral"
     _print(f"     robot {robot.face_emoji(face)} [{face}]: {reply.text}")
+    if line in EXPECTED_FACTS:
+        _count_memory_answer(tally, EXPECTED_FACTS[line], reply.text or "",
+                             bool(turn is not None and turn.memories))
     if reply.errors:
         _print(f"     errors: {'; '.join(reply.errors)}")
     if turn is not None:
@@ -357,6 +385,16 @@ async def _turn(index: int, line: str, *, robot: SimulatedDeviceClient,
         _print(f"     ms after end of speech: {times}")
     if out is not None:
         reply.save_wav(out / f"reply-{index:02d}.wav")
+
+
+def _count_memory_answer(tally: DemoTally, expected: str, reply: str, retrieved: bool) -> None:
+    """Count a memory question as answered only when its reply carries the fact."""
+    carried = reply_carries(reply, expected)
+    tally.memory_questions += 1
+    tally.retrieved += retrieved
+    tally.recalled += carried
+    verdict = "in the reply" if carried else "NOT in the reply: not answered from memory"
+    _print(f"     expected from memory: {expected} ({verdict})")
 
 
 def _context_note(turn: Any) -> str:
@@ -371,7 +409,9 @@ def _show_tally(tally: DemoTally) -> None:
            f"  heard exactly: {tally.heard_exactly} of {tally.lines} lines (punctuation aside);"
            " the others are shown with what was misheard",
            f"  recall questions answered from memory: {tally.recalled} of"
-           f" {tally.memory_questions}")
+           f" {tally.memory_questions} (counted when the reply carries the expected fact:"
+           f" {', '.join(EXPECTED_FACTS.values())}); retrieval found memories for"
+           f" {tally.retrieved} of {tally.memory_questions}")
 
 
 async def _extract(http: Any, server: Any) -> None:
