@@ -43,8 +43,7 @@ class StandinChat(ChatModel):
     Config = StandinChatConfig
     config: StandinChatConfig
     stand_in = ("stands in for the ModelScope chat model with a few Japanese rules: it"
-                " answers recall questions from the conversation and the memories in the"
-                " prompt, extracts facts"
+                " answers recall questions from the memories in the prompt, extracts facts"
                 " with rules and cannot look anything up; set chat.use: modelscope and"
                 " MODELSCOPE_API_KEY for the real one")
 
