@@ -14,7 +14,8 @@ from omoide.plugins import PluginRegistry
 
 SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
                    "chat": "chat", "tts": "tts", "device": "devices[]", "tool": "tools[]",
-                   "memory_engine": "memory.retrieve", "extractor": "memory.extract"}
+                   "memory_engine": "memory.retrieve", "extractor": "memory.extract",
+                   "turn": "turn"}
 
 
 def _default(field: Any) -> str:

@@ -68,7 +68,7 @@ Secret = Annotated[SecretStr | None, BeforeValidator(_require_env)]
 
 # YAML section -> component kind
 STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "store": "store",
-                          "chat": "chat", "tts": "tts"}
+                          "chat": "chat", "tts": "tts", "turn": "turn"}
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
 # YAML list section -> component kind of each entry
 LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
@@ -242,6 +242,9 @@ class Envelope(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     vad: StageSpec | None = Field(None, description="Server-side VAD (optional).")
+    turn: StageSpec | None = Field(
+        None, description="End-of-turn detector (optional): finished or pausing? Without "
+                          "it the VAD's silence alone ends a turn.")
     asr: StageSpec
     embed: EmbedSpec
     store: StageSpec

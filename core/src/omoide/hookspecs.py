@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Extractor,
         RecallEngine,
         Tool,
+        TurnDetector,
         VectorStore,
     )
     from omoide.components.prompt import PromptContext, PromptSection
@@ -47,6 +48,12 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 @hookspec
 def register_vad(register: Callable[[type[VAD]], None]) -> None:
     """Register voice activity detector classes."""
+
+
+@hookspec
+def register_turn_detectors(register: Callable[[type[TurnDetector]], None]) -> None:
+    """Register end-of-turn detector classes (finished or pausing?); a config picks one
+    with ``turn: {use: NAME}``. See :mod:`omoide.components.turn`."""
 
 
 @hookspec

@@ -22,6 +22,7 @@ from omoide.components import (
     Extractor,
     RecallEngine,
     Tool,
+    TurnDetector,
     VectorStore,
 )
 from omoide.config import Settings
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("omoide.runtime")
 
-STAGE_NAMES = ("vad", "asr", "embed", "store", "chat", "tts")
+STAGE_NAMES = ("vad", "turn", "asr", "embed", "store", "chat", "tts")
 
 
 class StartupFailed(Exception):
@@ -51,6 +52,7 @@ class Runtime:
         self._by_path: dict[str, Component[Any]] = {
             path: choice.cls(choice.config) for path, choice in settings.components.items()}
         self.vad: VAD | None = self._get("vad", VAD)  # type: ignore[assignment]
+        self.turn: TurnDetector | None = self._get("turn", TurnDetector)  # type: ignore[assignment]
         self.asr: ASR = self._get("asr", ASR)  # type: ignore[assignment]
         self.store: VectorStore = self._get("store", VectorStore)  # type: ignore[assignment]
         self.chat: ChatModel = self._get("chat", ChatModel)  # type: ignore[assignment]

@@ -67,12 +67,13 @@ from omoide.components.tool import (
     ToolHost,
 )
 from omoide.components.tts import TTS, TTSConfig
+from omoide.components.turn import TurnConfig, TurnDetector
 from omoide.components.vad import VAD, EndOfSpeechDetector, VADConfig
 
 KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
     "chat": ChatModel, "tts": TTS, "device": Device, "tool": Tool,
-    "memory_engine": RecallEngine, "extractor": Extractor,
+    "memory_engine": RecallEngine, "extractor": Extractor, "turn": TurnDetector,
 }
 
 __all__ = [
@@ -130,6 +131,8 @@ __all__ = [
     "ToolError",
     "ToolFunction",
     "ToolHost",
+    "TurnConfig",
+    "TurnDetector",
     "VADConfig",
     "VectorStore",
     "VectorStoreConfig",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from omoide.announcements import Announcement
     from omoide.components.simulated_device import SimulatedDeviceClient
+    from omoide.components.turn import TurnDetector
     from omoide.components.turn_events import TurnEventSink
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
@@ -43,6 +44,11 @@ class DeviceHost(Protocol):
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         """A fresh server-side VAD stream (16 kHz), or None when no VAD is configured."""
+        ...
+
+    def turn_detector(self) -> TurnDetector | None:
+        """The end-of-turn detector (finished or pausing?) when one is configured and
+        ready, else None: the VAD's silence alone ends a turn."""
         ...
 
     async def session_ended(self, user: str) -> None:

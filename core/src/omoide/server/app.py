@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from omoide import long_lived
 from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
-from omoide.components import ComponentState, EndOfSpeechDetector
+from omoide.components import ComponentState, EndOfSpeechDetector, TurnDetector
 from omoide.components.turn_events import TurnEventSubscriber
 from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
@@ -253,6 +253,11 @@ class ServerDeviceHost:
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         vad = self._server.runtime.vad
         return vad.new_detector() if vad is not None else None
+
+    def turn_detector(self) -> TurnDetector | None:
+        turn = self._server.runtime.turn
+        ready = turn is not None and turn.status.state is ComponentState.READY
+        return turn if ready else None
 
     async def session_ended(self, user: str) -> None:
         if self._server.ready.is_set():
