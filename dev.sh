@@ -62,8 +62,8 @@ files_hash() { cat "$@" | sha1sum | cut -c1-16; }
 
 # The plugins the main job runs (configs/offline.yaml) and the light ones that only speak
 # to a service over the network; every other plugin is in the "all" layer.
-RUNTIME_PLUGINS=(device_stackchan vad_silero asr_whisper embed_e5 store_qdrant standins
-                 tts_openjtalk skills chat_modelscope tts_irodori)
+RUNTIME_PLUGINS=(device_stackchan vad_silero turn_smart asr_whisper embed_e5 store_qdrant
+                 standins tts_openjtalk skills chat_modelscope tts_irodori)
 
 runtime_env() {
   local stamp="$VENV/.omoide-runtime" want p manifests=()
@@ -107,7 +107,21 @@ test_env() {
   echo "$want" > "$stamp"
 }
 
-setup() { runtime_system_packages; runtime_env; }
+# Smart Turn v3.2 (the offline config's end-of-turn detector) is one file of the pipecat-ai
+# wheel: download the wheel without its dependencies (a whole framework) and extract the
+# file, checked by SHA-256, into omoide's model cache. Nothing to do when it is there.
+SMART_TURN_WHEEL="pipecat-ai==1.14.0"
+turn_model() {
+  "$PY" -m omoide_turn_smart.bundled >/dev/null && return
+  log "extracting the Smart Turn v3.2 model from the $SMART_TURN_WHEEL wheel"
+  local tmp
+  tmp=$(mktemp -d)
+  "$PY" -m pip download -q --no-deps "$SMART_TURN_WHEEL" -d "$tmp"
+  "$PY" -m omoide_turn_smart.bundled "$tmp"/pipecat_ai-*.whl
+  rm -rf "$tmp"
+}
+
+setup() { runtime_system_packages; runtime_env; turn_model; }
 setup_all() { setup; all_plugins_env; }
 setup_test() { setup_all; test_system_packages; test_env; }
 

@@ -1,0 +1,99 @@
+"""The `smart_turn` end-of-turn detector: Smart Turn v3.2 run with onnxruntime.
+
+The model (a Whisper-tiny-sized encoder with a classification head) reads the log-mel
+features of the last 8 s of the utterance (:mod:`.features`) as ``input_features``
+(1, 80, 800) and returns the probability that the speaker is finished. About 0.1 s per
+judgement on one busy core.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pydantic import Field
+
+from omoide.api import ComponentError, FloatArray, ModelNotAvailable, TurnConfig, TurnDetector
+from omoide_turn_smart import bundled
+from omoide_turn_smart.features import FRAMES, N_MELS, last_window, log_mel
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+log = logging.getLogger("omoide.turn.smart_turn")
+
+INPUT = "input_features"
+
+
+class SmartTurnConfig(TurnConfig):
+    model_path: str | None = Field(
+        None, description="Path of a Smart Turn v3 ONNX file; default: smart-turn-v3.2-cpu "
+                          "extracted from the pipecat-ai wheel into omoide's model cache at "
+                          "set-up.")
+    threads: int = Field(1, ge=1, le=8, description="onnxruntime threads for one judgement.")
+
+
+class SmartTurn(TurnDetector):
+    """Smart Turn v3.2: is the utterance finished? (23 languages, Japanese among them)."""
+
+    name = "smart_turn"
+    Config = SmartTurnConfig
+
+    config: SmartTurnConfig
+
+    def __init__(self, config: SmartTurnConfig) -> None:
+        super().__init__(config)
+        self._session: onnxruntime.InferenceSession | None = None
+
+    async def _start(self) -> None:
+        path = self._model_path()
+        self._session = await self.run_blocking(lambda: self._load(path))
+
+    async def _stop(self) -> None:
+        self._session = None
+
+    def _model_path(self) -> Path:
+        if self.config.model_path is not None:
+            configured = Path(self.config.model_path).expanduser()
+            if not configured.is_file():
+                raise ModelNotAvailable(f"turn smart_turn: no model file at {configured}",
+                                        hint="fix turn.model_path, or drop it and run "
+                                             + bundled.INSTALL_HINT)
+            return configured
+        cached = bundled.cached_model()
+        if cached is None:
+            raise ModelNotAvailable(f"turn smart_turn: {bundled.FILE} is not in omoide's model"
+                                    " cache", hint=bundled.INSTALL_HINT)
+        return cached
+
+    def _load(self, path: Path) -> onnxruntime.InferenceSession:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.config.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        try:
+            session = onnxruntime.InferenceSession(str(path), sess_options=options,
+                                                   providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise ComponentError(f"turn smart_turn: cannot load {path}: {exc}") from exc
+        inputs = session.get_inputs()
+        if len(inputs) != 1 or inputs[0].name != INPUT or list(inputs[0].shape[1:]) != [
+                N_MELS, FRAMES]:
+            shapes = [(i.name, i.shape) for i in inputs]
+            raise ComponentError(f"turn smart_turn: {path} is not a Smart Turn v3 model "
+                                 f"(inputs {shapes}; expected {INPUT} [batch, 80, 800])")
+        log.info("turn smart_turn: loaded %s", path)
+        return session
+
+    def _finished_probability(self, audio: FloatArray) -> float:
+        session = self._session
+        if session is None:
+            raise ComponentError("turn smart_turn: not started")
+        features = log_mel(last_window(audio))[None, :, :]
+        (out,) = session.run(None, {INPUT: features})
+        return float(np.asarray(out).reshape(-1)[0])

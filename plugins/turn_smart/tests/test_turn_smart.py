@@ -1,0 +1,101 @@
+"""The `smart_turn` detector: its package, its features, its model file, its judgements."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from omoide.api import AudioClip, ModelNotAvailable, resample
+from omoide.testing import PluginPackageContract
+from omoide_turn_smart import bundled
+from omoide_turn_smart.detector import SmartTurn, SmartTurnConfig
+from omoide_turn_smart.features import WINDOW_SAMPLES, last_window, log_mel
+
+needs_model = pytest.mark.skipif(bundled.cached_model() is None,
+                                 reason=f"model not prepared: {bundled.INSTALL_HINT}")
+
+
+class TestSmartTurnPackage(PluginPackageContract):
+    plugin_name = "turn_smart"
+    expected_components: ClassVar[set[tuple[str, str]] | None] = {("turn", "smart_turn")}
+
+
+def test_the_window_is_the_last_8_s_padded_in_front() -> None:
+    short = np.ones(16000, np.float32)
+    window = last_window(short)
+    assert window.shape == (WINDOW_SAMPLES,) and window[-1] == 1 and window[0] == 0
+    long = np.arange(WINDOW_SAMPLES + 5, dtype=np.float32)
+    assert last_window(long)[0] == 5
+
+
+def test_the_features_are_those_of_whispers_feature_extractor() -> None:
+    transformers = pytest.importorskip("transformers")
+    audio = last_window((0.1 * np.random.default_rng(0).standard_normal(48000))
+                        .astype(np.float32))
+    extractor = transformers.WhisperFeatureExtractor(chunk_length=8)
+    theirs = extractor(audio, sampling_rate=16000, padding="max_length", max_length=128000,
+                       truncation=True, do_normalize=True, return_tensors="np")
+    assert np.abs(log_mel(audio) - theirs.input_features[0]).max() < 1e-5
+
+
+def test_a_wheel_without_the_model_is_refused(tmp_path: Path) -> None:
+    wheel = tmp_path / "pipecat_ai-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("pipecat/__init__.py", "")
+    with pytest.raises(ModelNotAvailable):
+        bundled.extract_from_wheel(wheel, tmp_path / "cache")
+    assert bundled.cached_model(tmp_path / "cache") is None
+
+
+def test_a_damaged_model_in_the_wheel_is_refused(tmp_path: Path) -> None:
+    wheel = tmp_path / "pipecat_ai-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(bundled.MEMBER, b"not the model")
+    with pytest.raises(ModelNotAvailable, match="SHA-256"):
+        bundled.extract_from_wheel(wheel, tmp_path / "cache")
+
+
+@needs_model
+def test_the_model_is_extracted_from_the_wheel_and_checked(tmp_path: Path) -> None:
+    source = bundled.cached_model()
+    assert source is not None
+    wheel = tmp_path / "pipecat_ai-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(source, bundled.MEMBER)
+    path = bundled.extract_from_wheel(wheel, tmp_path / "cache")
+    assert path == bundled.cached_model(tmp_path / "cache")
+    assert path.read_bytes() == source.read_bytes()
+
+
+def spoken(text: str) -> np.ndarray:
+    pyopenjtalk = pytest.importorskip("pyopenjtalk")
+    wave, rate = pyopenjtalk.tts(text)
+    return resample(AudioClip((wave / 32768).astype(np.float32), rate), 16000).samples
+
+
+@pytest.fixture
+async def detector() -> SmartTurn:
+    found = SmartTurn(SmartTurnConfig(timeout_s=10.0))
+    await found.start()
+    return found
+
+
+@needs_model
+async def test_a_finished_question_is_finished(detector: SmartTurn) -> None:
+    assert await detector.finished_probability(spoken("週末の予定覚えてる？")) > 0.5
+
+
+@needs_model
+async def test_a_sentence_broken_off_at_a_particle_is_not(detector: SmartTurn) -> None:
+    assert await detector.finished_probability(spoken("それでね、")) < 0.5
+
+
+@needs_model
+def test_an_unfinished_judgement_waits_for_the_ceiling(detector: SmartTurn) -> None:
+    assert detector.silence_to_wait_ms(0.1) == detector.config.max_silence_ms
+    assert detector.silence_to_wait_ms(0.9) == 0
+    assert detector.silence_to_wait_ms(None) == detector.config.fallback_silence_ms
