@@ -65,14 +65,16 @@ async def test_public_url_sets_the_websocket_url(tmp_path) -> None:  # type: ign
     assert data["websocket"]["url"] == "wss://robot.example.org/xiaozhi/v1/"
 
 
-async def test_unknown_device_gets_an_activation_code_and_no_websocket(
+async def test_unknown_device_gets_an_activation_code_and_a_token_that_waits_for_it(
         paired_server: LiveServer) -> None:
     robot = SimulatedStackChan(paired_server.url)
     with pytest.raises(ProvisioningRefused) as info:
         await robot.provision()
     code = info.value.activation["code"]
     assert len(code) == 6 and code in info.value.activation["message"]
-    assert robot.token is None
+    assert robot.ws_url == f"ws://127.0.0.1:{paired_server.port}/xiaozhi/v1/"
+    assert robot.token is not None
+    assert await handshake_status(paired_server, robot.handshake_headers()) == 401
 
 
 async def test_pairing_by_code_lets_the_device_in_as_its_user(

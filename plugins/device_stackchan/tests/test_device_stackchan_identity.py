@@ -39,13 +39,14 @@ async def handshake_status(robot: SimulatedStackChan) -> int:
         return exc.response.status_code
 
 
-async def test_a_paired_device_id_with_another_client_id_gets_no_token(
+async def test_a_paired_device_id_with_another_client_id_gets_no_token_that_opens(
         paired_server: LiveServer) -> None:
     robot = await paired(paired_server)
     impostor = SimulatedStackChan(paired_server.url, device_id=robot.device_id)
     with pytest.raises(ProvisioningRefused) as info:
         await impostor.provision()
-    assert impostor.token is None
+    assert await handshake_status(impostor) == 401    # its token waits for its own code
+    assert await handshake_status(robot) == 101
     waiting = {p.code: p for p in paired_server.service.pairings.pending()}
     assert waiting[info.value.activation["code"]].repair_of == "hanako"
 

@@ -252,6 +252,13 @@ class PairingStore:
         items = (PendingActivation.from_json(raw) for raw in self._read()["pending"].values())
         return sorted((p for p in items if not p.expired(now)), key=lambda p: p.requested_at)
 
+    def waiting(self, device_id: str, client_id: str,
+                now: float | None = None) -> PendingActivation | None:
+        """The unexpired pending activation of this device and client id, if any."""
+        device = normalize_device_id(device_id)
+        return next((p for p in self.pending(now)
+                     if p.device_id == device and p.client_id == client_id), None)
+
     # -- pairing -----------------------------------------------------------------
     def pair(self, device_id: str, user: str, client_id: str | None = None,
              name: str | None = None) -> Pairing:

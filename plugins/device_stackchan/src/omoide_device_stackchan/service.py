@@ -5,7 +5,11 @@ Public routes (robots and browser clients; CORS on every answer, see :mod:`.cors
 - ``GET|POST /xiaozhi/ota/``: server time; firmware (an update from ``firmware_dir``,
   else the robot's own version with no URL); and either ``websocket{url, token,
   version}`` for a paired robot presenting its paired client id, or
-  ``activation{code, challenge, message, timeout_ms}`` for one that has to be paired.
+  ``activation{code, challenge, message, timeout_ms}`` for one that has to be paired,
+  with a ``websocket`` too whose token is bound to that activation: it is refused until
+  the code is entered and good from then on, so a client that keeps the ``websocket`` of
+  that answer (py-xiaozhi) connects once its activation poll says 200, with no second
+  OTA round (see :mod:`.tokens`).
 - ``POST /xiaozhi/ota/activate``: the robot's activation poll, 202 while its code waits
   to be entered, 200 once paired, 404/409/410 for an unknown, mismatched or expired
   activation (see :mod:`.activation`).
@@ -54,6 +58,7 @@ from omoide_device_stackchan.identifiers import (
 from omoide_device_stackchan.pairing import (
     ActivationState,
     DeviceInfo,
+    Pairing,
     PairingStore,
     PendingActivation,
 )
@@ -97,11 +102,14 @@ def timezone_offset_minutes(zone: str, at: datetime | None = None) -> int:
 
 
 class AuthDecision:
-    """Outcome of the handshake check: the user to serve, or why the device is refused."""
+    """Outcome of the handshake check: the user to serve, or why the device is refused
+    (``reason`` for the log; ``public`` is what the refused client may read, when the
+    token it showed is genuine)."""
 
-    def __init__(self, user: str | None, reason: str = "") -> None:
+    def __init__(self, user: str | None, reason: str = "", public: str = "") -> None:
         self.user = user
         self.reason = reason
+        self.public = public
 
     @property
     def ok(self) -> bool:
@@ -165,6 +173,18 @@ class StackChanService:
     def issue_token(self, device_id: str, client_id: str) -> str:
         return self.signer.issue(client_id, device_id)
 
+    def issue_activation_token(self, activation: PendingActivation) -> str | None:
+        """A token good once ``activation``'s code is paired (None for an activation
+        kept from before challenges, which cannot be bound)."""
+        if activation.client_id is None:
+            return None
+        try:
+            return self.signer.issue_for_activation(activation.client_id,
+                                                    activation.device_id,
+                                                    activation.challenge)
+        except ValueError:
+            return None
+
     def authorize(self, device_id: str, client_id: str, token: str | None) -> AuthDecision:
         """Decide whether this device may connect, and as which user."""
         if not device_id:
@@ -173,6 +193,9 @@ class StackChanService:
         if not check.ok:
             return AuthDecision(None, check.reason)
         pairing = self.pairings.get(device_id)
+        if check.activation is not None:
+            return self._authorize_activation(device_id, client_id, pairing,
+                                              check.activation)
         if pairing is not None and not pairing.active:
             return AuthDecision(None, "device was revoked")
         if pairing is not None:
@@ -184,6 +207,24 @@ class StackChanService:
         if self.config.pairing_required:
             return AuthDecision(None, "device is not paired")
         return AuthDecision(self.config.open_user or f"device-{device_id.replace(':', '')}")
+
+    def _authorize_activation(self, device_id: str, client_id: str,
+                              pairing: Pairing | None, challenge: str) -> AuthDecision:
+        """An activation token is good only while the device's pairing is the one made
+        from that activation: this client id, this challenge, not revoked. Anything else
+        (not entered yet, revoked, re-paired by hand or with another code) refuses it."""
+        if pairing is not None and pairing.activation_challenge == challenge \
+                and pairing.client_id == client_id:
+            if not pairing.active:
+                return AuthDecision(None, "device was revoked")
+            return AuthDecision(pairing.user)
+        waiting = self.pairings.waiting(device_id, client_id)
+        if waiting is not None and waiting.challenge == challenge:
+            return AuthDecision(None, "activation code not entered yet",
+                                "activation code not entered yet: enter the code the "
+                                "device shows, then connect again")
+        return AuthDecision(None, "token's activation was not the one paired "
+                                  "(expired, replaced or revoked)")
 
     def _still_allowed(self, device_id: str, client_id: str) -> bool:
         """False once the device's pairing was revoked or moved to another client
@@ -316,6 +357,10 @@ class StackChanService:
             activation = self.pairings.request_activation(
                 req.device_id, req.client_id, source=source, info=req.info)
             payload["activation"] = self._activation_json(activation)
+            token = self.issue_activation_token(activation)
+            if token is not None:
+                payload["websocket"] = {"url": ws_url, "token": token,
+                                        "version": self.config.protocol_version}
             log.info("OTA: device %s from %s gets an activation code (%s)", req.device_id,
                      source or "?", why)
             return 200, payload
@@ -406,7 +451,7 @@ class StackChanService:
             return
         decision = self.authorize(device_id, client_id, token)
         if not decision.ok:
-            await self._deny(ws, 401, decision.reason, device_id, peer)
+            await self._deny(ws, 401, decision.reason, device_id, peer, decision.public)
             return
         assert decision.user is not None
         await ws.accept()
@@ -434,16 +479,18 @@ class StackChanService:
                 await asyncio.to_thread(self.pairings.mark_seen, device_id)
 
     async def _deny(self, ws: WebSocket, status: int, reason: str, device_id: str,
-                    peer: str) -> None:
+                    peer: str, public: str = "") -> None:
+        """Refuse the handshake. A 401 tells the client only ``public`` (said only to
+        the holder of a genuine token), else "unauthorized"."""
         log.warning("refused WebSocket from %s (device %s): %d %s", peer, device_id or "?",
                     status, reason)
         from starlette.responses import PlainTextResponse
+        told = (public or "unauthorized") if status == 401 else reason
         try:
-            await ws.send_denial_response(PlainTextResponse(
-                "unauthorized" if status == 401 else reason, status_code=status))
+            await ws.send_denial_response(PlainTextResponse(told, status_code=status))
         except RuntimeError:
             # The server lacks the denial extension: refuse with a policy close instead.
-            await ws.close(1008 if status == 401 else 1002, reason[:120])
+            await ws.close(1008 if status == 401 else 1002, told[:120])
 
     async def close_all(self) -> None:
         await asyncio.gather(*(c.close(1001, "server stopping")

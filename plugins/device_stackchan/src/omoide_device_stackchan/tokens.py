@@ -5,6 +5,15 @@ A token is ``base64url(HMAC_SHA256(secret, "v1|client|device|issued")) + "." + i
 device keeps it verbatim in NVS and sends it as ``Authorization: Bearer <token>``.
 Checking needs no state beyond the secret; revocation is done by the pairing store
 (a token issued before the device's current pairing is refused).
+
+An **activation token** goes out with an activation code (clients such as py-xiaozhi
+take the ``websocket`` of that same OTA answer and connect with it once their code is
+entered, without asking OTA again). It also signs the activation's challenge:
+``base64url(HMAC_SHA256(secret, "act1|client|device|challenge|issued")) + "." + issued
++ "." + challenge``. The signature proves who it was issued to; whether it is good *now*
+is the pairing store's call: only while the device's pairing is the one made from that
+very activation (same client id, same challenge, not revoked). So it is refused before
+the code is entered, and for good once the device is paired again any other way.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ import base64
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -24,6 +34,8 @@ __all__ = ["TokenCheck", "TokenSigner", "bearer_token", "load_or_create_secret",
            "normalize_device_id"]
 
 CLOCK_SKEW_S = 300
+CHALLENGE = re.compile(r"[A-Za-z0-9_-]{8,128}")
+"""What an activation challenge may look like inside a token (ours are 32 hex digits)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,9 @@ class TokenCheck:
     ok: bool
     reason: str = ""
     issued_at: int = 0
+    activation: str | None = None
+    """The challenge of the activation an activation token is bound to (None for a
+    plain token): the token is good only for the pairing made from that activation."""
 
 
 class TokenSigner:
@@ -44,8 +59,11 @@ class TokenSigner:
         self._secret = secret
         self.ttl_s = ttl_s
 
-    def _mac(self, client_id: str, device_id: str, issued: int) -> str:
-        msg = f"v1|{client_id}|{normalize_device_id(device_id)}|{issued}".encode()
+    def _mac(self, client_id: str, device_id: str, issued: int,
+             challenge: str | None = None) -> str:
+        device = normalize_device_id(device_id)
+        msg = (f"v1|{client_id}|{device}|{issued}" if challenge is None
+               else f"act1|{client_id}|{device}|{challenge}|{issued}").encode()
         digest = hmac.new(self._secret, msg, hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
@@ -53,15 +71,29 @@ class TokenSigner:
         issued = int(time.time() if now is None else now)
         return f"{self._mac(client_id, device_id, issued)}.{issued}"
 
+    def issue_for_activation(self, client_id: str, device_id: str, challenge: str,
+                             now: float | None = None) -> str:
+        """A token bound to the pending activation with ``challenge`` (see the module
+        doc): it only becomes good once that activation's code is paired."""
+        if not CHALLENGE.fullmatch(challenge):
+            raise ValueError("activation challenge must be 8-128 letters, digits, - or _")
+        issued = int(time.time() if now is None else now)
+        return f"{self._mac(client_id, device_id, issued, challenge)}.{issued}.{challenge}"
+
     def check(self, token: str | None, client_id: str, device_id: str,
               now: float | None = None) -> TokenCheck:
+        """Whether ``token`` was signed by us for this client and device and is not
+        expired. For an activation token ``activation`` names its challenge; the
+        caller must still check the pairing is the one made from that activation."""
         if not token:
             return TokenCheck(False, "no token")
-        mac, sep, issued_text = token.strip().rpartition(".")
-        if not sep or not issued_text.isdigit():
+        parts = token.strip().split(".")
+        if len(parts) not in (2, 3) or not parts[1].isdigit() \
+                or (len(parts) == 3 and not CHALLENGE.fullmatch(parts[2])):
             return TokenCheck(False, "malformed token")
-        issued = int(issued_text)
-        expected = self._mac(client_id, device_id, issued)
+        mac, issued = parts[0], int(parts[1])
+        challenge = parts[2] if len(parts) == 3 else None
+        expected = self._mac(client_id, device_id, issued, challenge)
         if not hmac.compare_digest(mac.encode(), expected.encode()):
             return TokenCheck(False, "token signature does not match this client and device")
         current = time.time() if now is None else now
@@ -69,7 +101,7 @@ class TokenSigner:
             return TokenCheck(False, "token issued in the future")
         if current - issued > self.ttl_s:
             return TokenCheck(False, "token expired", issued)
-        return TokenCheck(True, "", issued)
+        return TokenCheck(True, "", issued, challenge)
 
 
 def bearer_token(header: str | None) -> str | None:
