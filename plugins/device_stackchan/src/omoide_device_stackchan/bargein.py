@@ -17,7 +17,11 @@ is made on energy against an estimate of the echo instead:
 
 Nothing is decided until ``calibration_ms`` of the reply has been heard back. This is
 a gate, not an echo canceller: the audio that passes it is not cleaned, it only
-interrupts the reply and starts the user's next utterance.
+interrupts the reply and starts the user's next utterance. That utterance starts at its
+first voiced frame, not where the gate fired (``min_ms`` and more later): every chunk
+is marked voiced when it stands out from the echo by half the margin (or, before
+calibration, from the floor), and :meth:`EchoGate.recent` goes back over voiced chunks
+(gaps up to ``gap_ms`` between words) to the first, plus ``pre_roll_ms``.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class EchoGate:
 
     def __init__(self, *, margin_db: float = 10.0, min_ms: int = 300,
                  floor: float = 0.015, window_s: float = 1.0, calibration_ms: int = 480,
-                 history_s: float = 2.0, keep_ms: int = 900, sample_rate: int = 16000) -> None:
+                 history_s: float = 2.0, keep_ms: int = 6000, gap_ms: int = 300,
+                 pre_roll_ms: int = 300, sample_rate: int = 16000) -> None:
         self.margin = 10 ** (margin_db / 20)
         self.min_ms = min_ms
         self.floor = floor
@@ -50,9 +55,11 @@ class EchoGate:
         self.sample_rate = sample_rate
         self._played: deque[tuple[float, float]] = deque()    # (plays until, level)
         self._ratios: deque[tuple[float, float]] = deque()    # (at, uplink/reference)
-        self._kept: deque[FloatArray] = deque()
+        self._kept: deque[tuple[FloatArray, bool]] = deque()    # (chunk, voiced)
         self._kept_samples = 0
         self._keep = sample_rate * keep_ms // 1000
+        self._gap = sample_rate * gap_ms // 1000
+        self._pre_roll = sample_rate * pre_roll_ms // 1000
         self._heard_ms = 0.0
         self._loud_ms = 0.0
         self.fired = False
@@ -85,15 +92,13 @@ class EchoGate:
 
     def push(self, samples: FloatArray, now: float) -> bool:
         """One uplink chunk (16 kHz) at ``now``; True once the user talks over the reply."""
-        self._kept.append(samples)
-        self._kept_samples += len(samples)
-        while self._kept and self._kept_samples - len(self._kept[0]) >= self._keep:
-            self._kept_samples -= len(self._kept.popleft())
+        level, reference = rms(samples), self._reference(now)
+        gain = self._echo_gain(now)
+        echo = 0.0 if gain is None else gain * reference
+        self._keep_chunk(samples, level > max(self.floor, np.sqrt(self.margin) * echo))
         if self.fired:
             return True
         ms = 1000 * len(samples) / self.sample_rate
-        level, reference = rms(samples), self._reference(now)
-        gain = self._echo_gain(now)
         if reference > 0:
             self._heard_ms += ms
             # The user's own voice would drag the learned gain up; a loud frame that
@@ -107,8 +112,32 @@ class EchoGate:
         self.fired = self._loud_ms >= self.min_ms
         return self.fired
 
+    def _keep_chunk(self, samples: FloatArray, voiced: bool) -> None:
+        self._kept.append((samples, voiced))
+        self._kept_samples += len(samples)
+        while self._kept and self._kept_samples - len(self._kept[0][0]) >= self._keep:
+            self._kept_samples -= len(self._kept.popleft()[0])
+
     def recent(self) -> FloatArray:
-        """The last uplink audio (about ``keep_ms``): the start of the user's utterance."""
+        """The user's utterance so far: from its first voiced chunk (going back over
+        voiced chunks with gaps of at most ``gap_ms``, within ``keep_ms``) minus
+        ``pre_roll_ms``, to now."""
         if not self._kept:
             return np.zeros(0, dtype=np.float32)
-        return np.concatenate(list(self._kept)).astype(np.float32, copy=False)
+        chunks = list(self._kept)
+        first, gap = len(chunks), 0
+        for i in range(len(chunks) - 1, -1, -1):
+            samples, voiced = chunks[i]
+            if voiced:
+                first, gap = i, 0
+            elif first < len(chunks):
+                gap += len(samples)
+                if gap > self._gap:
+                    break
+        if first == len(chunks):     # nothing voiced kept: the last pre-roll
+            first = len(chunks) - 1
+        pre, start = 0, first
+        while start > 0 and pre < self._pre_roll:
+            start -= 1
+            pre += len(chunks[start][0])
+        return np.concatenate([c for c, _ in chunks[start:]]).astype(np.float32, copy=False)

@@ -12,11 +12,17 @@ device. Three things run concurrently per connection:
 
 Listening follows the client's ``listen start`` / ``stop``; in auto and realtime mode it
 resumes by itself after each reply (clients like the reference's web page never send
-``listen start`` again). The end of an utterance is found by the VAD, by ``listen stop``
-or by an empty binary frame (the web page's "recording stopped"). A ``listen detect``
-is a wake word when it names one or arrives while nobody listens (robots report their
-wake word right after connecting, then send ``listen start``): it gets a short spoken
-greeting, not an answer; otherwise it is a typed utterance.
+``listen start`` again), and it goes on while a turn runs: speech while the robot is still
+silent (the recogniser or the chat busy) is queued and answered next, never dropped;
+speech over the reply interrupts it when the device cancels its echo (``aec``, realtime)
+or the echo gate hears it (``voice_barge_in``), keeping the utterance from its first
+voiced frame. The log says which (``queued`` / ``barge-in``). The end of an utterance
+is found by the VAD (with the server's ``turn`` stage, if any, telling a finished
+sentence from a pause: :class:`TurnEnd`), by ``listen stop`` or by an empty binary frame
+(the web page's "recording stopped"). A ``listen detect`` is a wake word when it names
+one or arrives while nobody listens (robots report their wake word right after
+connecting, then send ``listen start``): it gets a short spoken greeting, not an answer;
+otherwise it is a typed utterance.
 
 Every send goes through one lock with ``send_timeout_s``: a device that stops reading
 is disconnected instead of holding anything up.
@@ -32,6 +38,7 @@ import random
 import time
 import unicodedata
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,18 +61,20 @@ from omoide_device_stackchan import framing
 from omoide_device_stackchan.bargein import EchoGate, rms
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import face_emoji, stackchan_face
-from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
+from omoide_device_stackchan.listening import EnergyEndOfSpeech, TurnEnd, UtteranceBuffer
 from omoide_device_stackchan.mcp import DeviceMcpClient
 
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
-    from omoide.api import DeviceHost
+    from omoide.api import DeviceHost, TurnDetector
     from omoide_device_stackchan.config import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")
 
 UPLINK_RATE = 16000
+MAX_QUEUED = 4
+"""Utterances waiting for the running turn at most; a fifth pushes out the oldest (logged)."""
 
 # WebSocket close codes
 CLOSE_NORMAL = 1000
@@ -98,6 +107,16 @@ class DeviceIdentity:
     peer: str = "?"
 
 
+@dataclass(frozen=True)
+class QueuedUtterance:
+    """Speech heard while a turn ran, waiting to be answered next."""
+
+    audio: np.ndarray
+    ended_at: float
+    """``time.perf_counter()`` when it ended (the trace measures from there)."""
+    mode: str | None
+
+
 @dataclass
 class ConnectionStats:
     """Counters a test or the benchmark may read."""
@@ -111,6 +130,12 @@ class ConnectionStats:
     barge_ins: int = 0
     voice_barge_ins: int = 0
     end_frames: int = 0
+    queued: int = 0
+    """Utterances heard while a turn ran and answered after it."""
+    queued_dropped: int = 0
+    """Queued utterances given up (the client aborted, or too many waited); logged."""
+    pauses_bridged: int = 0
+    """Pauses the turn detector judged unfinished that the person then spoke on after."""
     late_frames: int = 0
     closed_reason: str | None = None
     send_lag_ms: list[float] = field(default_factory=list)
@@ -230,6 +255,8 @@ class DeviceConnection:
         self._detector: Any = None
         self._buffer = UtteranceBuffer(UPLINK_RATE)
         self._speech_from: int | None = None
+        self._turn_end = TurnEnd(None)
+        self._queued: deque[QueuedUtterance] = deque()
         self._wake_words = {wake_word_key(w) for w in config.wake_words}
         self._echo_gate = EchoGate(
             margin_db=config.barge_in_margin_db, min_ms=config.barge_in_min_ms,
@@ -323,8 +350,21 @@ class DeviceConnection:
                 pending.cancel()
 
     def mark_speaking(self) -> None:
-        """The current turn's ``tts start`` went out: the robot talks from now on."""
+        """The current turn's ``tts start`` went out: the robot talks from now on.
+
+        Without echo cancellation the microphone now hears the robot, so speech still
+        under way is cut here and queued with what was heard of it."""
         self._speaking = True
+        if self._speech_from is not None and self.listen_mode is not None \
+                and not self._hears_over_reply():
+            audio = self._buffer.take(self._speech_from)
+            self._speech_from = None
+            self._turn_end.cancel()
+            self._queue(audio, self.listen_mode, " (cut short by the reply)")
+
+    def _hears_over_reply(self) -> bool:
+        """The device cancels its echo and streams while it talks (``aec``, realtime)."""
+        return bool(self.features.get("aec")) and self.listen_mode == "realtime"
 
     # -- lifecycle -----------------------------------------------------------------
     async def run(self) -> None:
@@ -478,6 +518,7 @@ class DeviceConnection:
         if kind == "listen":
             await self._on_listen(payload)
         elif kind == "abort":
+            self._drop_queued("the client aborted")
             await self._on_abort(str(payload.get("reason") or "abort"))
         elif kind == "mcp":
             if self.mcp is not None:
@@ -526,6 +567,7 @@ class DeviceConnection:
         audio = self._buffer.take(self._speech_from if self._speech_from is not None else 0)
         self.listen_mode = None
         self._speech_from = None
+        self._turn_end.cancel()
         if len(audio) >= UPLINK_RATE // 10:
             await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter())
 
@@ -534,9 +576,17 @@ class DeviceConnection:
         self._buffer = UtteranceBuffer(UPLINK_RATE)
         self._speech_from = None
         self._detector = None
+        self._turn_end.cancel()
+        self._turn_end = TurnEnd(None)
         if mode != "manual":
             self._detector = self.host.new_end_of_speech_detector() or EnergyEndOfSpeech(
                 self.config.energy_threshold, self.config.energy_silence_ms)
+            self._turn_end = TurnEnd(self._turn_detector())
+
+    def _turn_detector(self) -> TurnDetector | None:
+        """The server's end-of-turn detector, if it has one (older hosts lack the call)."""
+        getter = getattr(self.host, "turn_detector", None)
+        return getter() if callable(getter) else None
 
     async def _on_end_frame(self) -> None:
         """An empty binary frame: the client stopped recording (the web page's signal).
@@ -563,12 +613,11 @@ class DeviceConnection:
         if self._decoder.sample_rate != UPLINK_RATE:
             samples = resample(AudioClip(samples, self._decoder.sample_rate),
                                UPLINK_RATE).samples
-        if self._turn_running() and not (self.features.get("aec")
-                                         and self.listen_mode == "realtime"):
+        if self._turn_running() and self._speaking and not self._hears_over_reply():
             # Without echo cancellation the mic hears the robot itself: only the echo
-            # gate (voice_barge_in) may judge it; otherwise it is ignored.
-            if self._echo_gate is not None and self._speaking \
-                    and self.session_mode != "manual" \
+            # gate (voice_barge_in) may judge it; otherwise it is ignored. Before the
+            # robot speaks (recognising, thinking) the mic hears only the person.
+            if self._echo_gate is not None and self.session_mode != "manual" \
                     and self._echo_gate.push(samples, time.perf_counter()):
                 await self._barge_in_by_voice()
             return
@@ -587,6 +636,8 @@ class DeviceConnection:
         assert self._echo_gate is not None
         heard = self._echo_gate.recent()
         self.stats.voice_barge_ins += 1
+        log.info("device %s: barge-in by voice; the utterance is kept from its first voiced "
+                 "frame (%.2f s so far)", self.identity.device_id, len(heard) / UPLINK_RATE)
         await self._on_abort("voice over the reply (echo gate)")
         self._start_listening(self.session_mode or "auto")
         self._buffer.append(heard)
@@ -595,32 +646,91 @@ class DeviceConnection:
 
     async def _detect(self, samples: np.ndarray) -> None:
         pre_roll = UPLINK_RATE * self.config.pre_roll_ms // 1000
+        turn_end = self._turn_end
         for event in self._detector.push(samples):
             if event.kind == "speech_start":
-                self._speech_from = max(0, int(event.at_s * UPLINK_RATE) - pre_roll)
-                self._last_voice = time.monotonic()
-                if self._turn_running() and self.listen_mode == "realtime" \
-                        and self.features.get("aec"):
-                    await self._on_abort("voice barge-in")
+                await self._on_speech_start(int(event.at_s * UPLINK_RATE) - pre_roll)
             elif event.kind == "speech_end" and self._speech_from is not None:
-                await self._end_utterance(int(event.at_s * UPLINK_RATE))
-                return
-        if self._speech_from is None or not self._detector.in_speech:
-            if self._speech_from is not None and not self._detector.in_speech:
-                self._speech_from = None   # too short to count: a click or a cough
+                end = int(event.at_s * UPLINK_RATE)
+                if turn_end.detector is None:   # silence-only endpointing
+                    await self._end_utterance(end)
+                    return
+                turn_end.pause(self._buffer.take(self._speech_from, end), end)
+        if self._speech_from is not None and not self._detector.in_speech \
+                and not turn_end.pausing and not turn_end.restore():
+            self._speech_from = None   # too short to count: a click or a cough
+        if self._speech_from is None:
             self._buffer.drop_before(self._buffer.end - pre_roll)
+        elif turn_end.paused_at is not None and turn_end.due(self._buffer.end):
+            log.debug("device %s: end of turn (finished: %s)", self.identity.device_id,
+                      turn_end.probability)
+            await self._end_utterance(turn_end.paused_at)
         elif (self._buffer.end - self._speech_from) / UPLINK_RATE > self.config.max_utterance_s:
             await self._end_utterance(self._buffer.end)
+
+    async def _on_speech_start(self, start: int) -> None:
+        """The detector heard speech begin (``start``: with the pre-roll): a new
+        utterance, or the one in a pause going on."""
+        if self._speech_from is None:
+            self._speech_from = max(0, start)
+        elif self._turn_end.pausing:
+            self.stats.pauses_bridged += 1
+        self._turn_end.resume()
+        self._last_voice = time.monotonic()
+        if not self._turn_running():
+            return
+        if self._hears_over_reply():
+            await self._on_abort("voice barge-in")
+        else:
+            log.info("device %s: speech while a turn runs; listening (it is answered next)",
+                     self.identity.device_id)
 
     async def _end_utterance(self, end: int) -> None:
         audio = self._buffer.take(self._speech_from or 0, end)
         mode = self.listen_mode
         self._speech_from = None
-        # auto: the device keeps streaming until `tts start`; ignore that audio.
-        self.listen_mode = None
+        self._turn_end.cancel()
+        if mode in ("auto", "realtime"):
+            # Keep listening while the turn runs: what is said meanwhile is queued.
+            self._start_listening(mode)
+        else:
+            self.listen_mode = None
+        if self._turn_running():
+            self._queue(audio, mode, "")
+            return
         await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
-                               resume_mode=mode if mode == "realtime" else None,
                                listen_again=mode)
+
+    def _queue(self, audio: np.ndarray, mode: str | None, why: str) -> None:
+        """Keep speech heard while a turn runs; it is answered when the turn ends."""
+        if len(audio) < UPLINK_RATE // 10:
+            return
+        if len(self._queued) >= MAX_QUEUED:
+            self._queued.popleft()
+            self.stats.queued_dropped += 1
+            log.warning("device %s: %d utterances already wait; the oldest is dropped",
+                        self.identity.device_id, MAX_QUEUED)
+        self._queued.append(QueuedUtterance(audio, time.perf_counter(), mode))
+        self.stats.queued += 1
+        log.info("device %s: %.2f s of speech during a running turn queued%s; answered next",
+                 self.identity.device_id, len(audio) / UPLINK_RATE, why)
+
+    def _drop_queued(self, why: str) -> None:
+        if self._queued:
+            self.stats.queued_dropped += len(self._queued)
+            log.info("device %s: %d queued utterance(s) dropped: %s",
+                     self.identity.device_id, len(self._queued), why)
+            self._queued.clear()
+
+    async def _answer_queued(self, finished: asyncio.Task[Any]) -> None:
+        """Once ``finished`` (the turn that was running) is done, answer the oldest
+        utterance heard meanwhile, unless another turn started first."""
+        await asyncio.wait({finished})
+        if self._turn_running() or not self._queued or self._closed:
+            return
+        queued = self._queued.popleft()
+        await self._start_turn(audio=queued.audio, end_of_speech_at=queued.ended_at,
+                               listen_again=queued.mode)
 
     # -- turns ---------------------------------------------------------------------
     def _turn_running(self) -> bool:
@@ -628,12 +738,9 @@ class DeviceConnection:
 
     async def _start_turn(self, *, audio: np.ndarray | None = None, text: str | None = None,
                           end_of_speech_at: float | None = None,
-                          resume_mode: str | None = None,
                           listen_again: str | None = None) -> None:
         if self._turn_running():
             await self._on_abort("new utterance")
-        if resume_mode is not None:
-            self._start_listening(resume_mode)
         self._last_voice = time.monotonic()
         tools, handler = [], None
         if self.mcp is not None:
@@ -710,13 +817,19 @@ class DeviceConnection:
                 await self._pacer.drain()
                 await self.send_json({"type": "tts", "state": "stop"})
                 self._speaking = False
-                if self.session_mode == "auto" and self.listen_mode is None:
+                if self.listen_mode in ("auto", "realtime") and not self._hears_over_reply():
+                    # the mic was ignored while the robot spoke: start afresh
+                    self._start_listening(self.listen_mode)
+                elif self.session_mode == "auto" and self.listen_mode is None:
                     self._start_listening("auto")
             elif listen_again == "auto" and self.listen_mode is None:
                 # Nothing was said, so the device never leaves Listening: keep listening.
                 self._start_listening("auto")
         except DeviceGone:
             return
+        current = asyncio.current_task()
+        if self._queued and current is not None:
+            self._spawn(self._answer_queued(current))
 
     async def _on_abort(self, reason: str) -> None:
         turn = self._turn

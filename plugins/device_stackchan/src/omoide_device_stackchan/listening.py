@@ -4,14 +4,26 @@
 pre-roll before speech, so memory stays bounded while nobody talks).
 :class:`EnergyEndOfSpeech` is the fallback end-of-speech detector used when the
 server has no VAD configured: frame RMS with the same hysteresis shape as the core's
-VAD-based detector.
+VAD-based detector. :class:`TurnEnd` decides, once the detector hears speech stop,
+whether the person is finished or only pausing (the server's ``turn`` stage), so a
+mid-sentence pause does not cut the utterance in two.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from omoide.api import FloatArray, VadEvent
+
+if TYPE_CHECKING:
+    from omoide.api import TurnDetector
+
+log = logging.getLogger("omoide.device.stackchan")
 
 
 class UtteranceBuffer:
@@ -97,3 +109,82 @@ class EnergyEndOfSpeech:
                     events.append(VadEvent("speech_end", (self._pos - self._silence) / sr))
                 self._silence = 0
         return events
+
+
+class TurnEnd:
+    """Finished or pausing? One utterance's state after its detector heard speech stop.
+
+    Without a turn detector, speech stopping ends the utterance (the VAD's silence is
+    the endpoint). With one, :meth:`pause` asks it in the background with the audio so
+    far and :meth:`due` says, as more silence arrives, when the turn ends: at once when
+    judged finished, at the detector's ceiling when judged unfinished (or while it has
+    not answered), after its ``fallback_silence_ms`` when it failed. Speech again
+    (:meth:`resume`) continues the same utterance; a burst too short to be speech
+    (:meth:`restore`) returns to the pause it interrupted.
+    """
+
+    def __init__(self, detector: TurnDetector | None, sample_rate: int = 16000) -> None:
+        self.detector = detector
+        self.sample_rate = sample_rate
+        self.paused_at: int | None = None
+        """Absolute sample index where the voice stopped, while pausing."""
+        self.probability: float | None = None
+        self._judgement: asyncio.Future[float] | None = None
+        self._suspended: tuple[int, asyncio.Future[float] | None] | None = None
+
+    @property
+    def pausing(self) -> bool:
+        return self.paused_at is not None
+
+    def pause(self, audio: FloatArray, at: int) -> None:
+        """The voice stopped at ``at``; ``audio`` is the utterance up to there."""
+        self.cancel()
+        self.paused_at = at
+        if self.detector is not None and len(audio):
+            self._judgement = asyncio.ensure_future(self.detector.finished_probability(audio))
+
+    def resume(self) -> None:
+        """Speech again inside the pause: the utterance goes on."""
+        if self.paused_at is not None:
+            self._suspended = (self.paused_at, self._judgement)
+        self.paused_at, self._judgement = None, None
+
+    def restore(self) -> bool:
+        """The speech after the pause was too short to count: pause again as before.
+        False when there was no pause to return to."""
+        if self._suspended is None:
+            return False
+        self.paused_at, self._judgement = self._suspended
+        self._suspended = None
+        return True
+
+    def due(self, now: int) -> bool:
+        """True when the silence since the pause (up to sample ``now``) ends the turn."""
+        if self.paused_at is None:
+            return False
+        silence_ms = (now - self.paused_at) * 1000 / self.sample_rate
+        if self.detector is None:
+            return True
+        judgement = self._judgement
+        if judgement is None:
+            return silence_ms >= self.detector.silence_to_wait_ms(None)
+        if not judgement.done():
+            return silence_ms >= self.detector.config.max_silence_ms
+        try:
+            self.probability = judgement.result()
+        except Exception as exc:  # noqa: BLE001 - silence-only endpointing takes over
+            log.warning("turn detector failed (%s); ending the turn on silence", exc)
+            self.probability = None
+            self._judgement = None
+            return silence_ms >= self.detector.silence_to_wait_ms(None)
+        return silence_ms >= self.detector.silence_to_wait_ms(self.probability)
+
+    def cancel(self) -> None:
+        """Forget the pause (the utterance ended or listening restarted)."""
+        for pending in (self._judgement, self._suspended[1] if self._suspended else None):
+            if pending is not None and not pending.done():
+                pending.cancel()
+            elif pending is not None:
+                with contextlib.suppress(BaseException):
+                    pending.exception()   # retrieved: no "never retrieved" warning
+        self.paused_at, self._judgement, self._suspended = None, None, None
