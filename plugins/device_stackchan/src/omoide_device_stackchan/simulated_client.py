@@ -3,7 +3,9 @@ behind the core's :class:`omoide.api.SimulatedDeviceClient` protocol.
 
 It provisions as the firmware does (OTA); an unpaired robot is paired with the activation
 code it shows through the management API (``POST /v1/devices/pair``), as the owner would
-from the console, and provisions again.
+from the console, then finishes its activation as its client habits say (polls activation
+until 200; the firmware asks OTA again, py-xiaozhi connects with the ``websocket`` it got
+with the code).
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omoide_device_stackchan.emotions import face_emoji
-from omoide_device_stackchan.simulator import ProvisioningRefused, Reply, SimulatedStackChan
+from omoide_device_stackchan.simulator import (
+    FIRMWARE,
+    ClientHabits,
+    ProvisioningRefused,
+    Reply,
+    SimulatedStackChan,
+)
 
 if TYPE_CHECKING:
     from omoide.api import AudioClip
@@ -23,8 +31,10 @@ class SimulatedStackChanClient:
     listening modes): ``omoide bench devices``."""
 
     def __init__(self, base_url: str, *, management_headers: dict[str, str],
-                 speed: float = 1.0, device_id: str | None = None) -> None:
-        self.robot = SimulatedStackChan(base_url, speed=speed, device_id=device_id)
+                 speed: float = 1.0, device_id: str | None = None,
+                 habits: ClientHabits = FIRMWARE) -> None:
+        self.robot = SimulatedStackChan(base_url, speed=speed, device_id=device_id,
+                                        habits=habits)
         self._management_headers = management_headers
 
     @property
@@ -45,7 +55,7 @@ class SimulatedStackChanClient:
                  f"it shows activation code {code}",
                  f"  pairing it: omoide devices pair --code {code} --user {user}"]
         await self._pair(code, user)
-        await self.robot.provision()
+        await self.robot.finish_activation()
         return lines
 
     async def _pair(self, code: str, user: str) -> None:

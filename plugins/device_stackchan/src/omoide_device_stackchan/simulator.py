@@ -13,7 +13,10 @@ plays: the firmware (:data:`FIRMWARE`, the default), the reference server's web 
 word then ``listen start`` once, never again after a reply, an empty binary frame when
 recording stops, the microphone open while the reply plays) or py-xiaozhi
 (:data:`PY_XIAOZHI`: no ``aec`` in hello, ``listen start`` before typed text, the
-activation body wrapped in ``Payload``).
+activation body wrapped in ``Payload``, the ``websocket`` of the OTA answer that
+carried the activation code used as is once activation answers 200 (no second OTA
+request), and "listening" again for a moment after every ``tts stop``, the goodbye's
+included, expecting the socket to stay open: :meth:`SimulatedStackChan.linger`).
 
 Library use::
 
@@ -147,13 +150,21 @@ class ClientHabits:
     """Opens a listening session before sending typed text (py-xiaozhi)."""
     wraps_activation: bool = False
     """Activation body as ``{"Payload": {...}}`` (py-xiaozhi) instead of the object."""
+    ota_after_activation: bool = True
+    """Asks OTA again once activation answers 200 (as the simulated firmware does);
+    py-xiaozhi does not: it connects with the ``websocket`` of the answer that carried
+    the activation code."""
+    linger_after_tts_s: float = 0.0
+    """How long after a ``tts stop`` the client stays "listening" and expects the socket
+    open (py-xiaozhi goes back to listening at once, also after a goodbye)."""
 
 
 FIRMWARE = ClientHabits("firmware")
 WEB_PAGE = ClientHabits("web page", relisten_after_tts=False, end_frame=True,
                         hello_audio_params=False, credentials_in_query=True,
                         listen_before_typing=False)
-PY_XIAOZHI = ClientHabits("py-xiaozhi", wraps_activation=True)
+PY_XIAOZHI = ClientHabits("py-xiaozhi", wraps_activation=True, ota_after_activation=False,
+                          linger_after_tts_s=1.0)
 
 
 class ProvisioningRefused(Exception):
@@ -185,6 +196,8 @@ class SimulatedStackChan:
         self.local_address = local_address
         """Source address for HTTP (e.g. ``127.0.0.2``, to play another machine)."""
         self.activation: dict[str, Any] | None = None
+        self.ota_requests = 0
+        """How many times this robot asked the OTA endpoint."""
         self.listening: str | None = None
         """The listening mode the client believes it is in (None: idle)."""
         self.device_id = device_id or "02:00:00:" + ":".join(
@@ -208,6 +221,9 @@ class SimulatedStackChan:
         self.sent: list[dict[str, Any]] = []
         """Every JSON message sent, in order."""
         self.close_code: int | None = None
+        self.dropped_while_listening = False
+        """The server closed the socket while this client was still listening after a
+        ``tts stop`` (see :meth:`linger`)."""
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._events: asyncio.Queue[tuple[str, Any, float]] = asyncio.Queue()
@@ -243,9 +259,11 @@ class SimulatedStackChan:
         return httpx.AsyncClient(timeout=10, verify=tls, transport=transport)
 
     async def provision(self) -> dict[str, Any]:
-        """POST the OTA endpoint; keeps the token and URL. Raises
-        :class:`ProvisioningRefused` when the server answers with an activation code
-        (kept in ``activation``, with its challenge)."""
+        """POST the OTA endpoint; keeps the token and URL of its ``websocket``. Raises
+        :class:`ProvisioningRefused` when the answer carries an activation code (kept in
+        ``activation``, with its challenge; a ``websocket`` in the same answer is kept
+        too, as the clients store it)."""
+        self.ota_requests += 1
         async with self._http() as client:
             response = await client.post(f"{self.base_url}/xiaozhi/ota/",
                                          headers=self.http_headers(), json=self.system_info())
@@ -255,10 +273,9 @@ class SimulatedStackChan:
             self.token = data["websocket"].get("token")
             self.ws_url = data["websocket"].get("url")
             self.framing_version = int(data["websocket"].get("version", self.framing_version))
-            self.activation = None
-        elif "activation" in data:
-            self.activation = data["activation"]
-            raise ProvisioningRefused(data["activation"])
+        self.activation = data.get("activation")
+        if self.activation is not None:
+            raise ProvisioningRefused(self.activation)
         return data
 
     def activation_body(self, challenge: str | None = None) -> dict[str, Any]:
@@ -294,6 +311,18 @@ class SimulatedStackChan:
             if status != 202 or time.monotonic() > deadline:
                 return status
             await asyncio.sleep(interval_s)
+
+    async def finish_activation(self, *, interval_s: float = 0.1,
+                                timeout_s: float = 30.0) -> None:
+        """What the client does after showing its code: poll activation until 200, then
+        ask OTA again only if its habits say so (py-xiaozhi keeps the ``websocket`` it
+        already has). Raises RuntimeError when activation ends otherwise."""
+        status = await self.wait_until_activated(interval_s=interval_s, timeout_s=timeout_s)
+        if status != 200:
+            raise RuntimeError(f"activation of {self.device_id} ended with HTTP {status}")
+        self.activation = None
+        if self.habits.ota_after_activation or self.token is None:
+            await self.provision()
 
     # -- connection ----------------------------------------------------------------
     def handshake_headers(self) -> dict[str, str]:
@@ -510,6 +539,26 @@ class SimulatedStackChan:
         await self.send_json({"type": "listen", "state": "start", "mode": mode})
         self.listening = mode
 
+    async def linger(self, seconds: float | None = None) -> bool:
+        """Stay "listening" after a reply as py-xiaozhi does: send a silent microphone
+        frame every 60 ms (real time, whatever ``speed``) for ``seconds`` (default: the
+        habits' ``linger_after_tts_s``). True when the socket stayed open throughout;
+        False, with ``dropped_while_listening`` set, when the server closed it."""
+        from websockets.exceptions import ConnectionClosed
+        seconds = self.habits.linger_after_tts_s if seconds is None else seconds
+        silent = self._encoder.encode_frame(np.zeros(self._encoder.frame_samples, np.float32))
+        deadline = time.monotonic() + seconds
+        try:
+            while time.monotonic() < deadline:
+                if self._reader is None or self._reader.done():
+                    raise ConnectionError("closed")
+                await self.send_opus(silent)
+                await asyncio.sleep(FRAME_MS / 1000)
+        except (ConnectionClosed, ConnectionError):
+            self.dropped_while_listening = True
+            return False
+        return True
+
     async def send_end_frame(self) -> None:
         """The web page's "recording stopped": an empty binary frame."""
         await self._ws.send(b"")
@@ -608,6 +657,15 @@ class SimulatedStackChan:
     async def abort(self) -> None:
         await self.send_json({"type": "abort", "reason": "wake_word_detected"})
 
+    async def _relisten(self) -> None:
+        """``listen start`` after a ``tts stop``; a socket the server closed right after
+        that ``tts stop`` leaves the client listening on nothing (noted, not raised)."""
+        from websockets.exceptions import ConnectionClosed
+        try:
+            await self.start_listening("auto")
+        except ConnectionClosed:
+            self.dropped_while_listening = True
+
     async def _collect(self, reply: Reply, timeout: float,
                        reacted: asyncio.Event | None = None,
                        on_audio: Callable[[np.ndarray], Awaitable[None]] | None = None
@@ -647,7 +705,7 @@ class SimulatedStackChan:
                     elif self.listening == "auto" and self.habits.relisten_after_tts:
                         # the firmware re-enters Listening and says so; in realtime
                         # mode its microphone never stopped, so it sends nothing
-                        await self.start_listening("auto")
+                        await self._relisten()
                     return reply
             elif kind == "error":
                 reply.errors.append(str(payload.get("message")))
