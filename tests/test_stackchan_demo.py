@@ -15,6 +15,8 @@ from omoide.commands.demo import (
     EXPECTED_FACTS,
     RECALL_QUESTIONS,
     SETUP_LINES,
+    DemoTally,
+    count_memory_answer,
     mishearings,
     prepare_config,
     reply_carries,
@@ -76,6 +78,38 @@ def test_a_reply_carries_the_fact_in_its_letters_or_its_reading(reply: str,
 ])
 def test_a_reply_without_the_fact_does_not_carry_it(reply: str, expected: str) -> None:
     assert not reply_carries(reply, expected)
+
+
+def _turn(memories: tuple[str, ...] = (), profile: tuple[str, ...] = ()) -> Any:
+    from types import SimpleNamespace
+
+    def held(text: str) -> Any:
+        return SimpleNamespace(memory=SimpleNamespace(text=text))
+
+    return SimpleNamespace(memories=[held(t) for t in memories],
+                           profile=[held(t) for t in profile])
+
+
+def test_an_answer_counts_as_from_memory_only_when_the_reply_carries_the_fact(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tally = DemoTally()
+    hakone = "あなたは来週の土曜日に友達と箱根に行く予定だ。"
+    guitar = "あなたは最近、仕事終わりにギターの練習をしている。"
+    # the Hakone plan was recalled, but the reply spoke of the guitar from the profile
+    count_memory_answer(tally, "箱根", "覚えてるよ！最近ギターの練習をしているんだよね。",
+                        _turn((hakone,), (guitar,)))
+    assert (tally.recalled, tally.retrieved, tally.memory_questions) == (0, 1, 1)
+    count_memory_answer(tally, "箱根", "覚えてるよ！はこねに行く予定だよね。", _turn((hakone,)))
+    assert (tally.recalled, tally.retrieved, tally.memory_questions) == (1, 2, 2)
+    out = capsys.readouterr().out
+    assert "expected from memory: 箱根 (NOT in the reply" in out
+    assert "expected from memory: 箱根 (in the reply, and in the recalled" in out
+
+
+def test_a_fact_only_said_earlier_in_the_conversation_is_counted_apart() -> None:
+    tally = DemoTally()
+    count_memory_answer(tally, "ギター", "さっき話してくれたね！ギターの練習だよね。", _turn())
+    assert (tally.recalled, tally.from_conversation, tally.retrieved) == (0, 1, 0)
 
 
 @pytest.mark.slow

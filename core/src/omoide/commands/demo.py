@@ -139,6 +139,8 @@ class DemoTally:
     """Memory questions whose reply carries the expected fact."""
     retrieved: int = 0
     """Memory questions for which retrieval found at least one memory."""
+    from_conversation: int = 0
+    """Memory questions answered with the fact from this conversation, not from memory."""
     memory_questions: int = 0
 
 
@@ -375,8 +377,7 @@ async def _turn(index: int, line: str, *, robot: SimulatedDeviceClient,
     face = reply.face or "neutral"
     _print(f"     robot {robot.face_emoji(face)} [{face}]: {reply.text}")
     if line in EXPECTED_FACTS:
-        _count_memory_answer(tally, EXPECTED_FACTS[line], reply.text or "",
-                             bool(turn is not None and turn.memories))
+        count_memory_answer(tally, EXPECTED_FACTS[line], reply.text or "", turn)
     if reply.errors:
         _print(f"     errors: {'; '.join(reply.errors)}")
     if turn is not None:
@@ -387,13 +388,25 @@ async def _turn(index: int, line: str, *, robot: SimulatedDeviceClient,
         reply.save_wav(out / f"reply-{index:02d}.wav")
 
 
-def _count_memory_answer(tally: DemoTally, expected: str, reply: str, retrieved: bool) -> None:
-    """Count a memory question as answered only when its reply carries the fact."""
+def count_memory_answer(tally: DemoTally, expected: str, reply: str, turn: Any) -> None:
+    """Count a memory question as answered from memory only when its reply carries the
+    fact and the memories or profile the prompt carried hold it (a fact said earlier in
+    this conversation and not recalled is counted apart)."""
+    memories = [m.memory.text for m in turn.memories] if turn is not None else []
+    profile = [f.memory.text for f in turn.profile] if turn is not None else []
     carried = reply_carries(reply, expected)
+    in_memory = any(reply_carries(text, expected) for text in memories + profile)
     tally.memory_questions += 1
-    tally.retrieved += retrieved
-    tally.recalled += carried
-    verdict = "in the reply" if carried else "NOT in the reply: not answered from memory"
+    tally.retrieved += bool(memories)
+    tally.recalled += carried and in_memory
+    tally.from_conversation += carried and not in_memory
+    if not carried:
+        verdict = "NOT in the reply: not answered from memory"
+    elif in_memory:
+        verdict = "in the reply, and in the recalled memories or profile"
+    else:
+        verdict = ("in the reply, but no recalled memory holds it: answered from this"
+                   " conversation, not from memory")
     _print(f"     expected from memory: {expected} ({verdict})")
 
 
@@ -410,8 +423,9 @@ def _show_tally(tally: DemoTally) -> None:
            " the others are shown with what was misheard",
            f"  recall questions answered from memory: {tally.recalled} of"
            f" {tally.memory_questions} (counted when the reply carries the expected fact:"
-           f" {', '.join(EXPECTED_FACTS.values())}); retrieval found memories for"
-           f" {tally.retrieved} of {tally.memory_questions}")
+           f" {', '.join(EXPECTED_FACTS.values())}, and a recalled memory or the profile"
+           f" holds it); answered from this conversation only: {tally.from_conversation};"
+           f" retrieval found memories for {tally.retrieved} of {tally.memory_questions}")
 
 
 async def _extract(http: Any, server: Any) -> None:
