@@ -106,6 +106,7 @@ from omoide.components import (
     VectorStore,
     VectorStoreConfig,
 )
+from omoide.components.asr import RecognitionStream, StreamingRecognition
 from omoide.components.memory_types import Category as ProfileCategory
 from omoide.components.memory_types import ReadInputs
 from omoide.components.simulated_device import SimulatedDeviceClient, SimulatedReply
@@ -265,6 +266,7 @@ __all__ = [
     "RecallRequest",
     "RecallResult",
     "RecognitionContext",
+    "RecognitionStream",
     "RetrievedMemory",
     "Role",
     "ScrollPage",
@@ -272,6 +274,7 @@ __all__ = [
     "SimulatedDeviceClient",
     "SimulatedReply",
     "StoreCapabilities",
+    "StreamingRecognition",
     "StrictConfig",
     "TTSConfig",
     "TooManyFacts",

@@ -19,6 +19,7 @@ collects them only through subclasses.
 
 from __future__ import annotations
 
+import itertools
 import math
 import uuid
 from collections.abc import AsyncIterator
@@ -154,6 +155,82 @@ class ASRContract(ComponentContract):
         silence = AudioClip(np.zeros(16000, dtype=np.float32), 16000)
         result = await component.transcribe(silence, RecognitionContext.of(words))
         assert not any(w in result.text for w in words)
+
+    # -- the stream: every recogniser has one (the default buffers and transcribes) -------
+    async def test_a_stream_fed_in_frames_gives_a_transcript(self, component: ASR,
+                                                            speech: AudioClip) -> None:
+        """Streaming or not, a stream fed 60 ms frames gives a transcript at finish; a
+        recogniser that does not stream gives exactly what ``transcribe`` gives."""
+        stream = component.open_stream(sample_rate=speech.sample_rate)
+        for frame in audio_frames(speech, 0.06):
+            stream.feed(frame)
+        result = await stream.finish()
+        assert isinstance(result.text, str)
+        if not component.capabilities.streaming:
+            assert result == await component.transcribe(speech)
+            assert stream.stable_text == ""
+
+    async def test_a_stream_at_another_rate_is_resampled(self, component: ASR,
+                                                         speech: AudioClip) -> None:
+        from omoide.audio import resample
+        clip = resample(speech, 48000)
+        stream = component.open_stream(sample_rate=48000)
+        for frame in audio_frames(clip, 0.06):
+            stream.feed(frame)
+        assert isinstance((await stream.finish()).text, str)
+
+    async def test_stable_partials_only_grow_and_end_with_the_stream(
+            self, component: ASR, speech: AudioClip) -> None:
+        import asyncio
+        stream = component.open_stream(sample_rate=speech.sample_rate)
+        seen: list[str] = []
+
+        async def read() -> None:
+            async for text in stream.partials():
+                seen.append(text)
+
+        reader = asyncio.create_task(read())
+        for frame in audio_frames(speech, 0.06):
+            stream.feed(frame)
+            await asyncio.sleep(0)
+        await stream.finish()
+        await asyncio.wait_for(reader, 10)
+        assert all(b.startswith(a) and len(b) > len(a) for a, b in itertools.pairwise(seen))
+
+    async def test_finishing_a_stream_without_audio_is_invalid_input(
+            self, component: ASR) -> None:
+        with pytest.raises(InvalidInput):
+            await component.open_stream().finish()
+
+    async def test_a_stream_past_max_seconds_is_refused(self, component: ASR) -> None:
+        stream = component.open_stream(sample_rate=8000)
+        second = np.zeros(8000, dtype=np.float32)
+        with pytest.raises(InvalidInput, match="longer than"):
+            for _ in range(int(component.config.max_seconds) + 2):
+                stream.feed(second)
+        with pytest.raises(InvalidInput, match="longer than"):
+            await stream.finish()
+
+    async def test_non_finite_samples_refuse_the_stream(self, component: ASR) -> None:
+        stream = component.open_stream()
+        with pytest.raises(InvalidInput, match="NaN"):
+            stream.feed(np.array([0.0, np.nan], dtype=np.float32))
+        with pytest.raises(InvalidInput):
+            await stream.finish()
+
+    async def test_a_cancelled_stream_takes_no_more_audio(self, component: ASR,
+                                                          speech: AudioClip) -> None:
+        async with component.open_stream(sample_rate=speech.sample_rate) as stream:
+            stream.feed(speech.samples[: speech.sample_rate // 2])
+        assert stream.closed
+        with pytest.raises(InvalidInput):
+            stream.feed(speech.samples)
+
+
+def audio_frames(clip: AudioClip, seconds: float) -> list[np.ndarray]:
+    """``clip`` cut in frames of ``seconds`` (the last one shorter), as a device sends it."""
+    step = max(1, int(clip.sample_rate * seconds))
+    return [clip.samples[i:i + step] for i in range(0, clip.samples.size, step)]
 
 
 class EmbedderContract(ComponentContract):
