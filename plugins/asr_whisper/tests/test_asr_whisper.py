@@ -7,6 +7,7 @@ the model's output (silence, noise, refusals, prompts) is checked without decodi
 from __future__ import annotations
 
 import io
+import itertools
 import wave
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -185,3 +186,88 @@ def test_languages_are_accepted_by_english_name_or_code() -> None:
 
     assert whisper_language("Japanese") == whisper_language("ja") == "ja"
     assert whisper_language("auto") is None
+
+
+# -- while the person speaks ------------------------------------------------------------
+async def test_speech_streamed_in_real_time_gives_the_one_shot_transcript(
+        whisper: WhisperASR, say: Say) -> None:
+    """Background passes settle words while the audio arrives; the final transcript is
+    the one-shot one (or within a character or two of it), and the stable partials only
+    grow, each a beginning of the final text."""
+    import asyncio
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    partials: list[str] = []
+
+    async def read() -> None:
+        async for text in stream.partials():
+            partials.append(text)
+
+    reader = asyncio.create_task(read())
+    from omoide.testing.contracts import audio_frames
+
+    for frame in audio_frames(clip, 0.06):
+        stream.feed(frame)
+        await asyncio.sleep(0.06)
+    final = await stream.finish()
+    await reader
+    assert "土曜日" in final.text and "友達" in final.text
+    assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2
+    assert stream.passes >= 2 and partials, "words were settled while the audio arrived"
+    assert all(b.startswith(a) for a, b in itertools.pairwise(partials))
+    assert final.text.startswith(partials[-1])
+    assert final.language == "Japanese"
+
+
+async def test_a_stream_of_silence_gives_an_empty_transcript(whisper: WhisperASR) -> None:
+    stream = whisper.open_stream()
+    for _ in range(40):
+        stream.feed(np.zeros(960, dtype=np.float32))
+    assert (await stream.finish()).text == ""
+
+
+async def test_a_failing_background_pass_does_not_lose_the_utterance(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from omoide_asr_whisper.stream import WhisperDecoding
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the decoder broke")
+
+    monkeypatch.setattr(WhisperDecoding, "decode", broken)
+    clip = say(PLAN)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    for i in range(0, clip.samples.size, 4800):
+        stream.feed(clip.samples[i:i + 4800])
+        await asyncio.sleep(0.01)
+    final = await stream.finish()
+    assert "土曜日" in final.text  # decoded whole by transcribe instead
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance in characters."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def test_a_loop_that_starts_the_utterance_over_is_cut() -> None:
+    from omoide_asr_whisper.stream import cut_restart
+
+    assert cut_restart([1, 2], [3, 4, 5, 1, 2, 3, 4, 1]) == [3, 4, 5]
+    assert cut_restart([], [1, 2, 3, 4, 5]) == [1, 2, 3, 4, 5]
+
+
+def test_streaming_off_or_auto_language_buffers_like_transcribe() -> None:
+    from omoide.api import StreamingRecognition
+
+    for config in (WhisperASRConfig(streaming=False), WhisperASRConfig(language="auto"),
+                   WhisperASRConfig(temperature_fallback=True)):
+        assert not isinstance(WhisperASR(config).open_stream(), StreamingRecognition)
+    assert isinstance(WhisperASR(WhisperASRConfig()).open_stream(), StreamingRecognition)

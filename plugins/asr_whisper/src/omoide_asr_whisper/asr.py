@@ -30,11 +30,13 @@ from omoide.api import (
     ASR,
     ASRConfig,
     AudioClip,
+    Capabilities,
     ComponentError,
     ConfigError,
     ConfigProblem,
     ModelNotAvailable,
     RecognitionContext,
+    RecognitionStream,
     Transcript,
     WeightSource,
     load_on_own_thread,
@@ -42,6 +44,7 @@ from omoide.api import (
 )
 from omoide_asr_whisper import bundled
 from omoide_asr_whisper.languages import LANGUAGES, whisper_language
+from omoide_asr_whisper.stream import WhisperDecoding, WhisperStream, token_budget
 
 log = logging.getLogger("omoide.asr.whisper")
 
@@ -51,11 +54,6 @@ faster-whisper would try to download one)."""
 
 ContextUse = Literal["prompt", "hotwords", "both", "none"]
 
-TOKENS_PER_SECOND = 15
-"""Upper bound on tokens per second of audio: Japanese speech needs about a third of it,
-so only a repetition loop reaches the bound (and then stops after ~1 s, not ~5 s)."""
-MAX_NEW_TOKENS = 200
-"""Never more (the prompt takes up to 223 of Whisper's 448 positions)."""
 
 
 class WhisperASRConfig(ASRConfig):
@@ -101,6 +99,23 @@ class WhisperASRConfig(ASRConfig):
         "prompt", description="How the recognition context (hotwords and the person's memory"
                               " vocabulary) reaches Whisper: as the initial `prompt`, as"
                               " faster-whisper `hotwords`, `both`, or `none`.")
+    streaming: bool = Field(
+        True, description="Recognise while the person speaks (open_stream): background passes"
+                          " over the growing utterance, keeping what two passes agree on."
+                          " Off (or with language auto or temperature_fallback), a stream"
+                          " buffers and decodes at the end, as transcribe does.")
+    stream_pass_s: float = Field(
+        0.5, gt=0, le=10, description="Seconds of new audio between two background passes"
+                                      " (a pass starts only when the previous one is done).")
+    stream_first_pass_s: float = Field(
+        1.0, ge=0, le=30, description="Seconds of audio before the first background pass.")
+    stream_window: Literal["audio", "full"] = Field(
+        "audio", description="Encoder input of the streaming passes: `audio` encodes the"
+                             " utterance at its own length (its cost follows the audio),"
+                             " `full` pads it to Whisper's 30 s window as transcribe does.")
+    stream_reuse_silence: bool = Field(
+        True, description="At the end, keep the last pass's words without decoding again when"
+                          " all the audio it did not see is silence (Silero VAD).")
 
 
 @dataclass(frozen=True)
@@ -118,11 +133,23 @@ class WhisperASR(ASR):
     name: ClassVar[str] = "whisper"
     Config = WhisperASRConfig
     config: WhisperASRConfig
+    capabilities: ClassVar[Capabilities] = Capabilities(streaming=True)
 
     def __init__(self, config: WhisperASRConfig) -> None:
         super().__init__(config)
         self._model: Any = None
         self._language: str | None = None
+        self._decoding: WhisperDecoding | None = None
+
+    @property
+    def model(self) -> Any:
+        """The loaded faster-whisper model (None until started)."""
+        return self._model
+
+    @property
+    def language(self) -> str | None:
+        """Whisper's code of the configured language (None: detected per utterance)."""
+        return self._language
 
     # -- lifecycle ---------------------------------------------------------------------
     async def _start(self) -> None:
@@ -194,6 +221,24 @@ class WhisperASR(ASR):
 
     async def _stop(self) -> None:
         self._model = None
+        self._decoding = None
+
+    # -- streaming ---------------------------------------------------------------------
+    def _open_stream(self, context: RecognitionContext | None,
+                     sample_rate: int) -> RecognitionStream:
+        cfg = self.config
+        if not cfg.streaming or cfg.temperature_fallback or \
+                whisper_language_or_none(cfg.language) is None:
+            return RecognitionStream(self, context, sample_rate)
+        return WhisperStream(self, context, sample_rate)
+
+    def decoding(self) -> WhisperDecoding:
+        """The streaming decoder over the loaded model (built once)."""
+        if self._model is None:
+            raise ComponentError("asr whisper: not started")
+        if self._decoding is None:
+            self._decoding = WhisperDecoding(self)
+        return self._decoding
 
     # -- recognition -------------------------------------------------------------------
     def prompt_arguments(self, context: RecognitionContext) -> dict[str, str]:
@@ -232,7 +277,7 @@ class WhisperASR(ASR):
             samples, language=self._language, beam_size=cfg.beam_size,
             temperature=temperature, without_timestamps=True,
             condition_on_previous_text=False, vad_filter=cfg.vad_filter,
-            max_new_tokens=min(MAX_NEW_TOKENS, 10 + int(TOKENS_PER_SECOND * seconds)),
+            max_new_tokens=token_budget(seconds),
             **prompt)
         kept: list[str] = []
         dropped: list[str] = []
@@ -242,6 +287,14 @@ class WhisperASR(ASR):
             (dropped if doubtful else kept).append(segment.text)
         language = info.language if self._language is None else None
         return Decoded("".join(kept).strip(), language, tuple(dropped))
+
+
+def whisper_language_or_none(language: str) -> str | None:
+    """Whisper's code for ``language``; None for auto-detection or an unknown language."""
+    try:
+        return whisper_language(language)
+    except ValueError:
+        return None
 
 
 def _looks_like_a_path(model: str) -> bool:

@@ -1,0 +1,264 @@
+"""Whisper while the person speaks: the growing utterance is decoded in the background
+and the words two passes in a row agree on are kept (LocalAgreement-2).
+
+Each background pass decodes the whole utterance so far, after the settled tokens,
+which are forced as the decoder's prefix: the pass generates only what follows them. The
+longest common prefix of the tokens two consecutive passes generated (cut back to a whole
+character: Japanese characters span several byte-level tokens) joins the settled tokens
+and becomes the stable text. The settled tokens are the model's own token ids, never
+re-tokenised text, so forcing them costs one decoder step and changes nothing else.
+
+A pass runs on the component's worker thread (one at a time, as every decoding of this
+component), once ``stream_pass_s`` of new audio arrived; a pass that fails settles
+nothing. At finish the stream waits for a running pass; if the last pass saw the whole
+utterance, or all it did not see is silence to Silero VAD, its tokens are the final
+ones and nothing is decoded; otherwise one more pass decodes what follows the settled
+tokens. The audio is cleaned as the one-shot path cleans it (non-speech dropped by
+faster-whisper's Silero VAD, doubtful and looping continuations dropped).
+
+``stream_window: audio`` encodes the utterance at its own length rather than padded to
+Whisper's 30 s window: the encoder's cost follows the audio (a 4 s utterance: 0.04 s
+instead of 1.45 s on 2 busy cores), which is what lets passes run every fraction of a
+second; ``full`` pads as the one-shot path does. ``omoide bench asr --stream`` measures
+both against the one-shot path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from omoide.api import (
+    ComponentError,
+    RecognitionContext,
+    StreamingRecognition,
+    Transcript,
+)
+
+if TYPE_CHECKING:
+    from omoide_asr_whisper.asr import WhisperASR
+
+log = logging.getLogger("omoide.asr.whisper")
+
+SAMPLE_RATE = 16000
+FULL_WINDOW_FRAMES = 3000
+"""Whisper's 30 s window, in feature frames (100 a second)."""
+MIN_WINDOW_FRAMES = 100
+"""Shortest encoder input (1 s): shorter audio is padded with silence."""
+PAD_FRAMES = 100
+"""Padding after the speech in ``audio`` windows (1 s), as the 30 s window pads it: without
+it Whisper does not see the utterance end and repeats it."""
+MIN_NEW_TOKENS = 8
+RESTART_TOKENS = 4
+"""A continuation that repeats the utterance's first this many tokens is a loop (Whisper
+starting the utterance over after its end): it is cut there."""
+TOKENS_PER_SECOND = 15
+"""Upper bound on tokens per second of audio: Japanese speech needs about a third of it,
+so only a repetition loop reaches the bound (and then stops after ~1 s, not ~5 s)."""
+MAX_NEW_TOKENS = 200
+"""Never more (the prompt takes up to 223 of Whisper's 448 positions)."""
+
+
+def token_budget(seconds: float) -> int:
+    """Most tokens a decoding of ``seconds`` of speech may generate."""
+    return min(MAX_NEW_TOKENS, 10 + int(TOKENS_PER_SECOND * seconds))
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One decoding of the utterance so far: how many samples it saw and the tokens it
+    generated after the settled ones (empty when doubtful or when nothing was said)."""
+
+    covered: int
+    tokens: tuple[int, ...]
+
+
+def cut_restart(settled: Sequence[int], tokens: list[int]) -> list[int]:
+    """``tokens`` up to where the utterance starts over (its first tokens again)."""
+    whole = [*settled, *tokens]
+    head = whole[:RESTART_TOKENS]
+    if len(head) < RESTART_TOKENS:
+        return tokens
+    for i in range(max(RESTART_TOKENS, len(settled)), len(whole) - RESTART_TOKENS + 1):
+        if whole[i:i + RESTART_TOKENS] == head:
+            return tokens[:i - len(settled)]
+    return tokens
+
+
+class WhisperDecoding:
+    """Decodes after a forced token prefix, on the component's loaded model (blocking)."""
+
+    def __init__(self, asr: WhisperASR) -> None:
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        model = asr.model
+        self.asr = asr
+        self.model = model
+        self.tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual,
+                                   task="transcribe", language=asr.language or "en")
+        self.suppressed = get_suppressed_tokens(self.tokenizer, [-1])
+
+    def text(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens``, without a trailing partial character."""
+        return str(self.tokenizer.decode(list(tokens))).rstrip("\ufffd")
+
+    def whole_characters(self, settled: Sequence[int], tokens: Sequence[int]) -> int:
+        """How many of ``tokens`` can follow ``settled`` without ending inside a character."""
+        n = len(tokens)
+        while n and str(self.tokenizer.decode([*settled, *tokens[:n]])).endswith("\ufffd"):
+            n -= 1
+        return n
+
+    def speech(self, audio: np.ndarray) -> np.ndarray:
+        """``audio`` without its non-speech, as faster-whisper's ``vad_filter`` keeps it."""
+        if not self.asr.config.vad_filter:
+            return audio
+        from faster_whisper.vad import VadOptions, collect_chunks, get_speech_timestamps
+
+        stamps = get_speech_timestamps(audio, VadOptions())
+        if not stamps:
+            return np.zeros(0, dtype=np.float32)
+        return np.concatenate(collect_chunks(audio, stamps)[0])
+
+    def has_speech(self, audio: np.ndarray) -> bool:
+        from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+        return bool(get_speech_timestamps(audio, VadOptions()))
+
+    def decode(self, audio: np.ndarray, prompt: dict[str, str],
+               settled: Sequence[int]) -> Pass:
+        """Decode ``audio`` (16 kHz) after the ``settled`` tokens."""
+        speech = self.speech(np.clip(audio, -1.0, 1.0).astype(np.float32, copy=False))
+        if speech.size == 0:
+            return Pass(audio.size, ())
+        encoded = self.model.encode(self._features(speech))
+        cfg = self.asr.config
+        previous = self.tokenizer.encode(" " + prompt["initial_prompt"].strip()) \
+            if "initial_prompt" in prompt else []
+        request = [*self.model.get_prompt(self.tokenizer, previous, without_timestamps=True,
+                                          hotwords=prompt.get("hotwords")), *settled]
+        budget = token_budget(speech.size / SAMPLE_RATE)
+        result = self.model.model.generate(
+            encoded, [request], beam_size=cfg.beam_size, return_scores=True,
+            max_length=len(request) + max(MIN_NEW_TOKENS, budget - len(settled)),
+            suppress_blank=not settled, suppress_tokens=self.suppressed)[0]
+        tokens = list(result.sequences_ids[0])
+        if tokens[:len(settled)] == list(settled):
+            tokens = tokens[len(settled):]
+        tokens = cut_restart(settled, [t for t in tokens if t < self.tokenizer.eot])
+        return Pass(audio.size, () if self._doubtful(result, settled, tokens) else tuple(tokens))
+
+    def _features(self, speech: np.ndarray) -> Any:
+        features = self.model.feature_extractor(speech)
+        frames = FULL_WINDOW_FRAMES if self.asr.config.stream_window == "full" else \
+            min(FULL_WINDOW_FRAMES, max(MIN_WINDOW_FRAMES, features.shape[-1] + PAD_FRAMES))
+        if features.shape[-1] < frames:
+            features = np.pad(features, ((0, 0), (0, frames - features.shape[-1])))
+        return np.ascontiguousarray(features[:, :frames])
+
+    def _doubtful(self, result: Any, settled: Sequence[int], tokens: list[int]) -> bool:
+        """The one-shot path's rules: a low mean log-probability, or a repetition loop."""
+        if not tokens:
+            return False
+        from faster_whisper.transcribe import get_compression_ratio
+
+        cfg = self.asr.config
+        mean = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        ratio = get_compression_ratio(str(self.tokenizer.decode([*settled, *tokens])))
+        return bool(mean < cfg.min_avg_logprob or ratio > cfg.max_compression_ratio)
+
+
+class WhisperStream(StreamingRecognition):
+    """One utterance heard by Whisper while it is spoken (see the module)."""
+
+    asr: WhisperASR
+
+    def __init__(self, asr: WhisperASR, context: RecognitionContext | None,
+                 sample_rate: int) -> None:
+        super().__init__(asr, context, sample_rate)
+        self._prompt = asr.prompt_arguments(self.merged_context)
+        self._settled: tuple[int, ...] = ()
+        self._last: Pass | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._started_at = 0
+        self.passes = 0
+        """Background passes completed (for tests and benchmarks)."""
+        self.failed_passes = 0
+        self.final_decoded = False
+        """Whether finish had to decode (False: the last pass's tokens were final)."""
+
+    def _input_grew(self) -> None:
+        cfg = self.asr.config
+        if self._task is not None or self.closed or self.asr.model is None:
+            return
+        if self.input_samples < cfg.stream_first_pass_s * SAMPLE_RATE:
+            return
+        if self.input_samples - self._started_at < cfg.stream_pass_s * SAMPLE_RATE:
+            return
+        self._started_at = self.input_samples
+        self._task = asyncio.get_running_loop().create_task(self._run_pass())
+
+    async def _run_pass(self) -> None:
+        audio, settled = self.input_audio(), self._settled
+        try:
+            decoding = self.asr.decoding()
+            done = await self.asr.run_blocking(
+                lambda: decoding.decode(audio, self._prompt, settled))
+        except Exception as exc:  # noqa: BLE001 - a failed pass settles nothing; finish decodes
+            self.failed_passes += 1
+            log.warning("asr whisper: background pass failed (%s: %s)", type(exc).__name__, exc)
+        else:
+            self.passes += 1
+            self._agree(decoding, done)
+        finally:
+            self._task = None
+        self._input_grew()
+
+    def _agree(self, decoding: WhisperDecoding, done: Pass) -> None:
+        """LocalAgreement-2: settle what this pass and the previous one both generated."""
+        previous, self._last = self._last, done
+        if previous is None:
+            return
+        n = 0
+        for a, b in zip(previous.tokens, done.tokens, strict=False):
+            if a != b:
+                break
+            n += 1
+        n = decoding.whole_characters(self._settled, done.tokens[:n])
+        if n:
+            self._settled += done.tokens[:n]
+            self._last = Pass(done.covered, done.tokens[n:])
+            self._set_stable(decoding.text(self._settled))
+
+    async def _final_streaming(self) -> Transcript:
+        if self._task is not None:
+            await asyncio.shield(self._task)
+        if self.asr.model is None:
+            raise ComponentError("asr whisper: not started")
+        decoding = self.asr.decoding()
+        audio, settled, last = self.input_audio(), self._settled, self._last
+        tail = await self._final_tail(decoding, audio, settled, last)
+        return Transcript(decoding.text([*settled, *tail]).strip(), self.asr.config.language)
+
+    async def _final_tail(self, decoding: WhisperDecoding, audio: np.ndarray,
+                          settled: tuple[int, ...], last: Pass | None) -> tuple[int, ...]:
+        if last is not None:
+            if last.covered >= audio.size:
+                return last.tokens
+            unseen = audio[last.covered:]
+            if self.asr.config.stream_reuse_silence and \
+                    not await self.asr.run_blocking(lambda: decoding.has_speech(unseen)):
+                return last.tokens
+        self.final_decoded = True
+        done = await self.asr.run_blocking(lambda: decoding.decode(audio, self._prompt, settled))
+        return done.tokens
+
+    async def _closing(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
