@@ -72,6 +72,30 @@ def test_bench_asr_reports_speed_accuracy_and_the_memory_context(
     assert [r["context"] for r in report["memory_context"]] == ["none", "(config)"]
 
 
+def test_bench_asr_stream_compares_recognition_while_speaking_with_todays_path(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = load_phrases(1)[0]
+    config = _doubles(tmp_path, first.text)
+    assert main(["bench", "asr", "--config", str(config), "--limit", "2", "--no-context",
+                 "--stream", "--stream-speed", "50", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (row,) = report["streaming"]
+    assert row["speed"] == 50 and row["utterances"] == 2
+    assert row["cer_stream"] == row["cer_today"]  # the fake hears the same either way
+    assert row["cer_delta"] == 0.0
+    assert {"p50", "p95"} <= set(row["ms_stream"]) and {"p50", "p95"} <= set(row["ms_today"])
+    assert row["decoded_at_finish"] == 2  # the default stream decodes at finish
+
+
+def test_bench_asr_prints_the_streaming_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _doubles(tmp_path, load_phrases(1)[0].text)
+    assert main(["bench", "asr", "--config", str(config), "--limit", "1", "--no-context",
+                 "--stream", "--stream-speed", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "recognition while speaking (60 ms frames, 50x faster than real time)" in out
+
+
 def test_bench_tts_reports_first_audio_and_real_time_factor(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "tts", "--voice", "fake", "--json"]) == 0

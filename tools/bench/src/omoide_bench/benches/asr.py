@@ -16,6 +16,16 @@ setting, from one run:
   or spaces; and the reading CER, the same on kana readings (pyopenjtalk), which does
   not count 3時 against 三時 or 雪 against ゆき as errors.
 
+With ``--stream``, each utterance of the first setting is also recognised while it is
+"spoken": fed to ``asr.open_stream()`` in 60 ms frames at real time (``--stream-speed N``
+feeds N times faster, and the report says so), with ``stream.finish()`` called right
+after the last frame. Both paths are timed from the end of the audio to the final
+transcript: for today's path that is the whole ``transcribe`` call (it starts when the
+utterance is complete), for the stream only ``finish()`` (the background passes ran
+while the audio arrived). Reported per voice: CER of both, the difference (target:
+streaming <= today's + 0.01), end of audio -> final transcript p50/p95 of both and their
+ratio, and how many utterances needed a decode at finish.
+
 Then, for the first setting, memory-biased recognition: each utterance again with a
 recognition context of ``--vocabulary`` words, as a person's memory vocabulary would
 be — the entities the sentence names, hidden among entities of other sentences — under
@@ -59,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--vocabulary", type=int, default=32,
                    help="words in each utterance's memory context")
     p.add_argument("--no-context", action="store_true", help="skip the memory-context runs")
+    p.add_argument("--stream", action="store_true",
+                   help="also recognise each utterance while it is fed in real time"
+                        " (open_stream) and compare with today's path")
+    p.add_argument("--stream-speed", type=float, default=1.0, metavar="N",
+                   help="feed the stream N times faster than real time (default 1)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
 
@@ -191,6 +206,49 @@ async def _transcribe_all(asr: Any, utterances: Sequence[Utterance], label: str,
     return result
 
 
+FRAME_S = 0.06
+
+
+async def _stream_all(asr: Any, utterances: Sequence[Utterance], label: str, voice: str,
+                      speed: float) -> tuple[RunResult, int]:
+    """Each utterance fed in 60 ms frames on a real-time schedule (``speed`` times
+    faster), timed from the last frame to the final transcript. Also returns how many
+    finishes decoded again (``final_decoded`` when the stream reports it)."""
+    result = RunResult(label, voice)
+    decoded = 0
+    for u in utterances:
+        stream = asr.open_stream(sample_rate=u.clip.sample_rate)
+        step = int(u.clip.sample_rate * FRAME_S)
+        loop = asyncio.get_running_loop()
+        begun = loop.time()
+        for k, i in enumerate(range(0, u.clip.samples.size, step)):
+            stream.feed(u.clip.samples[i:i + step])
+            await asyncio.sleep(max(0.0, begun + (k + 1) * FRAME_S / speed - loop.time()))
+        started = time.perf_counter()
+        transcript = await stream.finish()
+        result.latencies_s.append(time.perf_counter() - started)
+        result.durations_s.append(u.clip.duration_s)
+        result.hypotheses.append(transcript.text)
+        decoded += int(getattr(stream, "final_decoded", True))
+    return result, decoded
+
+
+def stream_comparison(today: dict[str, Any], streamed: dict[str, Any], decoded: int,
+                      speed: float) -> dict[str, Any]:
+    """One voice's streaming row beside today's path (CER and end-of-audio latency)."""
+    p50, p95 = streamed["latency_ms"]["p50"], streamed["latency_ms"]["p95"]
+    return {"voice": today["voice"], "setting": today["setting"], "speed": speed,
+            "cer_today": today["cer"], "cer_stream": streamed["cer"],
+            "cer_delta": round(streamed["cer"] - today["cer"], 4),
+            "ms_today": today["latency_ms"], "ms_stream": streamed["latency_ms"],
+            "ratio_p50": round(p50 / today["latency_ms"]["p50"], 3)
+            if today["latency_ms"]["p50"] else None,
+            "ratio_p95": round(p95 / today["latency_ms"]["p95"], 3)
+            if today["latency_ms"]["p95"] else None,
+            "decoded_at_finish": decoded, "utterances": streamed["utterances"],
+            "transcripts": streamed["transcripts"]}
+
+
 async def _speak_set(voice: dict[str, Any], phrases: Sequence[Any]) -> list[Utterance]:
     from omoide_bench.benches._speech import build_component, synthesise
 
@@ -239,6 +297,7 @@ async def _bench(args: argparse.Namespace) -> int:
     readings: dict[str, str] = {}
     rows: list[dict[str, Any]] = []
     context_rows: list[dict[str, Any]] = []
+    stream_rows: list[dict[str, Any]] = []
     from omoide_bench.benches._speech import build_component
 
     for i, overrides in enumerate(settings):
@@ -248,6 +307,12 @@ async def _bench(args: argparse.Namespace) -> int:
             for name, utterances in spoken.items():
                 run = await _transcribe_all(asr, utterances, label(overrides), name, False)
                 rows.append(run.summary(utterances, readings))
+                if i == 0 and args.stream:
+                    live, decoded = await _stream_all(asr, utterances, label(overrides), name,
+                                                      args.stream_speed)
+                    stream_rows.append(stream_comparison(
+                        rows[-1], live.summary(utterances, readings), decoded,
+                        args.stream_speed))
                 if i == 0 and contexts:
                     context_rows.append({**run.summary(with_contexts(
                         utterances, args.vocabulary), readings), "context": "none"})
@@ -272,7 +337,7 @@ async def _bench(args: argparse.Namespace) -> int:
               "phrases": len(phrases), "vocabulary": args.vocabulary,
               "cpus": os.cpu_count(), "load_average": {"before": load_before,
                                                        "after": os.getloadavg()},
-              "settings": rows, "memory_context": context_rows}
+              "settings": rows, "memory_context": context_rows, "streaming": stream_rows}
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
     else:
@@ -297,6 +362,8 @@ def _print_report(report: dict[str, Any]) -> None:
               f"{r['latency_ms']['p95']:>8.0f}{r['latency_ms_p50_2.5-3.5s']:>8.0f}"
               f"{r['rtf']['p50']:>9.2f}{r['rtf']['p95']:>9.2f}{r['cer']:>7.3f}"
               f"{r.get('reading_cer', float('nan')):>8.3f}{r['entity_hit_rate']:>8.3f}")
+    if report["streaming"]:
+        _print_streaming(report["streaming"])
     if report["memory_context"]:
         print(f"\nmemory context ({report['vocabulary']} words per utterance: its own entities"
               " among others)")
@@ -306,3 +373,18 @@ def _print_report(report: dict[str, Any]) -> None:
             print(f"{r['voice']:<16}{r['context']:<24}{r['entity_hit_rate']:>11.3f}"
                   f"{r['inserted_context_words']:>9}{r['cer']:>7.3f}"
                   f"{r.get('reading_cer', float('nan')):>8.3f}{r['latency_ms']['p50']:>8.0f}")
+
+
+def _print_streaming(rows: Sequence[dict[str, Any]]) -> None:
+    speed = rows[0]["speed"]
+    print("\nrecognition while speaking (60 ms frames, "
+          + ("real time" if speed == 1 else f"{speed:g}x faster than real time")
+          + "): end of audio -> final transcript")
+    print(f"{'voice':<16}{'CER today':>10}{'stream':>8}{'delta':>8}{'p50 today':>11}"
+          f"{'p50 strm':>10}{'p95 today':>11}{'p95 strm':>10}{'ratio p50':>10}{'decoded':>9}")
+    for r in rows:
+        print(f"{r['voice']:<16}{r['cer_today']:>10.3f}{r['cer_stream']:>8.3f}"
+              f"{r['cer_delta']:>+8.3f}{r['ms_today']['p50']:>11.0f}{r['ms_stream']['p50']:>10.0f}"
+              f"{r['ms_today']['p95']:>11.0f}{r['ms_stream']['p95']:>10.0f}"
+              f"{r['ratio_p50'] or float('nan'):>10.3f}"
+              f"{r['decoded_at_finish']:>5}/{r['utterances']}")
