@@ -43,6 +43,7 @@ from omoide.components import (
     VectorStore,
 )
 from omoide.components.store import ScrollPage, StoreCapabilities, VectorStoreConfig
+from omoide.components.turn import TurnDetector
 from omoide.components.turn_events import Sentence, StageEnded, StageStarted, TurnEvent
 from omoide.components.vad import EndOfSpeechDetector
 from omoide.errors import ComponentError
@@ -365,6 +366,10 @@ class DeviceHostDouble:
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         return self._vad.new_detector() if self._vad else None
+
+    def turn_detector(self) -> TurnDetector | None:
+        """No end-of-turn detector: the VAD's silence ends a turn (subclasses may add one)."""
+        return None
 
     async def session_ended(self, user: str) -> None:
         self.ended.append(user)
