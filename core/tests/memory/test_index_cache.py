@@ -16,6 +16,7 @@ import pytest
 
 from omoide.components import ScrollPage
 from omoide.memory.index.cache import ENTRY_BYTES
+from omoide.memory.index.lru import vector_bytes
 from omoide.memory.stage_views import DENSE_WOULD_NOT_FIT, PersonView
 from omoide.testing.doubles import (
     HashEmbedder,
@@ -186,7 +187,7 @@ async def test_writes_made_during_a_build_win_over_the_pages_read_after_them(
 
 async def test_the_least_recently_used_index_is_dropped_beyond_the_budget(
         make_engine) -> None:  # type: ignore[no-untyped-def]
-    per_person = 10 * (ENTRY_BYTES + 64 * 4)
+    per_person = 10 * (ENTRY_BYTES + vector_bytes(64))
     budget_mb = 2.5 * per_person / 2**20  # room for two people of ten memories
     engine = await make_engine(index={"budget_mb": budget_mb})
     for user in ("a", "b", "c"):
@@ -202,7 +203,7 @@ async def test_the_least_recently_used_index_is_dropped_beyond_the_budget(
 
 
 async def test_an_index_larger_than_the_whole_budget_is_not_kept(make_engine) -> None:  # type: ignore[no-untyped-def]
-    budget_mb = 5 * (ENTRY_BYTES + 64 * 4) / 2**20  # five memories' worth
+    budget_mb = 5 * (ENTRY_BYTES + vector_bytes(64)) / 2**20  # five memories' worth
     engine = await make_engine(index={"budget_mb": budget_mb, "page_size": 4})
     await engine.add_memories("me", [hakone(0)] + [guitar(i) for i in range(15)])
     recall = await engine.recall("me", QUESTION, NOW)

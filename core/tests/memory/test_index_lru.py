@@ -7,7 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from omoide.memory.config import IndexSettings
-from omoide.memory.index.lru import ENTRY_BYTES, ReadyIndexes
+from omoide.memory.index.lru import DEFAULT_DIMS, ENTRY_BYTES, ReadyIndexes, vector_bytes
 from omoide.memory.index.person_index import UserIndex
 from omoide.types import Memory
 
@@ -22,7 +22,7 @@ def _index(user: str, memories: int) -> UserIndex:
 
 
 def _ready(room_for_memories: int, dropped: list[str]) -> ReadyIndexes:
-    budget_mb = room_for_memories * (ENTRY_BYTES + 1536) / 2**20
+    budget_mb = room_for_memories * (ENTRY_BYTES + vector_bytes(DEFAULT_DIMS)) / 2**20
     return ReadyIndexes(IndexSettings(budget_mb=budget_mb),
                         on_drop=lambda user, idx: dropped.append(user))
 

@@ -1,7 +1,8 @@
 """The ready indexes of one cache: least recently used first, bounded in megabytes.
 
 Memory is bounded by ``budget_mb``: an estimate per memory (:data:`ENTRY_BYTES` plus its
-vector) decides when the least recently used indexes are dropped.
+quantised vector, :func:`vector_bytes`) decides when the least recently used indexes are
+dropped.
 """
 
 from __future__ import annotations
@@ -13,10 +14,25 @@ from omoide import long_lived
 from omoide.memory.config import IndexSettings
 from omoide.memory.index.person_index import UserIndex
 
-ENTRY_BYTES = 9_300
-"""Memory one indexed memory takes besides its vector: the process's RSS grew by 9.3 KB
-per memory (vector included) indexing 20,000 synthetic Japanese memories; the dense
-channel later stacks the vectors once more, hence a vector's worth on top."""
+ENTRY_BYTES = 1_400
+"""Memory one indexed memory takes besides its vector, the memory itself (its text, id
+and dates) included, rounded up. Measured with tracemalloc over building an index (the
+Memory objects made inside the measurement, 384-dimension vectors): 1,264 bytes a memory
+at 3,000 memories and 1,128 at 10,000 of core/tests/memory/test_index_compact.py's
+synthetic memories (1,739 and 1,603 with the vector), and about 1,240 at 20,000 of
+``omoide bench memory_read``'s (which reports the RSS growth while an index is built,
+an upper bound). Before the postings were compact (:mod:`.postings`), the vectors
+quantised and shared words held once, the same measure gave 9.3 KB."""
+
+DEFAULT_DIMS = 384
+"""Dimensions assumed until the first vector read says otherwise."""
+
+
+def vector_bytes(dims: int) -> int:
+    """Bytes one memory's vector takes in an index: an int8 row with a float32 scale
+    (:mod:`.quantised_vectors`), its row's flag and memory reference, and a fifth more for
+    the spare rows of a growing matrix."""
+    return int((dims + 4 + 1 + 8) * 1.2)
 
 
 class ReadyIndexes:
@@ -57,13 +73,14 @@ class ReadyIndexes:
         return iter(self._ready.values())
 
     def note_vector_size(self, nbytes: int) -> None:
-        """The size of one vector, from the first record read (until then 1536 bytes)."""
+        """The size of one float32 vector as the store gives it, from the first record
+        read (until then :data:`DEFAULT_DIMS` dimensions are assumed)."""
         if not self._vector_bytes:
-            self._vector_bytes = nbytes
+            self._vector_bytes = vector_bytes(max(1, nbytes // 4))
 
     def estimate(self, memories: int) -> int:
         """Bytes an index of ``memories`` memories takes."""
-        return memories * (ENTRY_BYTES + (self._vector_bytes or 1536))
+        return memories * (ENTRY_BYTES + (self._vector_bytes or vector_bytes(DEFAULT_DIMS)))
 
     def install(self, user: str, idx: UserIndex) -> None:
         """Make ``idx`` ``user``'s ready index, the most recently used; drop the least

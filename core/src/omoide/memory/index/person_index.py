@@ -2,8 +2,11 @@
 
 Built from the store's ``scroll(user)`` (one user's records only) the first time
 that user is recalled, then kept current by the engine on every write and forget.
-It also keeps each memory's vector, so candidates that the dense search did not
-return can still be ranked by cosine without another store call.
+It also keeps each memory's vector (quantised to int8, :mod:`.quantised_vectors`), so
+candidates that the dense search did not return can still be ranked by cosine without
+another store call. Small per memory (about 1.7 KB with its vector, see
+:data:`~omoide.memory.index.lru.ENTRY_BYTES`): postings are compact
+(:mod:`.postings`), and what memories have in common is held once.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from omoide.memory.facts.validity import (
     same_subject,
     slot_key,
 )
+from omoide.memory.index.postings import MemoryNumbers, Postings
+from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
@@ -47,15 +52,21 @@ from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spa
 from omoide.types import FloatArray, Memory
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
+    """What the index keeps of one memory. Everything two memories can share (their
+    words, dates, subject, kind, slot) is the one object the index holds for it
+    (:meth:`UserIndex._share`): with 100,000 memories of one person most of it repeats."""
+
     memory: Memory
     terms: tuple[Term, ...]
-    spans: list[DateSpan]
+    spans: tuple[DateSpan, ...]
     habits: frozenset[int]
-    kanji: frozenset[str]
-    vector: FloatArray | None
-    sounds: frozenset[str] = frozenset()
+    kanji: str
+    """The distinct kanji of the text, in one string."""
+    row: int
+    """The vector's row in the index's :class:`QuantisedVectors` (-1: no vector)."""
+    sounds: tuple[str, ...] = ()
     kind: Classification | None = None
     subject: Subject | None = None
     past: bool = False
@@ -120,23 +131,26 @@ class UserIndex:
         self.user = user
         self._tz = ZoneInfo(timezone)
         self._entries: dict[str, _Entry] = {}
-        self._postings: dict[str, set[str]] = defaultdict(set)
-        self._kanji: dict[str, set[str]] = defaultdict(set)
-        self._days: dict[int, set[str]] = defaultdict(set)
-        self._readings: dict[str, set[str]] = defaultdict(set)
-        self._short_names: dict[str, set[str]] = defaultdict(set)
-        self._matrix: FloatArray | None = None
+        self._numbers = MemoryNumbers()
+        self._postings: Postings[str] = Postings(self._numbers)
+        self._kanji: Postings[str] = Postings(self._numbers)
+        self._days: Postings[int] = Postings(self._numbers)
+        self._readings: Postings[str] = Postings(self._numbers)
+        self._short_names: Postings[str] = Postings(self._numbers)
+        self._vectors = QuantisedVectors()
+        self._row_ids: list[str] = []
+        """The memory of each vector row ("" for a free row)."""
+        self._shared: dict[Any, Any] = {}
         self._without_vector = 0
-        self._matrix_ids: list[str] = []
         self.built_at = time.monotonic()
-        self._habits: dict[int, set[str]] = defaultdict(set)
+        self._habits: Postings[int] = Postings(self._numbers)
         self.revision = 0
         """Counts changes (add, remove, supersede): what is derived from the index is
         cached by it."""
         self._vocabulary: tuple[int, list[str]] | None = None
         self._sound = SoundIndex()
         self._profile: dict[int, Profile] = {}
-        self._subjects: dict[str, set[str]] = defaultdict(set)
+        self._subjects: Postings[str] = Postings(self._numbers)
         self.superseded: set[str] = set()
         """Ids of indexed memories a newer one replaced (never injected)."""
         self._validity: _Validities | None = None
@@ -160,19 +174,23 @@ class UserIndex:
         return e.terms if e else ()
 
     def vector(self, memory_id: str) -> FloatArray | None:
+        """The memory's vector as the index holds it (quantised, :mod:`.quantised_vectors`)."""
         e = self._entries.get(memory_id)
-        return e.vector if e else None
+        return self._vectors.get(e.row) if e is not None and e.row >= 0 else None
+
+    def _share(self, value: Any) -> Any:
+        """The one object the index holds equal to ``value`` (``value`` the first time)."""
+        return self._shared.setdefault(value, value)
 
     def add(self, memory: Memory, vector: FloatArray | None = None) -> None:
         """Index (or re-index) a memory of this user."""
         if memory.user != self.user:
             raise ValueError(f"memory {memory.id} belongs to {memory.user!r}, not {self.user!r}")
         old = self._entries.get(memory.id)
-        if vector is None and old is not None:
-            vector = old.vector
+        if vector is None and old is not None and old.row >= 0:
+            vector = self._vectors.get(old.row)
         revision_before = self.revision
         self.remove(memory.id)
-        self._matrix = None
         self.revision += 1
         text = canonical(memory.text)
         analysis = analyzer().analyse(text, query=False)
@@ -183,15 +201,17 @@ class UserIndex:
         spans = memory_spans(text, said_on)
         if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
-        kanji = frozenset(c for c in text if "\u4e00" <= c <= "\u9fff")
-        terms = analysis.terms + named
+        kanji = "".join(sorted({c for c in text if "\u4e00" <= c <= "\u9fff"}))
+        terms = tuple(self._share(t) for t in analysis.terms + named)
         sounds = _sound_keys(terms)
         if memory.superseded_by:
             self.superseded.add(memory.id)
-        entry = _Entry(memory, terms, spans, habit_weekdays(text), kanji, vector,
-                       frozenset(sounds), classify(memory, said_on), subject_of(text),
-                       bool(spans) and is_past(last_clause(text)), slot_key(text),
-                       changes_in(text), lasts(text))
+        share = self._share
+        entry = _Entry(memory, terms, tuple(share(s) for s in spans),
+                       share(habit_weekdays(text)), kanji, self._vector_row(memory.id, vector),
+                       tuple(sounds), share(classify(memory, said_on)),
+                       share(subject_of(text)), bool(spans) and is_past(last_clause(text)),
+                       share(slot_key(text)), share(changes_in(text)), lasts(text))
         self._entries[memory.id] = entry
         self._profile.clear()
         state = self._validity
@@ -202,47 +222,45 @@ class UserIndex:
         for key, reading in sounds.items():
             self._sound.add(key, memory.id, reading)
         for name in entry.subject.names if entry.subject else ():
-            self._subjects[name].add(memory.id)
-        self._without_vector += vector is None
+            self._subjects.add(name, memory.id)
+        self._without_vector += entry.row < 0
         for term in entry.terms:
             for key in term.keys:
-                self._postings[key].add(memory.id)
+                self._postings.add(key, memory.id)
             for r in _noun_readings(term):
-                self._readings[r].add(memory.id)
+                self._readings.add(r, memory.id)
                 if term.proper and len(r) == 2:
-                    self._short_names[r].add(memory.id)
+                    self._short_names.add(r, memory.id)
         for c in kanji:
-            self._kanji[c].add(memory.id)
+            self._kanji.add(c, memory.id)
         for d in _span_days(spans):
-            self._days[d].add(memory.id)
+            self._days.add(d, memory.id)
         for w in entry.habits:
-            self._habits[w].add(memory.id)
+            self._habits.add(w, memory.id)
 
     def remove(self, memory_id: str) -> None:
         entry = self._entries.pop(memory_id, None)
         if entry is None:
             return
-        self._matrix = None
         self.revision += 1
         self._profile.clear()
         self.superseded.discard(memory_id)
+        if entry.row >= 0:
+            self._vectors.free(entry.row)
+            self._row_ids[entry.row] = ""
         for key in entry.sounds:
             self._sound.discard(key, memory_id)
-        _discard(self._subjects, entry.subject.names if entry.subject else (), memory_id)
-        self._without_vector -= entry.vector is None
+        self._subjects.discard_all(entry.subject.names if entry.subject else (), memory_id)
+        self._without_vector -= entry.row < 0
         for term in entry.terms:
-            for key in term.keys:
-                ids = self._postings.get(key)
-                if ids is not None:
-                    ids.discard(memory_id)
-                    if not ids:
-                        del self._postings[key]
+            self._postings.discard_all(term.keys, memory_id)
         readings = {r for t in entry.terms for r in _noun_readings(t)}
-        for str_table, str_keys in ((self._readings, readings), (self._short_names, readings),
-                                    (self._kanji, entry.kanji)):
-            _discard(str_table, str_keys, memory_id)
-        _discard(self._days, _span_days(entry.spans), memory_id)
-        _discard(self._habits, entry.habits, memory_id)
+        self._readings.discard_all(readings, memory_id)
+        self._short_names.discard_all(readings, memory_id)
+        self._kanji.discard_all(entry.kanji, memory_id)
+        self._days.discard_all(_span_days(entry.spans), memory_id)
+        self._habits.discard_all(entry.habits, memory_id)
+        self._numbers.release(memory_id)
 
     def mark_superseded(self, memory_id: str, by: str) -> None:
         entry = self._entries.get(memory_id)
@@ -457,12 +475,13 @@ class UserIndex:
             credit(ids, weight, term.proper, term.surface,
                    term.weight if term.weight >= 1.0 else 0.0, exact=weight >= 1.0)
         if query.reading:
-            for reading, ids in self._readings.items():
+            for reading in self._readings:
                 if len(reading) >= 3 and reading in query.reading and \
                         not any(reading in u for u in used_readings) and \
                         not any(reading in to_katakana(e) for e in excluded):
                     used_readings.add(reading)
-                    credit(ids, 0.8, False, reading, 1.0, exact=True)   # the whole word, as said
+                    credit(self._readings.get(reading) or set(), 0.8, False, reading, 1.0,
+                           exact=True)   # the whole word, as said
                     asked += 1.0
             # a two-mora name (あや) where a word starts, when the analyser glued it on
             for start in query.reading_starts:
@@ -470,7 +489,7 @@ class UserIndex:
                 names = self._short_names.get(reading)
                 if names and reading not in used_readings:
                     used_readings.add(reading)
-                    credit(set(names), 0.8, True, reading, 1.0, exact=True)
+                    credit(names, 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
         matches = {bits: _earned_match(bits, credits, asked) for bits in set(earned.values())}
         kept: Iterable[str] = earned
@@ -491,11 +510,11 @@ class UserIndex:
         ids: set[str] = set()
         for key in term.keys:
             if len(key) == 1 and "\u4e00" <= key <= "\u9fff":
-                ids |= self._kanji.get(key, set())
+                ids |= self._kanji.get(key) or set()
             elif KATAKANA.match(key):
-                for reading, rids in self._readings.items():
+                for reading in self._readings:
                     if len(reading) > len(key) and key in reading:
-                        ids |= rids
+                        ids |= self._readings.get(reading) or set()
         return ids
 
     # -- whose memory ----------------------------------------------------------------------
@@ -584,14 +603,14 @@ class UserIndex:
             weight = 1.0 / math.log2(1 + q.days)
             first = q.start.toordinal()
             for day in range(first, first + min(q.days, 400)):
-                for mid in self._days.get(day, ()):
+                for mid in self._days.members(day):
                     if max_memory_days is not None and \
                             self._widest_span(mid) > max_memory_days:
                         continue
                     out[mid] = max(out.get(mid, 0.0), weight)
             if q.days <= 2:
                 for w in _weekdays_in(q):
-                    for mid in self._habits.get(w, ()):
+                    for mid in self._habits.members(w):
                         out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
         return out
 
@@ -605,7 +624,7 @@ class UserIndex:
         out: set[str] = set()
         first = span.start.toordinal()
         for day in range(first, first + min(span.days, 400)):
-            out |= self._days.get(day, set())
+            out.update(self._days.members(day))
         return {m for m in out if not self._entries[m].memory.superseded_by and
                 (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
 
@@ -632,28 +651,37 @@ class UserIndex:
     def has_all_vectors(self) -> bool:
         return self._without_vector == 0
 
+    def _vector_row(self, memory_id: str, vector: FloatArray | None) -> int:
+        if vector is None:
+            return -1
+        row = self._vectors.put(vector)
+        if row == len(self._row_ids):
+            self._row_ids.append(memory_id)
+        else:
+            self._row_ids[row] = memory_id
+        return row
+
     def dense_top(self, query_vector: FloatArray, limit: int) -> dict[str, float]:
-        """Top ``limit`` memories by cosine over the cached vectors (one matrix product)."""
-        if self._matrix is None:
-            ids = [m for m, e in self._entries.items() if e.vector is not None]
-            self._matrix_ids = ids
-            self._matrix = (np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
-                            if ids else np.zeros((0, len(query_vector)), dtype=np.float32))
-        if not self._matrix_ids:
+        """Top ``limit`` memories by cosine over the index's vectors (one product)."""
+        if not len(self._vectors):
             return {}
-        sims = self._matrix @ np.asarray(query_vector, dtype=np.float32)
-        k = min(limit, len(sims))
+        sims = self._vectors.similarities(query_vector)
+        k = min(limit, len(self._vectors))
         top = np.argpartition(-sims, k - 1)[:k]
-        return {self._matrix_ids[i]: float(sims[i]) for i in top}
+        return {self._row_ids[i]: float(sims[i]) for i in top}
 
     def cosine(self, memory_ids: Iterable[str], query_vector: FloatArray) -> dict[str, float]:
-        """Cosine of cached vectors (memories indexed without one are left out)."""
-        ids = [m for m in memory_ids if self.vector(m) is not None]
+        """Cosine of the index's vectors (memories indexed without one are left out)."""
+        entries = self._entries
+        ids = [m for m in memory_ids if (e := entries.get(m)) is not None and e.row >= 0]
         if not ids:
             return {}
-        mat = np.stack([self._entries[m].vector for m in ids])  # type: ignore[misc]
-        sims = mat @ np.asarray(query_vector, dtype=np.float32)
+        sims = self._vectors.similarities(query_vector, [entries[m].row for m in ids])
         return {m: float(s) for m, s in zip(ids, sims, strict=True)}
+
+    def vector_bytes(self) -> int:
+        """Bytes the index's vectors take (:class:`QuantisedVectors`)."""
+        return self._vectors.nbytes + 8 * len(self._row_ids)
 
 
 def _replace_by(state: _Validities, old: _Entry, new: _Entry, why: str) -> None:
@@ -670,15 +698,6 @@ def _replace_by(state: _Validities, old: _Entry, new: _Entry, why: str) -> None:
     if was.valid_until is not None and when < was.valid_until:
         was = replace(was, valid_until=when, superseded_by=new.memory.id, why=why)
     state.replaced[mid] = replace(was, latest_by=new.memory.id)  # memories come oldest first
-
-
-def _discard(table: dict[Any, set[str]], keys: Iterable[Any], memory_id: str) -> None:
-    for k in keys:
-        ids = table.get(k)
-        if ids is not None:
-            ids.discard(memory_id)
-            if not ids:
-                del table[k]
 
 
 def _sound_keys(terms: Iterable[Term]) -> dict[str, str]:
