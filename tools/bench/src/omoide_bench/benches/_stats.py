@@ -15,3 +15,26 @@ def percentiles(values: Sequence[float], digits: int = 2) -> dict[str, float]:
     return {"p50": round(float(np.percentile(arr, 50)), digits),
             "p95": round(float(np.percentile(arr, 95)), digits),
             "max": round(float(arr.max()), digits)}
+
+
+def _status_kb(field: str) -> int:
+    """A ``VmRSS``-style field of this process's /proc status in kB (0 where there is none)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_bytes() -> int:
+    """This process's resident set size now, in bytes (0 where /proc is missing)."""
+    return _status_kb("VmRSS") * 1024
+
+
+def rss_mb() -> dict[str, float]:
+    """This process's resident set size now and at its peak, in MB."""
+    return {"now": round(_status_kb("VmRSS") / 1024, 1),
+            "peak": round(_status_kb("VmHWM") / 1024, 1)}

@@ -22,7 +22,12 @@ For each store (side by side when several are named):
    first time), the wall time ÷ people of asking the store for C people at once (their
    first pages, then searches; C = the first ``--clients``), each sampled person's index
    build, and recall p50/p95 with and without the query embedding (queries are real
-   questions embedded by the configured embedder, its query cache off).
+   questions embedded by the configured embedder, its query cache off). The recall timed
+   is the one a turn makes: ``MemoryEngine.recall(user, text, now)``, the call behind the
+   pipeline's ``MemoryService.recall`` (``bench memory_read`` times the same call), with
+   the config's ``memory:`` section (time budget lifted), after each sampled person's
+   index is ready (built, saved, then loaded by a second engine); the process's RSS
+   after them.
 3. **a server process** (``omoide serve`` on the config with this store): seconds until
    ``/healthz`` is ready, RSS and open files, then rounds of memory questions from C
    concurrent HTTP clients — right after ready (people nobody asked yet) and settled
@@ -63,6 +68,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.errors import ComponentError
+from omoide_bench.benches._stats import rss_mb
 from omoide_bench.benches.memory_read import ACTS, LIKES, NAMES, PLACES, synthetic_memories
 
 NOW = datetime(2026, 9, 27, 21, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
@@ -308,6 +314,7 @@ async def in_process(raw: dict[str, Any], work: Path, args: argparse.Namespace,
             out["indexed"] = asdict(engine.indexes.stats())
             progress(f"indexes built and loaded for {len(sample)} people")
             out.update(await timed_recalls(engine, sample, args))
+            out["rss_mb"] = rss_mb()
         finally:
             await engine.stop()
     finally:
@@ -870,6 +877,9 @@ def render(result: dict[str, Any]) -> str:
         lambda r: p(r["in_process"]["recall_with_embedding_ms"]))
     row("in-process recalls with the memory asked about (recalled or profile)",
         lambda r: r["in_process"]["recall_with_memory"])
+    row("in-process RSS after the recalls (MB, peak)",
+        lambda r: f"{r['in_process']['rss_mb']['now']} ({r['in_process']['rss_mb']['peak']})"
+        if "rss_mb" in r["in_process"] else "-")
     row("server over an empty store: ready (s) / RSS (MB)",
         lambda r: f"{r['server']['empty_store']['ready_s']} /"
         f" {r['server']['empty_store']['at_ready']['rss_mb']}")
