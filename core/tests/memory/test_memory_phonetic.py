@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omoide.memory.language.lexicon import analyzer
-from omoide.memory.language.phonetic import SoundIndex, phonemes, sound_key
+from omoide.memory.language.phonetic import SoundIndex, heard_as_a_name, phonemes, sound_key
 
 
 def test_a_long_vowel_and_a_lost_glide_give_one_key() -> None:
@@ -42,3 +42,24 @@ def test_a_short_word_must_match_exactly() -> None:
 
 def test_a_word_is_never_assembled_across_words() -> None:
     assert heard({"ネコ": "cat"}, "ねえゴールってどこ") == []
+
+
+def heard_as_a_name_in(word: str, query: str) -> bool:
+    a = analyzer().analyse(query, query=True)
+    return heard_as_a_name(sound_key(analyzer().reading_of(word)), a.sound, a.noun_runs)
+
+
+def test_a_name_is_heard_across_the_nouns_the_analyser_split_it_into() -> None:
+    assert heard_as_a_name_in("県大会", "けんたい会の結果なんだったっけ")
+    assert heard_as_a_name_in("胃カメラ", "いかめだっていつだっけ?")   # a guessed word and its last mora
+
+
+def test_a_name_is_not_heard_in_a_noun_and_the_words_after_it() -> None:
+    assert not heard_as_a_name_in("一日", "ピカソってどこの国の人だっけ?")   # ひと|だ
+    assert not heard_as_a_name_in("築年", "月までの距離ってどのくらいだっけ")   # a light noun
+
+
+def test_a_memory_word_is_found_in_the_reading_only_where_a_word_begins() -> None:
+    assert not analyzer().analyse("もう寝るわ、おやすみー", query=True).begins_a_word("ヤスミ")
+    assert not analyzer().analyse("夏目漱石の代表作", query=True).begins_a_word("ヒョウ")
+    assert analyzer().analyse("だいきってどこ住んでるんだっけ", query=True).begins_a_word("ダイキ")

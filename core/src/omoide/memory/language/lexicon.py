@@ -94,7 +94,7 @@ class Analysis:
     reading: str = ""
     """Katakana reading of the whole text (names split by the analyser still meet)."""
     reading_starts: tuple[int, ...] = ()
-    """Offsets in ``reading`` where a word starts."""
+    """Offsets in ``reading`` where a content word starts."""
     sound: str = ""
     """Sound key of the whole text (:func:`omoide.memory.language.phonetic.sound_key`), word by word."""
     sound_starts: tuple[int, ...] = ()
@@ -107,6 +107,25 @@ class Analysis:
     not_date_sound_starts: tuple[int, ...] = ()
     """Offsets in ``sound`` where a verb or adjective written in kanji starts: no date
     word is heard there (通う日 is not 火曜日)."""
+    reading_bounds: tuple[int, ...] = ()
+    """Offsets in ``reading`` where any word starts (particles too): a word of a memory
+    found in the reading must begin at one of them, not inside a word (休み is not in
+    おやすみ, 表 not in 代表)."""
+    noun_runs: tuple[tuple[int, ...], ...] = ()
+    """Runs of adjacent nouns (a thing's name, perhaps split by the analyser; numbers
+    end a run): per run, the offsets in ``sound`` where its words begin, and its end."""
+
+    def begins_a_word(self, reading: str) -> bool:
+        """``reading`` occurs in :attr:`reading` where one of its words begins (anywhere
+        when the analysis has no word offsets)."""
+        if not self.reading_bounds:
+            return reading in self.reading
+        at = self.reading.find(reading)
+        while at != -1:
+            if at in self.reading_bounds:
+                return True
+            at = self.reading.find(reading, at + 1)
+        return False
 
 
 def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
@@ -258,7 +277,7 @@ def _word_term(w: Any, query: bool) -> tuple[set[str], float, bool, str] | None:
     else:
         cw = _content_weight(pos)
     if cw is None and query and _KANA_WORD.match(surface) and \
-            pos[0] not in ("助詞", "助動詞"):
+            pos[0] not in ("助詞", "助動詞", "感動詞"):
         cw = (0.8, False)  # a kana word the analyser misread (じゅく as an adverb)
     if cw is None:
         return None
@@ -313,23 +332,67 @@ def _query_analysis(terms: tuple[Term, ...], temporal_text: str,
     sound: list[str] = []
     sound_starts: list[int] = []
     bounds: list[int] = [0]
+    word_starts: list[int] = []
     not_date_starts: list[int] = []
+    runs: list[tuple[int, ...]] = []
+    run: list[int] = []
+    previous: Any = None
     offset = sound_offset = 0
     for w, part in zip(kept, parts, strict=True):
         key = sound_key(part)
+        if _in_a_name(w):
+            run.append(sound_offset)
+        elif run and not _stray_mora(w, key, previous):
+            runs.append((*run, sound_offset))
+            run = []
+        elif run:
+            run.append(sound_offset)
+        previous = w
         if w.part_of_speech()[0] not in ("助詞", "助動詞"):
             starts.append(offset)
             sound_starts.append(sound_offset)
         if _never_a_date(w):
             not_date_starts.append(sound_offset)
+        word_starts.append(offset)
         offset += len(part)
         sound.append(key)
         sound_offset += len(key)
         bounds.append(sound_offset)
+    if run:
+        runs.append((*run, sound_offset))
     date_reading = "".join(w.surface() if _never_a_date(w) else part
                            for w, part in zip(kept, parts, strict=True))
     return Analysis(terms, temporal_text, "".join(parts), tuple(starts), "".join(sound),
-                    tuple(sound_starts), tuple(bounds), date_reading, tuple(not_date_starts))
+                    tuple(sound_starts), tuple(bounds), date_reading, tuple(not_date_starts),
+                    tuple(word_starts), tuple(runs))
+
+
+def _stray_mora(word: Any, key: str, previous: Any) -> bool:
+    """A short particle right after a word the analyser guessed: often a piece of a
+    misheard word (きっこ|し for ひっこし, けん|たい|会 for 県大会), so it stays in the
+    name's run."""
+    return previous is not None and _guessed(previous) and \
+        word.part_of_speech()[0] in ("助詞", "助動詞") and len(word.surface()) <= 2 and \
+        len(key) <= 3
+
+
+def _guessed(word: Any) -> bool:
+    """A word the analyser guessed rather than knew: a name (it tags many misheard words
+    as names) or a word in kana only read as a noun or an adverb (いかめ for 胃カメラ,
+    ばあ|べ|きゅう for バーベキュー)."""
+    pos = word.part_of_speech()
+    return pos[1] == "固有名詞" or \
+        (pos[0] in ("名詞", "形状詞", "副詞") and bool(_KANA_WORD.match(word.surface())))
+
+
+def _in_a_name(word: Any) -> bool:
+    """A word that may be part of a thing's name: a noun other than a number or a light
+    noun (人, 月, 事), a prefix or suffix to one, or a word the analyser did not know."""
+    pos = word.part_of_speech()
+    if word.normalized_form() in STOP_LEMMAS:
+        return False
+    return (pos[0] == "名詞" and pos[1] != "数詞") or pos[0] in ("接頭辞", "接尾辞") or \
+        _guessed(word) or (pos[0] != "助詞" and bool(KATAKANA.match(word.surface())))
 
 
 def _never_a_date(word: Any) -> bool:

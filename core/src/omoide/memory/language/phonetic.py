@@ -230,3 +230,22 @@ def _aligned_similarity(key: str, query_key: str, starts: set[int]) -> float:
                 if score > best:
                     best = score
     return best
+
+
+
+def heard_as_a_name(key: str, query_key: str, noun_runs: Sequence[Sequence[int]]) -> bool:
+    """Whether ``key`` is heard in ``query_key`` as whole nouns: a window on word
+    boundaries inside one run of adjacent nouns (``noun_runs``, see
+    :attr:`omoide.memory.language.lexicon.Analysis.noun_runs`; a longer word may begin
+    one letter in, as :meth:`SoundIndex.heard` allows) sounds like it, not one pieced
+    from a noun and the verb or particle after it (「人だっけ」 heard as ひとか)."""
+    need = min_similarity(len(key))
+    slack = (0, 1) if len(key) > 4 else (0,)
+    for run in noun_runs:
+        for i, start in enumerate(run[:-1]):
+            for begin in (start + d for d in slack):
+                for end in run[i + 1:]:
+                    if abs((end - begin) - len(key)) <= 1 and \
+                            fuzz.ratio(key, query_key[begin:end]) >= need:
+                        return True
+    return False

@@ -19,7 +19,7 @@ from typing import Any
 from omoide.components import PersonMemory
 from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
-from omoide.memory.language.phonetic import sound_key
+from omoide.memory.language.phonetic import heard_as_a_name, sound_key
 from omoide.memory.language.temporal import DateSpan
 from omoide.memory.language.tense import Anchor
 from omoide.memory.recall.robust.query import PreparedQuery
@@ -66,7 +66,8 @@ def word_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
 
     Words heard by sound count as shared words when the user asks about their memories,
     or speaks of their own situation (「タルマやまって寒いかな」) and the word heard is long
-    enough to be sure of (a remark must not hang on two morae).
+    enough to be sure of (a remark must not hang on two morae); for a question about a
+    thing (「1ガロンって何リットルだっけ」), only words heard as whole nouns.
     """
     lexical = {k: v for k, v in index.lexical(q.analysis, q.date_words).items() if live(k)}
     if not settings.sound_matching or (contextual and not q.intent.personal):
@@ -75,6 +76,12 @@ def word_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
         q.analysis, _date_sounds(q, index),
         min_length=settings.context_sound_letters if contextual else 0).items()
         if live(k)}
+    if q.intent.impersonal:
+        # a question about a thing hangs on the thing's name: heard, it must be heard
+        # as whole nouns, not pieced from a noun and the words after it
+        a = q.analysis
+        heard = {k: v for k, v in heard.items()
+                 if any(heard_as_a_name(w, a.sound, a.noun_runs) for w in v.matched)}
     heard_words = sorted({w for v in heard.values() for w in v.matched}) if heard else None
     for mid, v in heard.items():
         lexical[mid] = _merged(lexical.get(mid), v)
