@@ -476,7 +476,7 @@ class UserIndex:
                    term.weight if term.weight >= 1.0 else 0.0, exact=weight >= 1.0)
         if query.reading:
             for reading in self._readings:
-                if len(reading) >= 3 and reading in query.reading and \
+                if len(reading) >= 3 and query.begins_a_word(reading) and \
                         not any(reading in u for u in used_readings) and \
                         not any(reading in to_katakana(e) for e in excluded):
                     used_readings.add(reading)
