@@ -23,6 +23,7 @@ from pydantic import Field
 from omoide.audio import resample
 from omoide.components.base import Component, ComponentConfig
 from omoide.errors import InvalidInput
+from omoide.text_controls import strip_controls
 from omoide.types import AudioClip, Transcript
 
 log = logging.getLogger("omoide.components.asr")
@@ -59,6 +60,13 @@ class RecognitionContext:
 
 
 NO_CONTEXT = RecognitionContext()
+
+
+def recognised(result: Transcript) -> Transcript:
+    """A recogniser's transcript as the turn takes it: NFKC, trimmed, and without control
+    characters (:mod:`omoide.text_controls`: a model's output is cleaned, not refused)."""
+    text = strip_controls(unicodedata.normalize("NFKC", result.text)).strip()
+    return Transcript(text, result.language)
 
 
 class ASRConfig(ComponentConfig):
@@ -103,7 +111,7 @@ class ASR(Component[ASRConfig]):
             raise InvalidInput("asr: audio contains NaN or infinite samples")
         merged = self.request_context(context)
         result = await self._call("transcribe", lambda: self._transcribe(clip, merged))
-        return Transcript(unicodedata.normalize("NFKC", result.text).strip(), result.language)
+        return recognised(result)
 
     def request_context(self, context: RecognitionContext | None) -> RecognitionContext:
         """The configured hotwords, then the request's vocabulary (cleaned, deduplicated,
@@ -289,7 +297,7 @@ class RecognitionStream:
 
     def _set_stable(self, text: str) -> None:
         """Publish a new stable text; ignored unless it extends the current one."""
-        text = unicodedata.normalize("NFKC", text).strip()
+        text = strip_controls(unicodedata.normalize("NFKC", text)).strip()
         if len(text) > len(self._stable) and text.startswith(self._stable):
             self._stable = text
             self._wake()
@@ -370,7 +378,7 @@ class StreamingRecognition(RecognitionStream):
             log.warning("asr %s: streaming recognition failed (%s: %s); decoding the whole"
                         " utterance", self.asr.name, type(exc).__name__, exc)
             return await self.asr.transcribe(self.audio(), self.context)
-        return Transcript(unicodedata.normalize("NFKC", result.text).strip(), result.language)
+        return recognised(result)
 
     def _input_grew(self) -> None:
         """New input audio arrived (override to schedule background decoding)."""

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from omoide.components.base import Capabilities, Component, StrictConfig
 from omoide.errors import ComponentError, ComponentTimeout, InvalidInput
+from omoide.text_controls import strip_controls
 from omoide.types import Exchange
 
 if TYPE_CHECKING:
@@ -201,6 +202,7 @@ class Extractor(Component[ExtractorConfig]):
 
 def checked_facts(facts: object) -> list[Fact]:
     """``facts`` if they are a list of well-formed :class:`Fact` within the bounds;
+    control characters are removed from texts (:func:`omoide.text_controls.strip_controls`),
     kinds outside ``[a-z_]`` become ``other``, blank facts and entities are dropped, a
     blank ``replaces`` becomes None and a long one is cut.
     Raises :class:`ExtractionFormatError` (:class:`TooManyFacts` for too many)."""
@@ -211,7 +213,7 @@ def checked_facts(facts: object) -> list[Fact]:
     for fact in facts:
         if not isinstance(fact, Fact) or not isinstance(fact.text, str):
             raise ExtractionFormatError(f"not a fact: {fact!r:.80}")
-        text = fact.text.strip()
+        text = strip_controls(fact.text).strip()
         if not text:
             continue
         if len(text) > MAX_FACT_CHARS:
@@ -220,12 +222,13 @@ def checked_facts(facts: object) -> list[Fact]:
         if not isinstance(fact.entities, list | tuple):
             raise ExtractionFormatError(f"the entities of a fact are not a list: "
                                         f"{fact.entities!r:.80}")
-        entities = tuple(e.strip() for e in fact.entities
-                         if isinstance(e, str) and e.strip())
+        entities = tuple(e for e in (strip_controls(e).strip() for e in fact.entities
+                                     if isinstance(e, str)) if e)
         if len(entities) > MAX_ENTITIES or any(len(e) > MAX_ENTITY_CHARS for e in entities):
             raise ExtractionFormatError(f"a fact names too many or too long entities:"
                                         f" {entities!r:.80}")
-        replaces = fact.replaces.strip() if isinstance(fact.replaces, str) else ""
+        replaces = (strip_controls(fact.replaces).strip() if isinstance(fact.replaces, str)
+                    else "")
         out.append(Fact(text, kind if _KIND.fullmatch(kind) else "other", entities,
                         replaces[:MAX_FACT_CHARS] or None))
     if len(out) > MAX_FACTS:

@@ -9,7 +9,6 @@ The import format itself (lines, limits, problems by line number) is
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import date, datetime
 from typing import Annotated, Any
 
@@ -26,6 +25,7 @@ from pydantic import (
 from omoide.components.extractor import MAX_FACT_CHARS
 from omoide.errors import InvalidInput
 from omoide.memory.store_payload import to_payload
+from omoide.text_controls import check_no_controls
 from omoide.time_bounds import check_date, check_moment
 from omoide.types import Memory
 
@@ -43,14 +43,8 @@ def _not_blank(value: str) -> str:
     return value
 
 
-def _no_controls(value: str) -> str:
-    if any(unicodedata.category(c) == "Cc" for c in value):
-        raise ValueError("must not contain control characters")
-    return value
-
-
 ShortText = Annotated[StrictStr, Field(min_length=1, max_length=200),
-                      AfterValidator(_no_controls)]
+                      AfterValidator(check_no_controls)]
 
 
 class ImportItem(BaseModel):
@@ -63,7 +57,7 @@ class ImportItem(BaseModel):
     user: StrictStr | None = Field(None, description="Ignored: import never trusts the "
                                                      "file's owner.")
     text: Annotated[StrictStr, Field(min_length=1, max_length=MAX_FACT_CHARS),
-                    AfterValidator(_not_blank)]
+                    AfterValidator(_not_blank), AfterValidator(check_no_controls)]
     created_at: Annotated[datetime, BeforeValidator(_iso_text),
                           AfterValidator(check_moment)] | None = None
     event_dates: list[Annotated[date, BeforeValidator(_iso_text),
@@ -71,7 +65,7 @@ class ImportItem(BaseModel):
         default_factory=list, max_length=16)
     kind: Annotated[StrictStr, Field(pattern=r"^[a-z_]{1,32}$")] = "fact"
     entities: list[Annotated[StrictStr, Field(min_length=1, max_length=100),
-                             AfterValidator(_no_controls)]] = Field(
+                             AfterValidator(check_no_controls)]] = Field(
         default_factory=list, max_length=32)
     source_exchange_ids: list[ShortText] = Field(default_factory=list, max_length=256)
     superseded_by: ShortText | None = None

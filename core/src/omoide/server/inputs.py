@@ -12,6 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StrictStr
 
+from omoide.text_controls import check_no_controls, check_no_controls_multiline
 from omoide.user_ids import InvalidUserId, validate_user_id
 
 
@@ -32,13 +33,18 @@ UserId = Annotated[str, AfterValidator(_user_id)]
 """A user id following :data:`omoide.user_ids.USER_ID_RULE`."""
 
 TurnText = Annotated[StrictStr, Field(min_length=1, max_length=4000),
-                     AfterValidator(_not_blank)]
+                     AfterValidator(_not_blank), AfterValidator(check_no_controls_multiline)]
 """What a user said: a string (never null, never a number), not blank, at most 4000
-characters."""
+characters, no control characters but line breaks and tabs (:mod:`omoide.text_controls`)."""
 
 QueryText = Annotated[StrictStr, Field(min_length=1, max_length=1000),
-                      AfterValidator(_not_blank)]
-"""A search text."""
+                      AfterValidator(_not_blank), AfterValidator(check_no_controls)]
+"""A search text (one line, no control characters)."""
+
+MemoryText = Annotated[StrictStr, Field(min_length=1, max_length=200),
+                       AfterValidator(_not_blank), AfterValidator(check_no_controls)]
+"""A memory's or profile fact's text as a caller sends it (one line, no control
+characters)."""
 
 MemoryId = Annotated[StrictStr, Field(min_length=1, max_length=200,
                                       pattern=r"^[^\x00-\x1f\x7f]+$")]

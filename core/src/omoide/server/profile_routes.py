@@ -26,15 +26,15 @@ from omoide.memory.control import json_shapes
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.facts.profile import Category
 from omoide.server.auth import require_user
-from omoide.server.inputs import MemoryId, UserId
+from omoide.server.inputs import MemoryId, MemoryText, UserId
 
 
 class ProfileFactRequest(BaseModel):
     """A new profile fact, or an existing memory to put in the profile."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(None, min_length=1, max_length=200,
-                             description="The fact in the person's words (「あなたは…」).")
+    text: MemoryText | None = Field(None, description="The fact in the person's words"
+                                    " (「あなたは…」; one line, no control characters).")
     memory_id: MemoryId | None = Field(None, description="An existing memory to put in the"
                                        " profile.")
     category: Category | None = Field(None, description="Default: the classifier's.")

@@ -29,6 +29,7 @@ from omoide.memory.facts.profile import (
 from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.language.canonical import canonical
 from omoide.memory.memory_json import to_json
+from omoide.text_controls import check_no_controls
 from omoide.types import Memory
 
 
@@ -81,6 +82,10 @@ async def set_fact(engine: MemoryEngine, user: str, text: str, category: str | N
     Refuses a dated plan or event (those are episodic) and an empty text; the category
     is the classifier's when not given.
     """
+    try:
+        check_no_controls(text)
+    except ValueError as exc:
+        raise ProfileEditError(f"a profile fact {exc}") from None
     text = canonical(text)
     if not text:
         raise ProfileEditError("a profile fact needs text")
