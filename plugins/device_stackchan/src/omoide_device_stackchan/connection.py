@@ -442,7 +442,9 @@ class DeviceConnection:
                 self._check_size(message["bytes"], self.config.max_frame_bytes)
                 await self.send_error("send hello first; audio before hello is dropped")
                 continue
-            payload = self._parse_json(message.get("text") or "")
+            text = message.get("text") or ""
+            self._check_size(text.encode("utf-8"), self.config.max_text_bytes)
+            payload = self._parse_json(text)
             if payload is None:
                 await self.send_error("malformed JSON")
                 continue
@@ -487,7 +489,7 @@ class DeviceConnection:
     def _parse_json(text: str) -> dict[str, Any] | None:
         try:
             payload = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):   # RecursionError: nested too deeply
             return None
         return payload if isinstance(payload, dict) else None
 
