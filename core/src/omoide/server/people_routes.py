@@ -1,6 +1,9 @@
 """The people omoide knows, for the console.
 
-    GET  /v1/users           everyone (the admin) or only yourself (a person's token)
+    GET  /v1/users?limit=N&cursor=C   everyone (the admin) or only yourself (a person's
+                             token), a page at a time: at most ``limit`` people (default
+                             100, at most 500) sorted by id, after the ``cursor`` a
+                             previous page gave as ``next`` (null on the last page)
     POST /v1/users {"user"}  add a person (admin): 201, or 200 when they exist already
     GET  /v1/users/{user}    one person (admin, or that person); 404 for an unknown id
     GET  /v1/users/{user}/exchanges?ids=A,B   what was said in those exchanges (a
@@ -32,6 +35,10 @@ from omoide.memory.engine import MemoryEngine
 from omoide.memory.journal.activity import PersonActivity, exchanges_by_id, people_activity
 from omoide.server.auth import current_principal, require_admin, require_user
 from omoide.server.inputs import UserId
+
+PAGE_SIZE = 100
+"""People on a page of ``GET /v1/users`` when the caller names no ``limit``."""
+MAX_PAGE_SIZE = 500
 
 
 class NewPerson(BaseModel):
@@ -71,13 +78,23 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         return list(await asyncio.gather(*(one(p) for p in people)))
 
     @router.get("/v1/users")
-    async def list_people(request: Request) -> dict[str, Any]:
+    async def list_people(
+            request: Request,
+            limit: int = Query(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE,
+                               description="People on one page."),
+            cursor: UserId | None = None) -> dict[str, Any]:
+        """A page of people; ``cursor`` is the previous page's ``next`` (the page
+        starts after that person)."""
         principal = current_principal(request)
         check_ready()
         only = None if principal.is_admin else principal.user
-        people = await people_activity(engine.journal.path, only)
+        people = await people_activity(engine.journal.path, only, after=cursor,
+                                       limit=limit + 1)
+        more = len(people) > limit
+        people = people[:limit]
         return {"timezone": timezone, "features": _features(request),
-                "people": await describe(people)}
+                "people": await describe(people),
+                "next": people[-1].user if more else None}
 
     @router.post("/v1/users", response_model=None)
     async def add_person(request: Request, body: NewPerson) -> JSONResponse:

@@ -25,24 +25,36 @@ class PersonActivity:
     exchanges: int
 
 
-async def people_activity(journal_path: Path, user: str | None = None,
+async def people_activity(journal_path: Path, user: str | None = None, *,
+                          after: str | None = None, limit: int | None = None,
                           ) -> list[PersonActivity]:
-    """Every person the journal knows (or only ``user``), sorted by id."""
-    return await asyncio.to_thread(_read, Path(journal_path), user)
+    """Every person the journal knows (or only ``user``), sorted by id; ``after`` and
+    ``limit`` read one page of them (the people whose id sorts after ``after``, at most
+    ``limit``), so a page costs the same however many people there are."""
+    return await asyncio.to_thread(_read, Path(journal_path), user, after, limit)
 
 
-def _read(path: Path, user: str | None) -> list[PersonActivity]:
+def _read(path: Path, user: str | None, after: str | None,
+          limit: int | None) -> list[PersonActivity]:
     if not path.exists():
         return []
+    conditions, params = [], []
+    if user is not None:
+        conditions.append("u.user=?")
+        params.append(user)
+    if after is not None:
+        conditions.append("u.user>?")
+        params.append(after)
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+    page = f" LIMIT {int(limit)}" if limit is not None else ""
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        where, params = ("WHERE u.user=?", (user,)) if user is not None else ("", ())
         rows = db.execute(
             "SELECT u.user, u.first_seen,"
             " (SELECT e.at FROM exchanges e WHERE e.user=u.user ORDER BY e.at_ts DESC"
             "  LIMIT 1),"
             " (SELECT COUNT(*) FROM exchanges e WHERE e.user=u.user)"
-            f" FROM users u {where} ORDER BY u.user", params).fetchall()
+            f" FROM users u {where} ORDER BY u.user{page}", params).fetchall()
     finally:
         db.close()
     return [PersonActivity(str(r[0]), _when(r[1]), _when(r[2]), int(r[3])) for r in rows]

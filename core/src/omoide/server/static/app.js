@@ -14,7 +14,7 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const MAX_TURNS = 100;
 
 const state = {
-  session: { signed_in: false }, tz: "UTC", zoneName: "", people: [], features: {},
+  session: { signed_in: false }, tz: "UTC", zoneName: "", people: [], peopleNext: null, features: {},
   turns: new Map(), events: null, healthTimer: null, undoTimers: new Map(), routeSeq: 0,
 };
 // A view that awaited something checks it is still the one on screen before drawing.
@@ -109,13 +109,30 @@ async function start() {
   await route();
 }
 
+// People come a page at a time (GET /v1/users?limit=&cursor=): the first page here,
+// the next ones when asked for (morePeople); state.peopleNext is the next page's cursor.
+const PEOPLE_PAGE = 100;
+
 async function loadPeople() {
   try {
-    const body = await api("/v1/users");
+    const body = await api(`/v1/users?limit=${PEOPLE_PAGE}`);
     state.tz = body.timezone || "UTC";
     state.features = body.features || {};
     state.people = body.people || [];
-  } catch (err) { state.people = []; if (err.status === 503) setTimeout(loadPeople, 2000); }
+    state.peopleNext = body.next || null;
+  } catch (err) {
+    state.people = []; state.peopleNext = null;
+    if (err.status === 503) setTimeout(loadPeople, 2000);
+  }
+}
+
+async function morePeople() {
+  if (!state.peopleNext) return [];
+  const body = await api(`/v1/users?limit=${PEOPLE_PAGE}&cursor=${enc(state.peopleNext)}`);
+  const page = body.people || [];
+  state.people = state.people.concat(page);
+  state.peopleNext = body.next || null;
+  return page;
 }
 
 // ---------------------------------------------------------------- navigation --------
@@ -198,6 +215,8 @@ async function peopleView(view, seq) {
     <table class="cards" id="people-table"><thead><tr><th scope="col">Person</th><th scope="col">Memories</th>
       <th scope="col">Last turn</th><th scope="col">Pending extraction</th><th scope="col">Quarantined</th></tr></thead>
       <tbody>${state.people.map(personRow).join("") || `<tr><td colspan="5" class="empty-cell">Nobody yet.</td></tr>`}</tbody></table>
+    <p class="row"><span id="people-count" role="status"></span>
+      <button type="button" id="more-people" class="secondary">Show more people</button></p>
     <h2 id="add-person-title">Add a person</h2>
     <form id="add-person" class="row" aria-labelledby="add-person-title">
       <label for="new-person">New person's id</label>
@@ -207,6 +226,20 @@ async function peopleView(view, seq) {
     </form>
     <p id="new-person-help" class="muted small">1–64 letters, digits, <code>_ - . @</code> (the id a robot is paired to).</p>
     <p id="add-person-note" role="status"></p>`;
+  const counted = () => {
+    $("#people-count").textContent = state.peopleNext ? `Showing the first ${plural(state.people.length, "person", "people")}.`
+      : state.people.length ? `${plural(state.people.length, "person", "people")}.` : "";
+    $("#more-people").hidden = !state.peopleNext;
+  };
+  counted();
+  $("#more-people").addEventListener("click", async () => {
+    try {
+      const page = await morePeople();
+      if (stale(seq)) return;
+      $("#people-table tbody").insertAdjacentHTML("beforeend", page.map(personRow).join(""));
+      counted();
+    } catch (err) { $("#people-count").innerHTML = `<span class="error">Could not load more people: ${esc(err.message)}</span>`; }
+  });
   $("#add-person").addEventListener("submit", async (e) => {
     e.preventDefault();
     const user = $("#new-person").value.trim();
