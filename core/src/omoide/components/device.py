@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from omoide.announcements import Announcement
+    from omoide.components.asr import RecognitionStream
     from omoide.components.simulated_device import SimulatedDeviceClient
     from omoide.components.turn import TurnDetector
     from omoide.components.turn_events import TurnEventSink
@@ -40,6 +41,14 @@ class DeviceHost(Protocol):
         Cancelling the awaiting task is barge-in: speech stops, queued sentences
         are dropped, what was already said is journaled.
         """
+        ...
+
+    async def open_recognition(self, user: str,
+                               sample_rate: int) -> RecognitionStream | None:
+        """A recognition stream for ``user``'s utterance that is starting, biased as a
+        turn's recognition is, or None (no ASR, or not ready): the device then sends the
+        audio with the turn. The device feeds it while the person speaks and passes it as
+        ``TurnRequest.recognition``; one it does not hand to a turn it cancels."""
         ...
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:

@@ -24,7 +24,8 @@ from datetime import UTC, datetime, timedelta
 
 import pluggy
 
-from omoide.components import ASR, TTS, ChatModel
+from omoide.components import ASR, TTS, ChatModel, RecognitionContext
+from omoide.components.asr import RecognitionStream
 from omoide.components.memory_types import MemoryService, Profile, Recall
 from omoide.components.turn_events import (
     Degraded,
@@ -140,17 +141,36 @@ class Assistant:
                                                        trace, events, now, interrupted))
         return result
 
+    async def open_recognition(self, user: str, sample_rate: int) -> RecognitionStream | None:
+        """A recognition stream for ``user``'s next utterance, biased as a turn's
+        recognition is (their memory vocabulary and the tools' phrases, asked under the
+        same small budget), or None without an ASR. The caller feeds it audio at
+        ``sample_rate`` while the person speaks and hands it to the turn
+        (``TurnRequest.recognition``), which finishes it; a stream not handed over must
+        be cancelled. A recogniser that cannot stream gives the buffering stream
+        (``transcribe`` at finish)."""
+        if self.asr is None:
+            return None
+        context = await self._recognition_context(user)
+        return self.asr.open_stream(context, sample_rate)
+
+    async def _recognition_context(self, user: str) -> RecognitionContext:
+        assert self.asr is not None
+        return await recognition_context(
+            self.memory, user, self.asr.config.memory_vocabulary,
+            tool_phrases=self.tools.recognition_phrases())
+
     # -- stages ----------------------------------------------------------------------
     async def _transcribe(self, request: TurnRequest, events: TurnEvents) -> str:
         if request.text is not None:
             return request.text.strip()
+        if request.recognition is not None:
+            return await self._finish_recognition(request.recognition, events)
         if request.audio is None:
             raise OmoideError("a turn needs text or audio")
         if self.asr is None:
             raise OmoideError("no ASR configured for audio turns")
-        context = await recognition_context(
-            self.memory, request.user, self.asr.config.memory_vocabulary,
-            tool_phrases=self.tools.recognition_phrases())
+        context = await self._recognition_context(request.user)
         await events.emit(StageStarted(stage="asr", component=self.asr.name))
         try:
             result = await self.asr.transcribe(request.audio, context)
@@ -160,6 +180,25 @@ class Assistant:
         await events.emit(StageEnded(
             stage="asr", note=f"{len(context.vocabulary)} memory and tool words as context"
             if context else None))
+        return result.text
+
+    async def _finish_recognition(self, stream: RecognitionStream,
+                                  events: TurnEvents) -> str:
+        """The final transcript of an utterance recognised while it was spoken: the
+        ``asr`` stage is what was left to decode after the end of speech."""
+        await events.emit(StageStarted(stage="asr", component=stream.asr.name))
+        try:
+            result = await stream.finish()
+        except asyncio.CancelledError:
+            await stream.cancel()
+            raise
+        except OmoideError as exc:
+            await events.emit(StageEnded(stage="asr", error=str(exc)))
+            raise
+        words = len(stream.context.vocabulary) if stream.context else 0
+        await events.emit(StageEnded(stage="asr", note=(
+            f"recognised while spoken ({stream.duration_s:.1f} s streamed"
+            + (f", {words} memory and tool words as context)" if words else ")"))))
         return result.text
 
     async def _recall(self, user: str, text: str, now: datetime, events: TurnEvents,
@@ -384,6 +423,8 @@ class Assistant:
                       now: datetime, interrupted: bool) -> TurnResult:
         """Journal the exchange (when something was heard), record the trace, tell the
         observers, and emit ``Done`` with the result."""
+        if request.recognition is not None:   # a turn that ended before recognising
+            await request.recognition.cancel()
         exchange = None
         if transcript:
             exchange = Exchange(uuid.uuid4().hex, request.user, transcript,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from omoide.components.asr import RecognitionStream
 from omoide.components.memory_types import ProfileFact
 from omoide.components.turn_events import (
     EmotionChosen,
@@ -25,7 +26,11 @@ ToolHandler = Callable[[ToolCall], Awaitable[str]]
 class TurnRequest:
     """One turn: a user's utterance as audio (to transcribe) or as text.
 
-    ``now`` overrides the clock (tests, evaluation). ``tools`` are offered to the chat
+    ``recognition``, when given, is the utterance's recognition stream, opened with
+    :meth:`omoide.pipeline.assistant.Assistant.open_recognition` and fed by the caller
+    while the person spoke: the turn finishes it (only the tail is left to decode)
+    instead of transcribing ``audio``, which then only says what was heard. ``now``
+    overrides the clock (tests, evaluation). ``tools`` are offered to the chat
     model and executed through ``tool_handler`` (e.g. a robot's MCP tools).
     ``speak=False`` skips TTS (text clients).
     """
@@ -41,6 +46,8 @@ class TurnRequest:
     tool_handler: ToolHandler | None = None
     end_of_speech_at: float | None = None
     """``time.perf_counter()`` when the VAD saw the end of speech, if known."""
+    recognition: RecognitionStream | None = None
+    """The utterance heard while it was spoken (finished by the turn; see above)."""
 
 
 class TurnSink(Protocol):

@@ -56,6 +56,7 @@ from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
 
 if TYPE_CHECKING:
+    from omoide.components.asr import RecognitionStream
     from omoide.server.console_routes import ConsoleServices
 
 log = logging.getLogger("omoide.server")
@@ -249,6 +250,13 @@ class ServerDeviceHost:
 
     async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
         return await self._server.run_turn(request, sink)
+
+    async def open_recognition(self, user: str,
+                               sample_rate: int) -> RecognitionStream | None:
+        assistant = self._server.assistant
+        if not self._server.ready.is_set() or assistant is None:
+            return None
+        return await assistant.open_recognition(user, sample_rate)
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         vad = self._server.runtime.vad

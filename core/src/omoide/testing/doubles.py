@@ -364,6 +364,11 @@ class DeviceHostDouble:
         self.requests.append(request)
         raise ComponentError("DeviceHostDouble runs no turns")
 
+    async def open_recognition(self, user: str, sample_rate: int) -> Any:
+        """No recognition stream: the device sends the audio with the turn (subclasses
+        may open one)."""
+        return None
+
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         return self._vad.new_detector() if self._vad else None
 

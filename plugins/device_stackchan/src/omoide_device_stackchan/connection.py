@@ -19,7 +19,13 @@ or the echo gate hears it (``voice_barge_in``), keeping the utterance from its f
 voiced frame. The log says which (``queued`` / ``barge-in``). The end of an utterance
 is found by the VAD (with the server's ``turn`` stage, if any, telling a finished
 sentence from a pause: :class:`TurnEnd`), by ``listen stop`` or by an empty binary frame
-(the web page's "recording stopped"). A ``listen detect`` is a wake word when it names
+(the web page's "recording stopped"). Each utterance is recognised while it is spoken:
+when speech starts the connection opens the server's recognition stream
+(``DeviceHost.open_recognition``) and feeds it every frame, a bridged pause included, and
+the turn only finishes it (:class:`HeardWhileSpoken`); with ``stt_partials`` the stable
+part of the transcript goes to the device as ``stt`` while the person speaks (and while
+no turn runs). A stream not handed to a turn is cancelled (a cough, a reset, a close).
+A ``listen detect`` is a wake word when it names
 one or arrives while nobody listens (robots report their wake word right after
 connecting, then send ``listen start``): it gets a short spoken greeting, not an answer;
 otherwise it is a typed utterance.
@@ -61,13 +67,18 @@ from omoide_device_stackchan import framing
 from omoide_device_stackchan.bargein import EchoGate, rms
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import face_emoji, stackchan_face
-from omoide_device_stackchan.listening import EnergyEndOfSpeech, TurnEnd, UtteranceBuffer
+from omoide_device_stackchan.listening import (
+    EnergyEndOfSpeech,
+    HeardWhileSpoken,
+    TurnEnd,
+    UtteranceBuffer,
+)
 from omoide_device_stackchan.mcp import DeviceMcpClient
 
 if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
-    from omoide.api import DeviceHost, TurnDetector
+    from omoide.api import DeviceHost, RecognitionStream, TurnDetector
     from omoide_device_stackchan.config import StackChanConfig
 
 log = logging.getLogger("omoide.device.stackchan")
@@ -115,6 +126,8 @@ class QueuedUtterance:
     ended_at: float
     """``time.perf_counter()`` when it ended (the trace measures from there)."""
     mode: str | None
+    recognition: RecognitionStream | None = None
+    """Its recognition stream, fed while it was spoken (None: recognise ``audio``)."""
 
 
 @dataclass
@@ -136,6 +149,10 @@ class ConnectionStats:
     """Queued utterances given up (the client aborted, or too many waited); logged."""
     pauses_bridged: int = 0
     """Pauses the turn detector judged unfinished that the person then spoke on after."""
+    streamed: int = 0
+    """Utterances recognised while spoken (their stream handed to the turn)."""
+    partials: int = 0
+    """``stt`` messages with stable text sent before the end of an utterance."""
     late_frames: int = 0
     closed_reason: str | None = None
     send_lag_ms: list[float] = field(default_factory=list)
@@ -257,6 +274,9 @@ class DeviceConnection:
         self._speech_from: int | None = None
         self._turn_end = TurnEnd(None)
         self._queued: deque[QueuedUtterance] = deque()
+        self._heard: HeardWhileSpoken | None = None
+        """The recognition stream of the utterance being spoken, if one is open."""
+        self._partials: asyncio.Task[None] | None = None
         self._wake_words = {wake_word_key(w) for w in config.wake_words}
         self._echo_gate = EchoGate(
             margin_db=config.barge_in_margin_db, min_ms=config.barge_in_min_ms,
@@ -360,7 +380,8 @@ class DeviceConnection:
             audio = self._buffer.take(self._speech_from)
             self._speech_from = None
             self._turn_end.cancel()
-            self._queue(audio, self.listen_mode, " (cut short by the reply)")
+            self._queue(audio, self.listen_mode, " (cut short by the reply)",
+                        self._take_recognition(audio))
 
     def _hears_over_reply(self) -> bool:
         """The device cancels its echo and streams while it talks (``aec``, realtime)."""
@@ -406,6 +427,8 @@ class DeviceConnection:
         for task in list(self._tasks):
             if task is not asyncio.current_task():
                 task.cancel()
+        self._drop_recognition()      # (their cancels run after the tasks above)
+        self._drop_queued("the connection closed")
         if self.mcp is not None:
             self.mcp.close()
         if not self._closed:
@@ -567,14 +590,19 @@ class DeviceConnection:
         if self.listen_mode is None:
             return
         audio = self._buffer.take(self._speech_from if self._speech_from is not None else 0)
+        recognition = self._take_recognition(audio)
         self.listen_mode = None
         self._speech_from = None
         self._turn_end.cancel()
         if len(audio) >= UPLINK_RATE // 10:
-            await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter())
+            await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
+                                   recognition=recognition)
+        elif recognition is not None:
+            self._spawn(recognition.cancel())
 
     def _start_listening(self, mode: str) -> None:
         self.listen_mode = mode
+        self._drop_recognition()
         self._buffer = UtteranceBuffer(UPLINK_RATE)
         self._speech_from = None
         self._detector = None
@@ -626,6 +654,8 @@ class DeviceConnection:
         if self.listen_mode is None:
             return  # the device may stream while we think; xiaozhi servers drop it too
         self._buffer.append(samples)
+        if self._heard is not None and not self._heard.feed(samples):
+            self._drop_recognition()
         if self._detector is None:   # manual: keep everything until listen stop
             if self._buffer.kept_seconds > self.config.max_utterance_s:
                 await self._end_utterance(self._buffer.end)
@@ -661,6 +691,7 @@ class DeviceConnection:
         if self._speech_from is not None and not self._detector.in_speech \
                 and not turn_end.pausing and not turn_end.restore():
             self._speech_from = None   # too short to count: a click or a cough
+            self._drop_recognition()
         if self._speech_from is None:
             self._buffer.drop_before(self._buffer.end - pre_roll)
         elif turn_end.paused_at is not None and turn_end.due(self._buffer.end):
@@ -675,6 +706,7 @@ class DeviceConnection:
         utterance, or the one in a pause going on."""
         if self._speech_from is None:
             self._speech_from = max(0, start)
+            await self._open_recognition()
         elif self._turn_end.pausing:
             self.stats.pauses_bridged += 1
         self._turn_end.resume()
@@ -687,8 +719,70 @@ class DeviceConnection:
             log.info("device %s: speech while a turn runs; listening (it is answered next)",
                      self.identity.device_id)
 
+    # -- recognition while the person speaks ------------------------------------------
+    async def _open_recognition(self) -> None:
+        """Speech started: open the server's recognition stream for this utterance and
+        feed it what is kept of it (from the pre-roll on). Without one, or when opening
+        fails, the turn recognises the audio it is sent, as before."""
+        opener = getattr(self.host, "open_recognition", None)   # older hosts lack it
+        if not callable(opener):
+            return
+        start, buffer = self._speech_from, self._buffer
+        try:
+            stream = await opener(self.identity.user, UPLINK_RATE)
+        except Exception as exc:  # noqa: BLE001 - the turn recognises the audio instead
+            log.warning("device %s: no recognition while speaking (%s)",
+                        self.identity.device_id, exc)
+            return
+        if stream is None:
+            return
+        if start is None or self._speech_from != start or self._buffer is not buffer \
+                or self._heard is not None:
+            self._spawn(stream.cancel())   # the utterance ended while the stream opened
+            return
+        heard = HeardWhileSpoken(stream)
+        if not heard.feed(buffer.take(start)):
+            self._spawn(stream.cancel())
+            return
+        self._heard = heard
+        if self.config.stt_partials and heard.live:
+            self._partials = self._spawn(self._send_partials(stream))
+
+    async def _send_partials(self, stream: RecognitionStream) -> None:
+        """``stt`` with the stable text as it grows, while no turn runs (a partial must
+        not land between a reply's messages)."""
+        async for text in stream.partials():
+            if text and not self._turn_running():
+                self.stats.partials += 1
+                with contextlib.suppress(DeviceGone):
+                    await self.send_json({"type": "stt", "text": text})
+
+    def _take_recognition(self, audio: np.ndarray) -> RecognitionStream | None:
+        """The utterance (``audio``) ended: its stream, to hand to the turn."""
+        heard, self._heard = self._heard, None
+        self._stop_partials()
+        if heard is None:
+            return None
+        stream = heard.hand_over(audio)
+        if stream is None:
+            self._spawn(heard.stream.cancel())
+        return stream
+
+    def _drop_recognition(self) -> None:
+        """The utterance was given up (too short, listening restarted, closed)."""
+        heard, self._heard = self._heard, None
+        self._stop_partials()
+        if heard is not None:
+            self._spawn(heard.stream.cancel())
+
+    def _stop_partials(self) -> None:
+        if self._partials is not None:
+            self._partials.cancel()
+            self._partials = None
+
     async def _end_utterance(self, end: int) -> None:
         audio = self._buffer.take(self._speech_from or 0, end)
+        recognition = self._take_recognition(audio)
         mode = self.listen_mode
         self._speech_from = None
         self._turn_end.cancel()
@@ -698,21 +792,26 @@ class DeviceConnection:
         else:
             self.listen_mode = None
         if self._turn_running():
-            self._queue(audio, mode, "")
+            self._queue(audio, mode, "", recognition)
             return
         await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
-                               listen_again=mode)
+                               listen_again=mode, recognition=recognition)
 
-    def _queue(self, audio: np.ndarray, mode: str | None, why: str) -> None:
+    def _queue(self, audio: np.ndarray, mode: str | None, why: str,
+               recognition: RecognitionStream | None) -> None:
         """Keep speech heard while a turn runs; it is answered when the turn ends."""
         if len(audio) < UPLINK_RATE // 10:
+            if recognition is not None:
+                self._spawn(recognition.cancel())
             return
         if len(self._queued) >= MAX_QUEUED:
-            self._queued.popleft()
+            dropped = self._queued.popleft()
+            if dropped.recognition is not None:
+                self._spawn(dropped.recognition.cancel())
             self.stats.queued_dropped += 1
             log.warning("device %s: %d utterances already wait; the oldest is dropped",
                         self.identity.device_id, MAX_QUEUED)
-        self._queued.append(QueuedUtterance(audio, time.perf_counter(), mode))
+        self._queued.append(QueuedUtterance(audio, time.perf_counter(), mode, recognition))
         self.stats.queued += 1
         log.info("device %s: %.2f s of speech during a running turn queued%s; answered next",
                  self.identity.device_id, len(audio) / UPLINK_RATE, why)
@@ -722,6 +821,9 @@ class DeviceConnection:
             self.stats.queued_dropped += len(self._queued)
             log.info("device %s: %d queued utterance(s) dropped: %s",
                      self.identity.device_id, len(self._queued), why)
+            for queued in self._queued:
+                if queued.recognition is not None:
+                    self._spawn(queued.recognition.cancel())
             self._queued.clear()
 
     async def _answer_queued(self, finished: asyncio.Task[Any]) -> None:
@@ -732,7 +834,7 @@ class DeviceConnection:
             return
         queued = self._queued.popleft()
         await self._start_turn(audio=queued.audio, end_of_speech_at=queued.ended_at,
-                               listen_again=queued.mode)
+                               listen_again=queued.mode, recognition=queued.recognition)
 
     # -- turns ---------------------------------------------------------------------
     def _turn_running(self) -> bool:
@@ -740,7 +842,8 @@ class DeviceConnection:
 
     async def _start_turn(self, *, audio: np.ndarray | None = None, text: str | None = None,
                           end_of_speech_at: float | None = None,
-                          listen_again: str | None = None) -> None:
+                          listen_again: str | None = None,
+                          recognition: RecognitionStream | None = None) -> None:
         if self._turn_running():
             await self._on_abort("new utterance")
         self._last_voice = time.monotonic()
@@ -752,11 +855,18 @@ class DeviceConnection:
             user=self.identity.user, session_id=self.session_id,
             device=self.identity.device_id, text=text,
             audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
-            tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at)
+            tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at,
+            recognition=recognition)
         self.stats.turns += 1
+        if recognition is not None:
+            self.stats.streamed += 1
 
         async def turn(sink: DeviceTurnSink) -> None:
-            await self.host.run_turn(request, sink)
+            try:
+                await self.host.run_turn(request, sink)
+            finally:   # a host that did not finish it (it failed, or was interrupted)
+                if recognition is not None:
+                    await recognition.cancel()
 
         self._turn = self._spawn(self._deliver(turn, listen_again))
 

@@ -6,7 +6,8 @@ pre-roll before speech, so memory stays bounded while nobody talks).
 server has no VAD configured: frame RMS with the same hysteresis shape as the core's
 VAD-based detector. :class:`TurnEnd` decides, once the detector hears speech stop,
 whether the person is finished or only pausing (the server's ``turn`` stage), so a
-mid-sentence pause does not cut the utterance in two.
+mid-sentence pause does not cut the utterance in two. :class:`HeardWhileSpoken` feeds
+one utterance to the server's recognition stream while it is spoken.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from omoide.api import FloatArray, VadEvent
+from omoide.api import FloatArray, InvalidInput, StreamingRecognition, VadEvent
 
 if TYPE_CHECKING:
-    from omoide.api import TurnDetector
+    from omoide.api import RecognitionStream, TurnDetector
 
 log = logging.getLogger("omoide.device.stackchan")
 
@@ -188,3 +189,44 @@ class TurnEnd:
                 with contextlib.suppress(BaseException):
                     pending.exception()   # retrieved: no "never retrieved" warning
         self.paused_at, self._judgement, self._suspended = None, None, None
+
+
+class HeardWhileSpoken:
+    """One utterance's recognition stream (``DeviceHost.open_recognition``) while the
+    person speaks.
+
+    A streaming recogniser's stream is fed every chunk as it arrives (:meth:`feed`),
+    the pauses and the silence before the turn ends included, so at the end only the
+    tail is left to decode. The buffering stream of a recogniser that cannot stream
+    gets nothing until :meth:`hand_over`, and then exactly the utterance's audio: its
+    transcript is the one the whole utterance sent with the turn gives, byte for byte.
+    """
+
+    def __init__(self, stream: RecognitionStream) -> None:
+        self.stream = stream
+        self.live = isinstance(stream, StreamingRecognition)
+        """The recogniser decodes while the audio arrives."""
+
+    def feed(self, samples: FloatArray) -> bool:
+        """Give the stream audio heard just now; False when it refused it (too long,
+        not finite): the turn then recognises the audio it is sent."""
+        if not self.live or not len(samples):
+            return True
+        try:
+            self.stream.feed(samples)
+        except InvalidInput as exc:
+            log.warning("recognition while speaking stopped (%s); the utterance is"
+                        " recognised at its end", exc)
+            return False
+        return True
+
+    def hand_over(self, audio: FloatArray) -> RecognitionStream | None:
+        """The stream for the turn that answers the utterance ``audio``, or None when it
+        cannot take it (the turn then recognises ``audio``)."""
+        if self.live:
+            return self.stream
+        try:
+            self.stream.feed(audio)
+        except InvalidInput:
+            return None
+        return self.stream
