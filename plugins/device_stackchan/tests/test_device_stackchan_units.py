@@ -17,7 +17,7 @@ from omoide_device_stackchan.bargein import EchoGate
 from omoide_device_stackchan.codec import OpusDecoder, OpusEncoder
 from omoide_device_stackchan.emotions import STACKCHAN_FACES, stackchan_face
 from omoide_device_stackchan.listening import EnergyEndOfSpeech, UtteranceBuffer
-from omoide_device_stackchan.pairing import PairingError, PairingStore
+from omoide_device_stackchan.pairing import PairingError, PairingStore, PendingPoolFull
 from omoide_device_stackchan.tokens import TokenSigner, bearer_token, load_or_create_secret
 
 SECRET = b"0123456789abcdef0123456789abcdef"
@@ -258,19 +258,27 @@ def test_utterance_buffer_keeps_only_what_is_asked_for() -> None:
 def test_one_source_holds_at_most_its_share_of_pending_codes(tmp_path: Path) -> None:
     store = PairingStore(tmp_path, max_per_source=4)
     robot = store.request_activation("aa:bb:cc:00:00:01", "c-robot", source="10.0.0.5").code
+    refused = 0
     for i in range(64):
-        store.request_activation(f"02:00:00:00:00:{i:02x}", f"c-{i}", source="10.0.0.66")
+        try:
+            store.request_activation(f"02:00:00:00:00:{i:02x}", f"c-{i}", source="10.0.0.66")
+        except PendingPoolFull:
+            refused += 1
     pending = store.pending()
     assert robot in {p.code for p in pending}
-    assert sum(p.source == "10.0.0.66" for p in pending) == 4
+    assert sum(p.source == "10.0.0.66" for p in pending) == 4 and refused == 60
 
 
-def test_when_full_the_busiest_source_loses_its_oldest_code(tmp_path: Path) -> None:
+def test_when_full_a_new_code_is_refused_while_every_robot_still_asks(
+        tmp_path: Path) -> None:
     store = PairingStore(tmp_path, max_pending=6, max_per_source=4)
     robot = store.request_activation("aa:bb:cc:00:00:01", "c-robot", source="10.0.0.5").code
-    for n, src in enumerate(["10.0.0.7", "10.0.0.8"]):
-        for i in range(4):
-            store.request_activation(f"02:00:00:00:{n:02x}:{i:02x}", "c", source=src)
+    for i in range(4):
+        store.request_activation(f"02:00:00:00:07:{i:02x}", "c", source="10.0.0.7")
+    store.request_activation("02:00:00:00:08:00", "c", source="10.0.0.8")
+    with pytest.raises(PendingPoolFull) as refused:
+        store.request_activation("02:00:00:00:08:01", "c", source="10.0.0.8")
+    assert refused.value.retry_after_s >= 1
     pending = store.pending()
     assert len(pending) == 6
     assert robot in {p.code for p in pending}

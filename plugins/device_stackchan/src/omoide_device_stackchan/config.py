@@ -114,11 +114,14 @@ class StackChanConfig(DeviceConfig):
     activation_ttl_minutes: float = Field(
         15.0, gt=0, le=7 * 24 * 60,
         description="An activation code expires this long after its robot last asked.")
-    max_pending: int = Field(64, ge=1, le=10000,
-                             description="Activation codes waiting at most (all sources).")
+    max_pending: int = Field(
+        64, ge=1, le=10000,
+        description="Activation codes waiting at most (all sources). A code whose robot "
+                    "still asks (within a minute) is never pushed out: a quiet one makes "
+                    "room, and with none OTA answers 429.")
     max_pending_per_source: int = Field(
-        4, ge=1, le=1000, description="Activation codes one source address may hold; a new "
-                                      "one pushes out that source's oldest.")
+        4, ge=1, le=1000, description="Activation codes one source address may hold; "
+                                      "beyond, its quiet codes make room, else 429.")
     ota_rate_limit: str = Field(
         "60/minute", description="Requests one source address may make to OTA and "
                                  "activation (e.g. `60/minute`, `5/second`); more get 429.")

@@ -17,9 +17,15 @@ and a challenge it signs. ``omoide devices pair --code`` (or the console) turns 
 into a pairing, replacing an older one of the same device: that is how an owner
 re-pairs a re-flashed robot. Pending activations are keyed by device id *and* client
 id, so a stranger using a paired robot's device id gets a code of its own that nobody
-will enter. They expire ``activation_ttl_s`` after the robot last asked, and each
-source address holds at most ``max_per_source`` of them (a flood of made-up ids pushes
-out only the flooder's own codes).
+will enter. They expire ``activation_ttl_s`` after the robot last asked.
+
+Anyone can ask for a code, so the pool is bounded: at most ``max_pending`` codes, and
+at most ``max_per_source`` per source address. A code whose robot is still asking (an
+OTA request, or an activation poll with its challenge, within ``poll_timeout_s``: the
+firmware polls every 3 s, py-xiaozhi every 5 s) is never pushed out to make room: a
+code whose robot went quiet is, and when there is none a new code is refused
+(:class:`PendingPoolFull`, 429 at OTA). So however many addresses ask for codes, a
+robot that keeps polling keeps the code its owner is typing.
 
 The server and ``omoide devices`` share the file: every change happens under an
 exclusive ``flock`` on a sibling lock file and lands with ``os.replace``, and readers
@@ -35,11 +41,11 @@ import enum
 import fcntl
 import json
 import logging
+import math
 import os
 import secrets
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -55,6 +61,8 @@ ACTIVATION_TTL_S = 15 * 60
 MAX_PENDING = 64
 """Pending activation codes kept at most (anyone can ask for one)."""
 MAX_PENDING_PER_SOURCE = 4
+POLL_TIMEOUT_S = 60.0
+"""A pending code whose robot asked within this long is still wanted: never evicted."""
 MAX_NAME_CHARS = 64
 
 
@@ -68,6 +76,16 @@ class UnknownCode(PairingError):
 
 class UnknownDevice(PairingError):
     """The device id names no pairing."""
+
+
+class PendingPoolFull(PairingError):
+    """No room for a new activation code: every code in the way (the pool's, or this
+    source's) belongs to a robot that is still asking. Ask again after
+    ``retry_after_s``."""
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 def _fields(cls: type[Any], raw: dict[str, Any]) -> dict[str, Any]:
@@ -124,17 +142,26 @@ class PendingActivation:
     repair_of: str | None = None
     """The user this device id is paired with already (a re-flashed robot, or someone
     else claiming its id): pairing the code replaces that pairing."""
+    asked_at: float = 0.0
+    """When its robot last asked: an OTA request, or an activation poll with this
+    challenge (0 in files written before: the request's time)."""
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> PendingActivation:
         pending = cls(**_fields(cls, raw))
         if not pending.expires_at:   # written before expiry was stored
-            return dataclasses.replace(pending, expires_at=pending.requested_at
-                                       + ACTIVATION_TTL_S)
+            pending = dataclasses.replace(pending, expires_at=pending.requested_at
+                                          + ACTIVATION_TTL_S)
+        if not pending.asked_at:
+            pending = dataclasses.replace(pending, asked_at=pending.requested_at)
         return pending
 
     def expired(self, now: float) -> bool:
         return now >= self.expires_at
+
+    def still_asked(self, now: float, poll_timeout_s: float) -> bool:
+        """Whether its robot is still asking (within ``poll_timeout_s``, unexpired)."""
+        return not self.expired(now) and now - self.asked_at < poll_timeout_s
 
 
 class ActivationState(enum.Enum):
@@ -181,7 +208,8 @@ class PairingStore:
 
     def __init__(self, directory: Path, *, activation_ttl_s: float = ACTIVATION_TTL_S,
                  max_pending: int = MAX_PENDING,
-                 max_per_source: int = MAX_PENDING_PER_SOURCE) -> None:
+                 max_per_source: int = MAX_PENDING_PER_SOURCE,
+                 poll_timeout_s: float = POLL_TIMEOUT_S) -> None:
         self.directory = Path(directory)
         self.path = self.directory / FILE_NAME
         self._lock_path = self.directory / (FILE_NAME + ".lock")
@@ -190,6 +218,7 @@ class PairingStore:
         self.activation_ttl_s = activation_ttl_s
         self.max_pending = max_pending
         self.max_per_source = max_per_source
+        self.poll_timeout_s = poll_timeout_s
 
     # -- file handling -----------------------------------------------------------
     def _read(self) -> dict[str, Any]:
@@ -372,8 +401,9 @@ class PairingStore:
                            now: float | None = None) -> PendingActivation:
         """The pending activation of a robot that has to be paired: the same code and
         challenge while it keeps asking (each request extends its life), a new one
-        otherwise. Evicts the oldest codes of ``source`` beyond ``max_per_source``, and
-        beyond ``max_pending`` the oldest of whichever source holds the most."""
+        otherwise. A new code needs room under ``max_per_source`` (for ``source``) and
+        ``max_pending``: codes whose robots went quiet are dropped for it, the one asked
+        for longest ago first; raises :class:`PendingPoolFull` when there are none."""
         device = normalize_device_id(device_id)
         now = time.time() if now is None else now
         info = info or DeviceInfo()
@@ -385,12 +415,13 @@ class PairingStore:
             for raw in pending.values():
                 if raw["device_id"] == device and raw.get("client_id") == client_id:
                     raw["expires_at"] = now + self.activation_ttl_s
+                    raw["asked_at"] = now
                     raw["source"] = source or raw.get("source", "")
                     for key in ("serial_number", "firmware_version", "board", "application"):
                         if getattr(info, key) and not raw.get(key):
                             raw[key] = getattr(info, key)
                     return PendingActivation.from_json(raw)
-            self._make_room(pending, source)
+            self._make_room(pending, source, now)
             code = f"{secrets.randbelow(10**6):06d}"
             while code in pending:
                 code = f"{secrets.randbelow(10**6):06d}"
@@ -399,24 +430,37 @@ class PairingStore:
                 code, device, client_id, now, now + self.activation_ttl_s,
                 secrets.token_hex(16), source, info.serial_number, None,
                 info.firmware_version, info.board, info.application,
-                paired["user"] if paired else None)
+                paired["user"] if paired else None, now)
             pending[code] = asdict(activation)
         log.info("device %s asked to be paired (activation code %s%s)", device, code,
                  f"; it is paired with {activation.repair_of} under another client id"
                  if activation.repair_of else "")
         return activation
 
-    def _make_room(self, pending: dict[str, Any], source: str) -> None:
-        def oldest_of(src: str) -> str:
-            return min((c for c, r in pending.items() if r.get("source", "") == src),
-                       key=lambda c: pending[c]["requested_at"])
+    def _make_room(self, pending: dict[str, Any], source: str, now: float) -> None:
+        """Drop quiet codes until a new one from ``source`` fits both caps; raises
+        :class:`PendingPoolFull` (nothing dropped in vain) when it cannot."""
+        def codes_of(src: str | None) -> list[str]:
+            return [c for c, r in pending.items()
+                    if src is None or r.get("source", "") == src]
 
-        while sum(1 for r in pending.values()
-                  if r.get("source", "") == source) >= self.max_per_source:
-            del pending[oldest_of(source)]
-        while len(pending) >= self.max_pending:
-            busiest, _ = Counter(r.get("source", "") for r in pending.values()).most_common(1)[0]
-            del pending[oldest_of(busiest)]
+        for src, cap, what in ((source, self.max_per_source, f"from {source or '?'}"),
+                               (None, self.max_pending, "in all")):
+            excess = len(codes_of(src)) - cap + 1
+            if excess <= 0:
+                continue
+            waiting = {c: PendingActivation.from_json(pending[c]) for c in codes_of(src)}
+            quiet = sorted((c for c, p in waiting.items()
+                            if not p.still_asked(now, self.poll_timeout_s)),
+                           key=lambda c: waiting[c].asked_at)
+            if len(quiet) < excess:
+                soonest = min(p.asked_at for p in waiting.values()) + self.poll_timeout_s
+                raise PendingPoolFull(
+                    f"{len(waiting)} activation codes are waiting {what} and their robots "
+                    "are still asking; no room for another",
+                    max(1, math.ceil(soonest - now)))
+            for code in quiet[:excess]:
+                del pending[code]
 
     def record_activation(self, device_id: str, client_id: str | None, *,
                           challenge: str | None, serial_number: str | None,
@@ -454,6 +498,7 @@ class PairingStore:
             if raw is None:          # paired (or evicted) in the meantime: ask again
                 return ActivationState.PENDING
             raw["expires_at"] = now + self.activation_ttl_s
+            raw["asked_at"] = now
             if serial_number:
                 raw["serial_number"] = serial_number
             if hmac:

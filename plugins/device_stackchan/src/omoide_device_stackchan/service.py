@@ -21,6 +21,9 @@ Public routes (robots and browser clients; CORS on every answer, see :mod:`.cors
   with HTTP 401 otherwise, then hands the socket to a :class:`DeviceConnection`.
 
 OTA and activation are limited per source address (``ota_rate_limit``, 429 beyond).
+When the pending-code pool has no room for another code (every code in the way belongs
+to a robot still asking, see :mod:`.pairing`), OTA answers 429 with ``Retry-After``
+instead of a code. A body nested too deeply to parse is a 400 and one log line.
 The management API for the console is in :mod:`.management`. No log line here carries
 a token: tokens are only ever written into the OTA answer.
 """
@@ -61,6 +64,7 @@ from omoide_device_stackchan.pairing import (
     Pairing,
     PairingStore,
     PendingActivation,
+    PendingPoolFull,
 )
 from omoide_device_stackchan.ratelimit import SourceRateLimiter
 from omoide_device_stackchan.tokens import TokenSigner, bearer_token, load_or_create_secret
@@ -168,6 +172,8 @@ class StackChanService:
         self.connections: dict[str, DeviceConnection] = {}
         self.closed: list[DeviceConnection] = []
         self.announcer = StackChanAnnouncer(self)
+        self._pool_full_logged_at = -60.0
+        self._pool_refusals = 0
 
     # -- auth ----------------------------------------------------------------------
     def issue_token(self, device_id: str, client_id: str) -> str:
@@ -247,21 +253,27 @@ class StackChanService:
             raw = await self._device_request_body(request)
             if isinstance(raw, Response):
                 return raw
+            try:
+                body = _json_object(raw)
+            except RecursionError:
+                return _too_deep("OTA", _source(request))
             # the pairing file is read (and maybe written) under a lock: keep it off the loop
             status, payload = await asyncio.to_thread(
                 self.ota_response, dict(request.headers), dict(request.query_params),
-                _json_object(raw), self._ws_url(request), _source(request),
-                self._base_url(request))
-            return JSONResponse(payload, status_code=status)
+                body, self._ws_url(request), _source(request), self._base_url(request))
+            return _json_answer(status, payload)
 
         async def activate(request: Request) -> Response:
             raw = await self._device_request_body(request)
             if isinstance(raw, Response):
                 return raw
-            status, payload = await asyncio.to_thread(
-                self.activation_response, dict(request.headers), dict(request.query_params),
-                raw)
-            return JSONResponse(payload, status_code=status)
+            try:
+                status, payload = await asyncio.to_thread(
+                    self.activation_response, dict(request.headers),
+                    dict(request.query_params), raw)
+            except RecursionError:
+                return _too_deep("activation", _source(request))
+            return _json_answer(status, payload)
 
         async def firmware(request: Request, board: str, file_name: str) -> Response:
             if request.method == "OPTIONS":
@@ -316,6 +328,16 @@ class StackChanService:
         return JSONResponse({"error": "too many requests"}, 429,
                             headers={"Retry-After": str(wait)})
 
+    def _note_pool_full(self, source: str, exc: PendingPoolFull) -> None:
+        """Log a refused code at most once a minute (a flood is one line, not one each)."""
+        self._pool_refusals += 1
+        now = time.monotonic()
+        if now - self._pool_full_logged_at < 60:
+            return
+        log.warning("OTA: no activation code for a robot from %s (%d refused since the "
+                    "last note): %s", source or "?", self._pool_refusals, exc)
+        self._pool_full_logged_at, self._pool_refusals = now, 0
+
     def _base_url(self, request: Request) -> str:
         if self.config.public_url:
             base = self.config.public_url
@@ -354,8 +376,13 @@ class StackChanService:
         payload["firmware"]["version"] = req.info.firmware_version
         admitted, why = self._admit(req)
         if not admitted:
-            activation = self.pairings.request_activation(
-                req.device_id, req.client_id, source=source, info=req.info)
+            try:
+                activation = self.pairings.request_activation(
+                    req.device_id, req.client_id, source=source, info=req.info)
+            except PendingPoolFull as exc:
+                self._note_pool_full(source, exc)
+                return 429, {"error": "too many robots are waiting to be paired; ask "
+                                      "again later", "retry_after_s": exc.retry_after_s}
             payload["activation"] = self._activation_json(activation)
             token = self.issue_activation_token(activation)
             if token is not None:
@@ -520,6 +547,8 @@ async def _read_capped(request: Request, limit: int) -> bytes | None:
 
 
 def _json_object(raw: bytes) -> dict[str, Any]:
+    """The body's JSON object ({} when it is none); RecursionError when it nests too
+    deeply to parse."""
     if not raw:
         return {}
     try:
@@ -527,3 +556,17 @@ def _json_object(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _json_answer(status: int, payload: dict[str, Any]) -> JSONResponse:
+    """A device answer; a 429 says when to ask again (``Retry-After``)."""
+    retry = payload.get("retry_after_s") if status == 429 else None
+    return JSONResponse(payload, status_code=status,
+                        headers={"Retry-After": str(retry)} if retry else None)
+
+
+def _too_deep(what: str, source: str) -> JSONResponse:
+    """A body nested too deeply to parse: 400 and one log line (no traceback)."""
+    log.warning("%s: refused a request from %s whose JSON body nests too deeply", what,
+                source)
+    return JSONResponse({"error": "JSON body nests too deeply"}, 400)
