@@ -422,6 +422,7 @@ def _core_routes(server: OmoideServer) -> APIRouter:
     router = APIRouter()
 
     @router.get("/healthz")
+    @router.head("/healthz", include_in_schema=False)   # documented; GET's answer
     async def healthz() -> JSONResponse:
         body = server.health()
         return JSONResponse(body, 200 if body["status"] != "failed" else 503)
