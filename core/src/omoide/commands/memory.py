@@ -109,6 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _register_dead_letter_commands(command)
     from omoide.commands.memory_profile import add_profile_command
     add_profile_command(msub, _run, user_id_argument)
+    from omoide.commands.memory_verify import add_verify_command
+    add_verify_command(msub)
 
 
 def _run(args: argparse.Namespace, handler: Handler, needs: tuple[str, ...]) -> int:

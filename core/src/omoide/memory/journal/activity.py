@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from omoide.memory.journal.row_checksum import CHECKED_COLUMNS, row_is_intact, tolerant_text
+
 
 @dataclass(frozen=True)
 class PersonActivity:
@@ -90,11 +92,16 @@ def _read_exchanges(path: Path, user: str, ids: list[str]) -> list[SaidExchange]
     if not path.exists() or not ids:
         return []
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    db.text_factory = tolerant_text
     try:
         marks = ",".join("?" for _ in ids)
-        rows = db.execute("SELECT id, at, user_text, assistant_text FROM exchanges"
+        have = {str(r[1]) for r in db.execute("PRAGMA table_info(exchanges)")}
+        checksum = "checksum" if "checksum" in have else "NULL"
+        rows = db.execute(f"SELECT {', '.join(CHECKED_COLUMNS)}, {checksum} FROM exchanges"
                           f" WHERE user=? AND id IN ({marks}) ORDER BY at_ts",
                           (user, *ids)).fetchall()
     finally:
         db.close()
-    return [SaidExchange(str(r[0]), _when(r[1]), str(r[2]), str(r[3])) for r in rows]
+    # A row changed outside omoide is not shown as what was said.
+    return [SaidExchange(str(r[0]), _when(r[4]), str(r[2]), str(r[3])) for r in rows
+            if row_is_intact(r[:-1], r[-1])]

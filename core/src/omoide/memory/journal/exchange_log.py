@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import threading
 import uuid
@@ -41,9 +42,17 @@ from omoide.memory.journal.extraction_batches import (
     plan_from_json,
     plan_to_json,
 )
+from omoide.memory.journal.row_checksum import (
+    DAMAGED_REASON,
+    exchange_checksum,
+    fill_missing_checksums,
+    row_is_intact,
+    tolerant_text,
+)
 from omoide.types import Exchange
 
 T = TypeVar("T")
+log = logging.getLogger("omoide.memory.journal")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS exchanges (
@@ -75,9 +84,11 @@ CREATE TABLE IF NOT EXISTS extraction_batches (
 CREATE INDEX IF NOT EXISTS extraction_batches_open ON extraction_batches(user, state);
 """
 # Columns added after the first release; added to older journals when they are opened.
-_ADDED_COLUMNS = {"batch_id": "TEXT", "quarantined_at": "TEXT", "skipped_at": "TEXT"}
+_ADDED_COLUMNS = {"batch_id": "TEXT", "quarantined_at": "TEXT", "skipped_at": "TEXT",
+                  "checksum": "TEXT"}
 OPEN_STATES = ("answered", "planned")
-_EXCHANGE_COLUMNS = "id, user, user_text, assistant_text, at, session_id"
+# The row's checksum comes last but one: _exchange reads the first six, _intact checks.
+_EXCHANGE_COLUMNS = "id, user, user_text, assistant_text, at, session_id, checksum"
 
 
 class ExchangesTaken(Exception):
@@ -127,6 +138,22 @@ def _now() -> str:
     return datetime.now().astimezone().isoformat()
 
 
+def _intact(rows: Sequence[Sequence[object]]) -> tuple[list[Sequence[object]], list[str]]:
+    """``rows`` (read with :data:`_EXCHANGE_COLUMNS`) split into those that match their
+    checksum and the ids of those that do not (each logged)."""
+    good: list[Sequence[object]] = []
+    damaged: list[str] = []
+    for r in rows:
+        if row_is_intact(r[:6], r[6]):
+            good.append(r)
+        else:
+            damaged.append(str(r[0]))
+            log.error("journal: exchange %s of %s does not match its checksum (changed"
+                      " outside omoide); it is not used. `omoide memory verify` lists"
+                      " every such row", r[0], r[1])
+    return good, damaged
+
+
 def _exchange(r: Sequence[object]) -> Exchange:
     return Exchange(id=str(r[0]), user=str(r[1]), user_text=str(r[2]),
                     assistant_text=str(r[3]), at=datetime.fromisoformat(str(r[4])),
@@ -155,6 +182,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
                              timeout=self.busy_timeout_s)
+        db.text_factory = tolerant_text
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
@@ -163,10 +191,24 @@ class Journal:
             for column, sql_type in _ADDED_COLUMNS.items():
                 if column not in have:
                     db.execute(f"ALTER TABLE exchanges ADD COLUMN {column} {sql_type}")
+            self._checksum_older_rows(db)
         except BaseException:
             db.close()
             raise
         self._db = db
+
+    @staticmethod
+    def _checksum_older_rows(db: sqlite3.Connection) -> None:
+        """Rows written before checksums (or restored without one) get one now."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            filled = fill_missing_checksums(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if filled:
+            log.info("journal: %d exchanges written before row checksums got one", filled)
 
     def close(self) -> None:
         with self._lock:
@@ -218,10 +260,11 @@ class Journal:
 
     def append_sync(self, ex: Exchange) -> None:
         def write(db: sqlite3.Connection) -> None:
+            values = (ex.id, ex.user, ex.user_text, ex.assistant_text, ex.at.isoformat(),
+                      ex.session_id)
             db.execute("INSERT OR IGNORE INTO exchanges(id, user, user_text, assistant_text,"
-                       " at, at_ts, session_id) VALUES (?,?,?,?,?,?,?)",
-                       (ex.id, ex.user, ex.user_text, ex.assistant_text, ex.at.isoformat(),
-                        ex.at.timestamp(), ex.session_id))
+                       " at, session_id, at_ts, checksum) VALUES (?,?,?,?,?,?,?,?)",
+                       (*values, ex.at.timestamp(), exchange_checksum(values)))
             db.execute("INSERT OR IGNORE INTO users(user, first_seen) VALUES (?, ?)",
                        (ex.user, _now()))
         self._transaction(write)
@@ -244,13 +287,14 @@ class Journal:
         return await self._thread(self.count_exchanges_sync)
 
     async def exchanges(self, ids: Sequence[str]) -> list[Exchange]:
-        """The exchanges with these ids, oldest first."""
+        """The exchanges with these ids, oldest first (a row that no longer matches its
+        checksum is left out)."""
         if not ids:
             return []
         rows = await self._thread(lambda: self._run(
             f"SELECT {_EXCHANGE_COLUMNS} FROM exchanges WHERE id IN ({_placeholders(len(ids))})"
             " ORDER BY at_ts", list(ids)))
-        return [_exchange(r) for r in rows]
+        return [_exchange(r) for r in _intact(rows)[0]]
 
     _WAITING = "consumed_at IS NULL AND quarantined_at IS NULL AND batch_id IS NULL"
 
@@ -260,11 +304,16 @@ class Journal:
         return [p.exchange for p in await self.pending_work(user, limit)]
 
     async def pending_work(self, user: str, limit: int = 256) -> list[PendingExchange]:
-        """Like :meth:`pending`, with each exchange's failed attempts on its own."""
+        """Like :meth:`pending`, with each exchange's failed attempts on its own. A row
+        that no longer matches its checksum is quarantined with the reason, never
+        extracted."""
         rows = await self._thread(lambda: self._run(
             f"SELECT {_EXCHANGE_COLUMNS}, attempts FROM exchanges WHERE user=? AND"
             f" {self._WAITING} ORDER BY at_ts LIMIT ?", (user, limit)))
-        return [PendingExchange(_exchange(r), int(str(r[6]))) for r in rows]
+        good, damaged = _intact(rows)
+        if damaged:
+            await self.quarantine(damaged, DAMAGED_REASON)
+        return [PendingExchange(_exchange(r), int(str(r[7]))) for r in good]
 
     async def pending_count(self, user: str) -> int:
         rows = await self._thread(lambda: self._run(
@@ -485,6 +534,7 @@ class Journal:
             db.executemany(f"INSERT OR IGNORE INTO exchanges({names}) VALUES"
                            f" ({_placeholders(len(columns))})", rows)
             added = db.total_changes - before
+            fill_missing_checksums(db)
             db.execute("INSERT OR IGNORE INTO users(user, first_seen)"
                        " SELECT DISTINCT user, ? FROM exchanges", (_now(),))
             return added
