@@ -3,6 +3,8 @@ measured size per memory within what the cache's budget counts (ENTRY_BYTES)."""
 
 from __future__ import annotations
 
+import heapq
+import pickle
 import random
 import tracemalloc
 from datetime import datetime, timedelta
@@ -11,8 +13,13 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.memory.index.lru import ENTRY_BYTES, vector_bytes
-from omoide.memory.index.person_index import UserIndex
-from omoide.memory.index.postings import TUPLE_AT_MOST, MemoryNumbers, Postings
+from omoide.memory.index.person_index import UserIndex, _best_earned
+from omoide.memory.index.postings import (
+    SET_KEPT_FROM,
+    TUPLE_AT_MOST,
+    MemoryNumbers,
+    Postings,
+)
 from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.lexicon import analyzer
 from omoide.types import Memory
@@ -132,3 +139,26 @@ def test_an_indexed_memory_takes_no_more_than_the_budget_counts() -> None:
     assert len(idx) == n
     assert used / n <= ENTRY_BYTES + vector_bytes(dims)
     assert used / n <= 2048
+
+
+def test_a_kept_set_follows_the_changes_of_its_key() -> None:
+    postings: Postings[str] = Postings(MemoryNumbers())
+    many = [f"m{i}" for i in range(SET_KEPT_FROM + 10)]
+    for mid in many:
+        postings.add("予定", mid)
+    assert postings.get("予定") is postings.get("予定")  # made once, then kept
+    postings.add("予定", "new")
+    assert "new" in postings.get("予定")  # type: ignore[operator]
+    postings.discard("予定", "m0")
+    assert "m0" not in postings.get("予定")  # type: ignore[operator]
+    copy = pickle.loads(pickle.dumps(postings))
+    assert copy.get("予定") == postings.get("予定")
+
+
+def test_the_best_lexical_matches_are_those_a_full_sort_gives() -> None:
+    rnd = random.Random(9)
+    score_of = {bits: float(rnd.choice([1, 2, 2, 3, 5])) for bits in range(1, 40)}
+    earned = {f"m{i}": rnd.randrange(1, 40) for i in range(5000)}
+    for keep in (1, 100, 1024, 4999):
+        expected = heapq.nlargest(keep, earned, key=lambda mid: score_of[earned[mid]])
+        assert _best_earned(earned, score_of, keep) == expected

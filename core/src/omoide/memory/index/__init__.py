@@ -1,7 +1,9 @@
 """Per-person indexes the robust read engine recalls from.
 
 - :mod:`.person_index` — :class:`~.person_index.UserIndex`: lexical, entity and temporal
-  postings and cached vectors of one person's memories;
+  postings and cached vectors of one person's memories, about 1.7 KB a memory with its
+  vector (:data:`~.lru.ENTRY_BYTES`), built on :mod:`.postings` (a key's memories as an
+  id, a tuple or an array of memory numbers) and :mod:`.quantised_vectors` (int8 rows);
 - :mod:`.cache` — :class:`~.cache.IndexCache`, the façade the engine talks to, composing
   :mod:`.builds` (from the store a page at a time, or loaded), :mod:`.lru` (ready
   indexes bounded in megabytes), :mod:`.persistence` (saved indexes and records),

@@ -11,7 +11,6 @@ another store call. Small per memory (about 1.7 KB with its vector, see
 
 from __future__ import annotations
 
-import heapq
 import math
 import sys
 import time
@@ -73,6 +72,8 @@ class _Entry:
     slot: tuple[tuple[str, ...], str] | None = None
     changes: tuple[Change, ...] = ()
     lasts: bool = False
+    widest: int = 0
+    """Days of the memory's widest date range (0 when it has none)."""
 
 
 @dataclass
@@ -154,6 +155,8 @@ class UserIndex:
         self.superseded: set[str] = set()
         """Ids of indexed memories a newer one replaced (never injected)."""
         self._validity: _Validities | None = None
+        self._current: tuple[int, dict[str, str]] = (-1, {})
+        """What :meth:`current_version` found, as of a revision."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -211,7 +214,8 @@ class UserIndex:
                        share(habit_weekdays(text)), kanji, self._vector_row(memory.id, vector),
                        tuple(sounds), share(classify(memory, said_on)),
                        share(subject_of(text)), bool(spans) and is_past(last_clause(text)),
-                       share(slot_key(text)), share(changes_in(text)), lasts(text))
+                       share(slot_key(text)), share(changes_in(text)), lasts(text),
+                       max((s.days for s in spans), default=0))
         self._entries[memory.id] = entry
         self._profile.clear()
         state = self._validity
@@ -283,15 +287,31 @@ class UserIndex:
         return self._validity.replaced
 
     def current_version(self, memory_id: str) -> str:
-        """The memory that holds now what ``memory_id`` once held (itself if current)."""
+        """The memory that holds now what ``memory_id`` once held (itself if current).
+
+        A slot filled again and again (a habit told a thousand times) makes a long chain
+        of replacements: what each memory on a walked chain leads to is kept until the
+        index changes, so every chain is walked once."""
         replaced = self.validity()
-        seen = {memory_id}
+        if self._current[0] != self.revision:
+            self._current = (self.revision, {})
+        known = self._current[1]
+        path, seen, cycle = [memory_id], {memory_id}, False
         while memory_id in replaced:
+            if memory_id in known:
+                memory_id = known[memory_id]
+                break
             by = replaced[memory_id].latest_by
-            if by is None or by in seen or by not in self._entries:
+            if by is None or by not in self._entries:
+                break
+            if by in seen:
+                cycle = True   # kept for nobody: another start would stop elsewhere
                 break
             seen.add(by)
+            path.append(by)
             memory_id = by
+        if not cycle:
+            known.update(dict.fromkeys(path, memory_id))
         return memory_id
 
     def versions(self, memory_id: str) -> list[Memory]:
@@ -495,7 +515,8 @@ class UserIndex:
         kept: Iterable[str] = earned
         if n > LARGE_INDEX and len(earned) > LEXICAL_KEEP:
             # the weakest of thousands of matches would never be chosen: do not dress them
-            kept = heapq.nlargest(LEXICAL_KEEP, earned, key=lambda mid: matches[earned[mid]].score)
+            kept = _best_earned(earned, {bits: m.score for bits, m in matches.items()},
+                                LEXICAL_KEEP)
         return {mid: matches[earned[mid]] for mid in kept}
 
     def _posted(self, keys: Iterable[str]) -> set[str]:
@@ -599,24 +620,28 @@ class UserIndex:
         if not spans:
             return {}
         out: dict[str, float] = {}
+        entries = self._entries
         for q in spans:
             weight = 1.0 / math.log2(1 + q.days)
             first = q.start.toordinal()
             for day in range(first, first + min(q.days, 400)):
                 for mid in self._days.members(day):
-                    if max_memory_days is not None and \
-                            self._widest_span(mid) > max_memory_days:
+                    if max_memory_days is not None and entries[mid].widest > max_memory_days:
                         continue
-                    out[mid] = max(out.get(mid, 0.0), weight)
+                    old = out.get(mid)
+                    if old is None or old < weight:
+                        out[mid] = weight
             if q.days <= 2:
                 for w in _weekdays_in(q):
                     for mid in self._habits.members(w):
-                        out[mid] = max(out.get(mid, 0.0), 0.5 * weight)
+                        old = out.get(mid)
+                        if old is None or old < 0.5 * weight:
+                            out[mid] = 0.5 * weight
         return out
 
     def _widest_span(self, memory_id: str) -> int:
         e = self._entries.get(memory_id)
-        return max((s.days for s in e.spans), default=0) if e else 0
+        return e.widest if e else 0
 
     def dated_in(self, span: DateSpan, max_memory_days: int | None = None) -> set[str]:
         """Live memories with a date inside ``span`` (habits do not count), leaving out
@@ -761,6 +786,24 @@ def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[st
             if not small <= other:
                 out |= small & other
     return out or None
+
+
+def _best_earned(earned: dict[str, int], score_of: dict[int, float], keep: int) -> list[str]:
+    """The ``keep`` memories of ``earned`` (memory → the bits of the credits it earned)
+    with the highest scores, best first, ties in ``earned``'s order: what
+    ``heapq.nlargest`` gives, found by counting the memories of each distinct set of
+    bits (a few dozen) instead of comparing thousands of memories."""
+    counts: dict[int, int] = {}
+    for bits in earned.values():
+        counts[bits] = counts.get(bits, 0) + 1
+    threshold, total = 0.0, 0
+    for bits in sorted(counts, key=lambda b: -score_of[b]):
+        threshold, total = score_of[bits], total + counts[bits]
+        if total >= keep:
+            break
+    above = [mid for mid, bits in earned.items() if score_of[bits] > threshold]
+    at = [mid for mid, bits in earned.items() if score_of[bits] == threshold]
+    return sorted(above + at[:keep - len(above)], key=lambda mid: -score_of[earned[mid]])
 
 
 def _earned_match(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],

@@ -10,6 +10,7 @@ than :data:`TUPLE_AT_MOST` an ``array('I')`` of the memories' numbers (4 bytes a
 from __future__ import annotations
 
 from array import array
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Generic, TypeVar
 
@@ -17,6 +18,12 @@ K = TypeVar("K", bound=Hashable)
 
 TUPLE_AT_MOST = 8
 """Members kept in a tuple of ids (40 + 8 bytes a member) before numbers in an array."""
+
+SETS_KEPT = 32
+"""Sets of ids kept for the keys of most memories last asked for (see :meth:`Postings.get`)."""
+
+SET_KEPT_FROM = 2048
+"""Members from which a key's set of ids is kept once made."""
 
 
 class MemoryNumbers:
@@ -59,11 +66,19 @@ _Held = str | tuple[str, ...] | array  # type: ignore[type-arg]
 class Postings(Generic[K]):
     """Keys and the memories holding each (see the module docstring)."""
 
-    __slots__ = ("_numbers", "_table")
+    __slots__ = ("_numbers", "_sets", "_table")
 
     def __init__(self, numbers: MemoryNumbers) -> None:
         self._table: dict[K, _Held] = {}
         self._numbers = numbers
+        self._sets: OrderedDict[K, set[str]] = OrderedDict()
+
+    def __getstate__(self) -> tuple[dict[K, _Held], MemoryNumbers]:
+        return self._table, self._numbers   # the kept sets are made again when asked
+
+    def __setstate__(self, state: tuple[dict[K, _Held], MemoryNumbers]) -> None:
+        self._table, self._numbers = state
+        self._sets = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._table)
@@ -87,6 +102,7 @@ class Postings(Generic[K]):
             n = self._numbers.number(memory_id)
             if not held or held[-1] != n:   # a memory adds each key once
                 held.append(n)
+                self._sets.pop(key, None)
 
     def discard(self, key: K, memory_id: str) -> None:
         held = self._table.get(key)
@@ -104,6 +120,7 @@ class Postings(Generic[K]):
         n = self._numbers.known(memory_id)
         if n is not None and n in held:
             held.remove(n)
+            self._sets.pop(key, None)
             if len(held) <= TUPLE_AT_MOST:
                 ids = self._numbers.ids
                 self._table[key] = tuple(ids[i] for i in held)
@@ -113,7 +130,10 @@ class Postings(Generic[K]):
             self.discard(key, memory_id)
 
     def get(self, key: K) -> set[str] | None:
-        """The ids holding ``key`` (a new set), None when no memory holds it."""
+        """The ids holding ``key``, None when no memory holds it. Not to be changed by
+        the caller: the set of a key of :data:`SET_KEPT_FROM` memories or more is kept
+        (for the :data:`SETS_KEPT` last asked for, until the key changes), since making
+        it takes milliseconds and a person's questions come back to the same words."""
         held = self._table.get(key)
         if held is None:
             return None
@@ -121,8 +141,17 @@ class Postings(Generic[K]):
             return {held}
         if isinstance(held, tuple):
             return set(held)
+        kept = self._sets.get(key)
+        if kept is not None:
+            self._sets.move_to_end(key)
+            return kept
         ids = self._numbers.ids
-        return {ids[i] for i in held}
+        made = {ids[i] for i in held}
+        if len(made) >= SET_KEPT_FROM:
+            self._sets[key] = made
+            if len(self._sets) > SETS_KEPT:
+                self._sets.popitem(last=False)
+        return made
 
     def members(self, key: K) -> Iterable[str]:
         """The ids holding ``key``, without making a set (empty when none)."""

@@ -109,7 +109,8 @@ async def _bench(args: argparse.Namespace) -> int:
               f" facts, {profile['chars']} characters ({profile['over_budget']} over the "
               "budget)")
         print(f"  index: {index['rss_growth_bytes_per_memory']} bytes/memory (RSS growth"
-              f" while built), {index['estimated_bytes_per_memory']} estimated, budget"
+              " while built: an upper bound, first-use allocations included, meaningful from"
+              f" ~10,000 memories), {index['estimated_bytes_per_memory']} estimated, budget"
               f" {index['budget_mb']} MB, ready: {index['ready']}; process RSS"
               f" {report['rss_mb']['now']} MB (peak {report['rss_mb']['peak']} MB)")
         for name, r in report["engines"].items():
