@@ -144,24 +144,36 @@ def require_admin(request: Request) -> Principal:
     return principal
 
 
+SESSIONS_PER_TOKEN = 10
+"""Browser sessions one token keeps at most (a phone, a laptop, ... and some spare)."""
+
+
 @dataclass
 class _Session:
     credential: TokenMatch
     expires_at: float
 
 
+class SessionTableFull(Exception):
+    """Every session slot holds a live session of some token: no room for another."""
+
+
 class SessionStore:
     """Browser sessions: a random cookie value -> the token it was made from.
 
     In memory (a restart signs browsers out). A session ends when it expires, when it
-    is deleted, or as soon as its token is rotated or revoked. At most ``capacity``
-    sessions are kept; the oldest go first.
+    is deleted, or as soon as its token is rotated or revoked. A token keeps at most
+    ``per_token`` sessions: signing in again ends that token's own oldest, never anyone
+    else's. At most ``capacity`` sessions in all; beyond, a new one is refused
+    (:class:`SessionTableFull`) rather than pushing out another person's.
     """
 
-    def __init__(self, tokens: TokenStore, lifetime_s: float, capacity: int = 10_000) -> None:
+    def __init__(self, tokens: TokenStore, lifetime_s: float, capacity: int = 10_000,
+                 per_token: int = SESSIONS_PER_TOKEN) -> None:
         self._tokens = tokens
         self._lifetime_s = lifetime_s
         self._capacity = capacity
+        self._per_token = per_token
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
 
     @property
@@ -169,11 +181,20 @@ class SessionStore:
         return self._lifetime_s
 
     def create(self, credential: TokenMatch) -> str:
+        """A new session for ``credential``; raises :class:`SessionTableFull`."""
         now = time.monotonic()
         for key in [k for k, s in self._sessions.items() if s.expires_at <= now]:
             del self._sessions[key]
-        while len(self._sessions) >= self._capacity:
-            self._sessions.popitem(last=False)
+        own = [k for k, s in self._sessions.items()
+               if s.credential.fingerprint == credential.fingerprint]
+        for key in own[:max(0, len(own) - self._per_token + 1)]:   # oldest first
+            del self._sessions[key]
+        if len(self._sessions) >= self._capacity:
+            for key in [k for k, s in self._sessions.items()
+                        if not self._tokens.still_valid(s.credential)]:
+                del self._sessions[key]            # sessions of revoked tokens
+        if len(self._sessions) >= self._capacity:
+            raise SessionTableFull(f"{len(self._sessions)} browser sessions are open")
         key = secrets.token_urlsafe(32)
         self._sessions[key] = _Session(credential, now + self._lifetime_s)
         return key

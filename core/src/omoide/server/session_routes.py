@@ -9,17 +9,40 @@ authenticate with the cookie: ``HttpOnly`` (scripts cannot read it),
 ``SameSite=Strict`` (other sites' requests do not carry it), ``Secure`` over HTTPS.
 The guard adds the CSRF check: a change made with a cookie must carry this server's
 Origin.
+
+Signing in is bounded, so that no token can crowd out another person's sessions: a
+token keeps at most ``SESSIONS_PER_TOKEN`` sessions (its own oldest go first, see
+:class:`omoide.server.auth.SessionStore`), and sign-ins are limited per source address
+(every attempt, failed ones included) and per token, each within a moving minute:
+429 with ``Retry-After`` beyond.
 """
 
 from __future__ import annotations
 
+import math
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from omoide.server.auth import PRINCIPAL_KEY, SESSION_COOKIE, Principal, SessionStore
+from omoide.server.auth import (
+    PRINCIPAL_KEY,
+    SESSION_COOKIE,
+    Principal,
+    SessionStore,
+    SessionTableFull,
+)
+from omoide.server.limits import source_key
 from omoide.server.tokens import TokenStore
+
+SIGN_INS_PER_SOURCE = 30
+"""Sign-in attempts one source address (an IPv6 /64) may make in a minute."""
+SIGN_INS_PER_TOKEN = 20
+"""Sign-ins one token may make in a minute, from anywhere."""
+WINDOW_S = 60.0
 
 
 class SessionIn(BaseModel):
@@ -29,12 +52,52 @@ class SessionIn(BaseModel):
                                                 "Authorization: Bearer).")
 
 
-def session_router(tokens: TokenStore, sessions: SessionStore) -> APIRouter:
+class MovingWindow:
+    """At most ``limit`` hits per key within the last ``window_s`` seconds."""
+
+    def __init__(self, limit: int, window_s: float = WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._clock = clock
+        self._hits: dict[str, deque[float]] = {}
+        self._swept_at = clock()
+
+    def hit(self, key: str) -> float | None:
+        """Count one hit of ``key``: None when allowed, else the seconds until the next
+        one will be (a refused hit is not counted)."""
+        now = self._clock()
+        if now - self._swept_at >= self.window_s:   # forget keys gone quiet
+            self._swept_at = now
+            for k in [k for k, q in self._hits.items() if q[-1] <= now - self.window_s]:
+                del self._hits[k]
+        hits = self._hits.setdefault(key, deque())
+        while hits and hits[0] <= now - self.window_s:
+            hits.popleft()
+        if len(hits) >= self.limit:
+            return hits[0] + self.window_s - now
+        hits.append(now)
+        return None
+
+
+def _refuse_if_limited(window: MovingWindow, key: str, what: str) -> None:
+    wait = window.hit(key)
+    if wait is not None:
+        raise HTTPException(429, f"too many sign-ins {what}; try again later",
+                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+def session_router(tokens: TokenStore, sessions: SessionStore, *,
+                   per_source: int = SIGN_INS_PER_SOURCE,
+                   per_token: int = SIGN_INS_PER_TOKEN) -> APIRouter:
     router = APIRouter(tags=["session"])
+    by_source, by_token = MovingWindow(per_source), MovingWindow(per_token)
 
     @router.post("/v1/session")
     async def sign_in(request: Request, response: Response,
                       body: SessionIn | None = None) -> dict[str, Any]:
+        _refuse_if_limited(by_source, source_key(request.client.host if request.client
+                                                 else None), "from this address")
         token = body.token if body is not None else None
         if token is None:
             scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
@@ -42,7 +105,12 @@ def session_router(tokens: TokenStore, sessions: SessionStore) -> APIRouter:
         match = tokens.identify(token) if token else None
         if match is None:
             raise HTTPException(401, "invalid token")
-        key = sessions.create(match)
+        _refuse_if_limited(by_token, match.fingerprint, "with this token")
+        try:
+            key = sessions.create(match)
+        except SessionTableFull as exc:
+            raise HTTPException(503, f"{exc}; try again later",
+                                headers={"Retry-After": "60"}) from None
         response.set_cookie(SESSION_COOKIE, key, max_age=int(sessions.lifetime_s),
                             httponly=True, samesite="strict", path="/",
                             secure=request.url.scheme == "https")
