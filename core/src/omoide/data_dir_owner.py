@@ -6,6 +6,9 @@ local mode allows no second client). That process — ``omoide serve``, or an
 ``<data_dir>/omoide.lock`` (``flock``; the kernel releases it when the process ends,
 even by ``kill -9``, so a lock is never stale). The lock file says who holds it.
 
+Claiming a data dir makes it private (:func:`omoide.private_files.keep_private`): the
+dir 0700, its files 0600, and this process's umask 0o077 from then on.
+
 A server also writes ``<data_dir>/server.json`` (its URL and pid, mode 0600) once it
 listens, and removes it when it stops. A ``server.json`` whose lock is free was left
 by a server that died: :func:`find_server` ignores and removes it. ``omoide memory``
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide.errors import OmoideError
+from omoide.private_files import keep_private
 
 LOCK_FILE = "omoide.lock"
 SERVER_FILE = "server.json"
@@ -81,10 +85,11 @@ class DataDirClaim:
 
     @classmethod
     def acquire(cls, data_dir: Path, command: str, *, wait_s: float = 2.0) -> DataDirClaim:
-        """Claim ``data_dir`` for ``command`` (``"omoide serve"``); raises
-        :class:`DataDirBusy` naming the holder when another process has it."""
+        """Claim ``data_dir`` for ``command`` (``"omoide serve"``) and make it private;
+        raises :class:`DataDirBusy` naming the holder when another process has it."""
         data_dir = Path(data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        keep_private(data_dir)
         if fcntl is None:  # pragma: no cover
             return cls(data_dir, None)
         path = data_dir / LOCK_FILE
