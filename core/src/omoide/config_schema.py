@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import ipaddress
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -186,6 +187,30 @@ class LimitSettings(_Strict):
                     "with Retry-After. 0 turns the limit off.")
     new_users_window_minutes: float = Field(
         60.0, gt=0, description="The window of `new_users_per_source`.")
+    max_connections: int = Field(
+        1000, ge=1,
+        description="Most connections open at once (WebSockets included); more are "
+                    "answered 503 and closed at once. Lowered at start to what the "
+                    "process's open-file limit leaves room for.")
+    max_connections_per_source: int = Field(
+        64, ge=1,
+        description="Most connections one client address (an IPv6 /64) may hold open at "
+                    "once, WebSockets included; more are answered 503 and closed at once "
+                    "(logged once a minute per address). Addresses in "
+                    "server.trusted_proxies are not held to it.")
+    header_timeout_s: float = Field(
+        10.0, gt=0, le=300,
+        description="Seconds a client has to send a request's headers (a WebSocket "
+                    "handshake included), counted from its first byte or from the "
+                    "connection's start; a connection still sending them is closed.")
+    body_timeout_s: float = Field(
+        30.0, gt=0, le=600,
+        description="Seconds a request body may go without a byte arriving while the "
+                    "server waits for it; then the connection is closed (408).")
+    max_header_bytes: int = Field(
+        32 * 1024, ge=4096, le=1024 * 1024,
+        description="Largest request head (request line and headers); larger is "
+                    "answered 431 and the connection closed.")
 
 
 class ServerSettings(_Strict):
@@ -205,6 +230,26 @@ class ServerSettings(_Strict):
                                description="Tokens, allowed hosts and origins.")
     limits: LimitSettings = Field(default_factory=LimitSettings,
                                   description="Request size and rate limits.")
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks (`127.0.0.1`, `10.0.0.0/8`, `::1`) of reverse "
+                    "proxies whose Forwarded, X-Forwarded-For/-Proto/-Host and X-Real-IP "
+                    "headers name the real client. From any other address these headers "
+                    "are removed before anything reads them, so per-address limits count "
+                    "the connecting address. Empty by default: no proxy is trusted, not "
+                    "even one on this machine.")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_networks(cls, v: list[str]) -> list[str]:
+        out = []
+        for entry in v:
+            try:
+                out.append(str(ipaddress.ip_network(entry.strip(), strict=False)))
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an address or network (write "
+                                 "`127.0.0.1`, `::1` or `10.0.0.0/8`)") from None
+        return out
 
 
 class ToolCallSettings(_Strict):

@@ -39,7 +39,7 @@ def _serve(args: argparse.Namespace) -> int:
     from omoide.plugins import build_registry
     from omoide.server.app import create_app
     from omoide.server.log_safety import uvicorn_log_config
-    from omoide.server.runner import PublishingServer
+    from omoide.server.runner import build_server
     from omoide.server.tokens import TokenStore
 
     settings = load_or_exit(args.config)
@@ -70,11 +70,9 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"omoide could not start: {exc}", file=sys.stderr)
             return EXIT_FAILED
         root_level = logging.getLevelName(logging.getLogger().level)
-        config = uvicorn.Config(app, host=args.host or settings.server.host,
-                                port=args.port or settings.server.port, log_level="info",
-                                log_config=uvicorn_log_config("INFO", root_level=root_level),
-                                ws_max_size=1 << 20)
-        server = PublishingServer(config, claim)
+        server = build_server(app, settings, claim, host=args.host or settings.server.host,
+                              port=args.port or settings.server.port,
+                              log_config=uvicorn_log_config("INFO", root_level=root_level))
         server_box.append(server)
         server.run()
     finally:
