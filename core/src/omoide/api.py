@@ -110,7 +110,12 @@ from omoide.components.asr import RecognitionStream, StreamingRecognition
 from omoide.components.memory_types import Category as ProfileCategory
 from omoide.components.memory_types import ReadInputs
 from omoide.components.simulated_device import SimulatedDeviceClient, SimulatedReply
-from omoide.components.store import USER_FIELD
+from omoide.components.store import (
+    USER_FIELD,
+    PersonDamage,
+    PersonMemoryUnavailable,
+    RebuildReport,
+)
 from omoide.components.store_paging import IdSnapshots
 from omoide.components.vad import VadEvent
 from omoide.config import Secret
@@ -249,7 +254,9 @@ __all__ = [
     "ModelFile",
     "ModelNotAvailable",
     "OmoideError",
+    "PersonDamage",
     "PersonMemory",
+    "PersonMemoryUnavailable",
     "PluginLoadError",
     "Priority",
     "PriorityRunner",
@@ -260,6 +267,7 @@ __all__ = [
     "PromptContext",
     "PromptSection",
     "ReadInputs",
+    "RebuildReport",
     "Recall",
     "RecallEngine",
     "RecallNotes",

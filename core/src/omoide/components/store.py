@@ -12,6 +12,13 @@ Reading a person's whole memory goes page by page (:meth:`VectorStore.scroll_pag
 every page is its own store call under the call timeout, and a plugin must make
 the next page cost about as much as the first (a cursor that resumes, never a scan
 from the start), so reading 100,000 memories is 200 cheap calls, not one long one.
+
+A store that keeps each person's memories apart on disk can vouch for them
+(:meth:`VectorStore.check_people`): at start it names each person whose memories went
+missing or were damaged (:class:`PersonDamage`), and a store that finds it later says so
+through :meth:`VectorStore.person_damaged`. From then on every call for that person is
+refused with :class:`PersonMemoryUnavailable` (the rest go on) until
+:meth:`VectorStore.rebuild_person` (``omoide memory repair``) gives them a new store.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from omoide.components.base import Capabilities, Component, ComponentConfig
-from omoide.errors import EmbedderMismatch, InvalidInput
+from omoide.errors import ComponentError, EmbedderMismatch, InvalidInput
 from omoide.types import EmbedderFingerprint, FloatArray, VectorHit, VectorRecord
 
 USER_FIELD = "user"
@@ -42,6 +49,56 @@ class ScrollPage:
 
     records: list[VectorRecord]
     cursor: str | None
+
+
+@dataclass(frozen=True)
+class PersonDamage:
+    """One person's stored memories that went missing or were damaged.
+
+    ``where`` is the file or directory, ``what`` what is wrong with it, ``memories`` how
+    many memories the store had recorded for them (0 when unknown).
+    """
+
+    user: str
+    where: str
+    what: str
+    memories: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
+
+def repair_hint(user: str) -> str:
+    """What to do about a person's lost store (said wherever the loss is reported)."""
+    return (f"rebuild it from the journal with `omoide memory repair --config FILE --user"
+            f" {user}` (with the server stopped), or put the directory back from a backup")
+
+
+class PersonMemoryUnavailable(ComponentError):
+    """A person's memories cannot be read or written: their store is missing or damaged.
+
+    Not retryable: nothing changes until the store is repaired."""
+
+    def __init__(self, damage: PersonDamage) -> None:
+        self.damage = damage
+        super().__init__(f"the memories of {damage.user!r} are unavailable: their store"
+                         f" {damage}; {repair_hint(damage.user)}", retryable=False)
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    """What :meth:`VectorStore.rebuild_person` did.
+
+    ``restored``: records written; ``not_restored``: memories the store had recorded for
+    the person that none of the given records replaced; ``left_out``: given records the
+    store had no record of (forgotten or replaced since), not written; ``set_aside``:
+    where the damaged store was moved, if anything was there.
+    """
+
+    restored: int
+    not_restored: int
+    left_out: int = 0
+    set_aside: str | None = None
 
 
 class VectorStoreConfig(ComponentConfig):
@@ -62,6 +119,44 @@ class VectorStore(Component[VectorStoreConfig]):
     kind: ClassVar[str] = "store"
     Config: ClassVar[type[VectorStoreConfig]] = VectorStoreConfig
     capabilities: ClassVar[StoreCapabilities] = StoreCapabilities()
+
+    def __init__(self, config: VectorStoreConfig) -> None:
+        super().__init__(config)
+        self._damaged: dict[str, PersonDamage] = {}
+
+    @property
+    def damaged_people(self) -> dict[str, PersonDamage]:
+        """People whose memories are unavailable (their store missing or damaged)."""
+        return dict(self._damaged)
+
+    async def check_people(self) -> list[PersonDamage]:
+        """Check every person's stored memories against what the store recorded of them
+        (cheap: no store is read whole); each problem found makes that person's calls
+        refused until :meth:`rebuild_person`. A store that keeps no such record finds
+        nothing."""
+        found = await self._check_people()
+        for damage in found:
+            self.person_damaged(damage)
+        return found
+
+    def person_damaged(self, damage: PersonDamage) -> PersonMemoryUnavailable:
+        """Note that ``damage.user``'s memories are unavailable; returns the error to raise
+        (a plugin that finds the damage while serving a call raises it)."""
+        self._damaged.setdefault(damage.user, damage)
+        return PersonMemoryUnavailable(self._damaged[damage.user])
+
+    def _refuse_damaged(self, user: str) -> None:
+        damage = self._damaged.get(user)
+        if damage is not None:
+            raise PersonMemoryUnavailable(damage)
+
+    async def rebuild_person(self, user: str, records: Sequence[VectorRecord]) -> RebuildReport:
+        """Give ``user`` a new store holding ``records`` (those the store recorded for them:
+        a record forgotten since is left out), setting a damaged one aside. Runs without
+        the call time budget (a person may have many memories)."""
+        report = await self._rebuild_person(user, records)
+        self._damaged.pop(user, None)
+        return report
 
     async def open(self, fingerprint: EmbedderFingerprint) -> None:
         """Prepare the collection for vectors of ``fingerprint``'s space.
@@ -88,18 +183,22 @@ class VectorStore(Component[VectorStoreConfig]):
         return await self._read_fingerprint()
 
     async def upsert(self, user: str, records: Sequence[VectorRecord]) -> None:
+        self._refuse_damaged(user)
         if records:
             await self._call("upsert", lambda: self._upsert(user, records))
 
     async def search(self, user: str, vector: FloatArray, limit: int,
                      where: dict[str, Any] | None = None) -> list[VectorHit]:
         """Top ``limit`` of ``user``'s records by cosine; ``where`` = exact payload matches."""
+        self._refuse_damaged(user)
         return await self._call("search", lambda: self._search(user, vector, limit, where))
 
     async def get(self, user: str, ids: Sequence[str]) -> list[VectorRecord]:
+        self._refuse_damaged(user)
         return await self._call("get", lambda: self._get(user, ids)) if ids else []
 
     async def delete(self, user: str, ids: Sequence[str]) -> None:
+        self._refuse_damaged(user)
         if ids:
             await self._call("delete", lambda: self._delete(user, ids))
 
@@ -114,6 +213,7 @@ class VectorStore(Component[VectorStoreConfig]):
         """
         if limit < 1:
             raise InvalidInput(f"store {self.name}: page limit must be at least 1, not {limit}")
+        self._refuse_damaged(user)
         return await self._call("scroll_page", lambda: self._scroll_page(user, cursor, limit))
 
     async def scroll(self, user: str, page: int = DEFAULT_PAGE) -> list[VectorRecord]:
@@ -135,6 +235,7 @@ class VectorStore(Component[VectorStoreConfig]):
         return True
 
     async def count(self, user: str) -> int:
+        self._refuse_damaged(user)
         return await self._call("count", lambda: self._count(user))
 
     async def reset(self) -> None:
@@ -142,6 +243,17 @@ class VectorStore(Component[VectorStoreConfig]):
         await self._drop()
 
     # primitives -------------------------------------------------------------------
+    async def _check_people(self) -> list[PersonDamage]:
+        """Override when the store records what each person's store holds."""
+        return []
+
+    async def _rebuild_person(self, user: str, records: Sequence[VectorRecord],
+                              ) -> RebuildReport:
+        """Override to rebuild one person's store; the default writes ``records`` over
+        what is there (a store that records nothing per person cannot tell more)."""
+        await self.upsert(user, records)
+        return RebuildReport(restored=len(records), not_restored=0)
+
     @abstractmethod
     async def _read_fingerprint(self) -> EmbedderFingerprint | None: ...
 

@@ -20,12 +20,18 @@ Layout under the configured ``path``::
 
     omoide-shards.lock                     held for the life of the store (one process)
     shards/<collection>/fingerprint.json   the embedder fingerprint
+    shards/<collection>/manifest.sqlite3   what each person's store holds (:mod:`.shard_manifest`)
     shards/<collection>/<dd>/<digest>/     one person's local-mode Qdrant
+    shards/<collection>/set-aside/         damaged stores a rebuild moved out of the way
 
 ``digest`` is the first 24 hex digits of SHA-256 of the person's id (the same name
 the per-person collections of the earlier layout carried, which is what
 :func:`migrate_single_directory` relies on); ``dd`` its first two, so no directory
 holds more than a few hundred entries.
+
+A person's store is checked against the manifest when it is opened; a store that is
+missing, cannot be opened or does not hold what the manifest recorded raises
+:class:`ShardDamaged` (the store then refuses that person's calls until it is rebuilt).
 
 Everything here runs on the store's worker thread: local mode's SQLite connections
 must stay on the thread that opened them.
@@ -38,13 +44,16 @@ import json
 import logging
 import os
 import shutil
+import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from omoide.api import ComponentError, EmbedderFingerprint
+from omoide.api import ComponentError, EmbedderFingerprint, PersonDamage
+from omoide_store_qdrant.shard_manifest import MANIFEST_FILE, ShardManifest, file_problem
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
@@ -57,6 +66,18 @@ SHARDS_DIR = "shards"
 FINGERPRINT_FILE = "fingerprint.json"
 USER_COLLECTION_INFIX = "__u_"
 META_SUFFIX = "__meta"
+SET_ASIDE_DIR = "set-aside"
+
+T = TypeVar("T")
+
+
+class ShardDamaged(Exception):
+    """A person's store is missing, cannot be opened or does not hold what the manifest
+    recorded (``damage`` says which and what)."""
+
+    def __init__(self, damage: PersonDamage) -> None:
+        super().__init__(str(damage))
+        self.damage = damage
 
 
 def user_digest(user: str) -> str:
@@ -74,6 +95,7 @@ class ShardPool:
         self.base = self.root / SHARDS_DIR / collection
         self._open: OrderedDict[str, QdrantLocal] = OrderedDict()
         self._lock: TextIO | None = None
+        self.manifest = ShardManifest(self.base / MANIFEST_FILE)
         self.opened_total = 0
         """How many times a person's store was opened (a measure of pool churn)."""
 
@@ -110,28 +132,38 @@ class ShardPool:
         while self._open:
             _, client = self._open.popitem(last=False)
             client.close()
+        self.manifest.close()
 
     # -- people's stores --------------------------------------------------------------
     def directory(self, digest: str) -> Path:
         return self.base / digest[:2] / digest
 
     def client(self, user: str, create_dims: int | None) -> QdrantLocal | None:
-        """``user``'s store, opened if needed; ``None`` if it does not exist and
-        ``create_dims`` is None (a read of someone who has nothing stored)."""
-        return self.client_for_digest(user_digest(user), create_dims)
+        """``user``'s store, opened (and checked against the manifest) if needed; ``None``
+        if it does not exist and ``create_dims`` is None (a read of someone who has
+        nothing stored). Raises :class:`ShardDamaged`."""
+        return self.client_for_digest(user_digest(user), create_dims, user)
 
-    def client_for_digest(self, digest: str, create_dims: int | None) -> QdrantLocal | None:
+    def client_for_digest(self, digest: str, create_dims: int | None,
+                          user: str | None = None) -> QdrantLocal | None:
         client = self._open.get(digest)
         if client is not None:
             self._open.move_to_end(digest)
             return client
         where = self.directory(digest)
+        record = self.manifest.record(digest) if user is not None else None
+        if record is not None and record.points > 0 and not where.is_dir():
+            raise ShardDamaged(PersonDamage(record.user, str(where),
+                                            "the store directory is missing", record.points))
         if not where.is_dir() and create_dims is None:
             return None
-        from qdrant_client.local.qdrant_local import QdrantLocal
-
-        client = QdrantLocal(str(where))
+        client = self._open_local(where, record.user if record else user, record)
         if not client.collection_exists(self.collection):
+            if record is not None and record.points > 0:
+                client.close()
+                raise ShardDamaged(PersonDamage(
+                    record.user, str(where), "the store no longer holds its collection",
+                    record.points))
             if create_dims is None:
                 client.close()
                 return None
@@ -139,12 +171,112 @@ class ShardPool:
 
             client.create_collection(self.collection, vectors_config=qm.VectorParams(
                 size=create_dims, distance=qm.Distance.COSINE))
+        if user is not None:
+            self._check(client, digest, user, record, where)
         self.opened_total += 1
         self._open[digest] = client
         while len(self._open) > self.max_open:
             _, oldest = self._open.popitem(last=False)
             oldest.close()
         return client
+
+    def _open_local(self, where: Path, user: str | None, record: Any) -> QdrantLocal:
+        from qdrant_client.local.qdrant_local import QdrantLocal
+
+        try:
+            return QdrantLocal(str(where))
+        except Exception as exc:
+            if user is None:
+                raise
+            problem = file_problem(where, self.collection)
+            raise ShardDamaged(PersonDamage(
+                user, str(where), problem or f"it cannot be opened ({type(exc).__name__}:"
+                f" {exc})", record.points if record else 0)) from exc
+
+    def _check(self, client: QdrantLocal, digest: str, user: str, record: Any,
+               where: Path) -> None:
+        """Compare a just-opened store with the manifest (adopting one it has no record
+        of); closes it and raises :class:`ShardDamaged` when they disagree."""
+        ids = point_ids(client, self.collection)
+        if record is None:
+            self.manifest.reset(digest, user, ids)
+            return
+        problem = self.manifest.verify(record, ids)
+        if problem is not None:
+            client.close()
+            raise ShardDamaged(PersonDamage(record.user, str(where), problem, record.points))
+
+    # -- the manifest --------------------------------------------------------------------
+    def write(self, user: str, added: Sequence[str], removed: Sequence[str],
+              fn: Callable[[], T]) -> T:
+        """Run ``fn`` (a write to ``user``'s open store), recorded in the manifest."""
+        digest = user_digest(user)
+        self.manifest.begin(digest, user, added, removed)
+        result = fn()
+        self.manifest.done(digest)
+        return result
+
+    def missing_or_damaged(self) -> list[PersonDamage]:
+        """Every person the manifest records memories for whose store's files are
+        missing or damaged (a stat and a header read each; nothing is opened)."""
+        found = []
+        for record in self.manifest.records():
+            if max(record.points, record.pending_points or 0) == 0:
+                continue
+            where = self.directory(record.digest)
+            problem = file_problem(where, self.collection)
+            if problem is not None:
+                found.append(PersonDamage(record.user, str(where), problem, record.points))
+        return found
+
+    def recorded_ids(self, user: str) -> set[str] | None:
+        """The point ids the manifest records for ``user`` (None: no record)."""
+        digest = user_digest(user)
+        if self.manifest.record(digest) is None:
+            return None
+        return self.manifest.point_ids(digest)
+
+    def set_aside(self, user: str) -> Path | None:
+        """Close ``user``'s store and move its directory out of the way (to
+        ``set-aside/``); returns where it went, None when there was none."""
+        digest = user_digest(user)
+        client = self._open.pop(digest, None)
+        if client is not None:
+            client.close()
+        where = self.directory(digest)
+        if not where.exists():
+            return None
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        moved = self.base / SET_ASIDE_DIR / f"{digest}-{stamp}"
+        moved.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(where, moved)
+        log.warning("store qdrant: the store of %s set aside as %s", user, moved)
+        return moved
+
+    def readable_points(self, directory: Path) -> list[Any]:
+        """Every point still readable in a store set aside (none when it cannot be opened)."""
+        from qdrant_client.local.qdrant_local import QdrantLocal
+
+        try:
+            old = QdrantLocal(str(directory))
+        except Exception as exc:  # noqa: BLE001 - damaged: nothing to keep from it
+            log.warning("store qdrant: nothing can be read from %s: %s", directory, exc)
+            return []
+        try:
+            if not old.collection_exists(self.collection):
+                return []
+            total = old.count(self.collection, exact=True).count
+            records, _ = old.scroll(self.collection, limit=total + 1, with_payload=True,
+                                    with_vectors=True)
+            return list(records)
+        except Exception as exc:  # noqa: BLE001 - damaged part-way: keep nothing of it
+            log.warning("store qdrant: %s cannot be read whole: %s", directory, exc)
+            return []
+        finally:
+            old.close()
+
+    def record_rebuilt(self, user: str, ids: Sequence[str]) -> None:
+        self.manifest.reset(user_digest(user), user, ids)
 
     @property
     def open_count(self) -> int:
@@ -161,7 +293,7 @@ class ShardPool:
                         yield person.name
 
     def drop(self) -> None:
-        """Delete every person's store and the fingerprint."""
+        """Delete every person's store, the manifest and the fingerprint."""
         self.close_all()
         if self.base.exists():
             shutil.rmtree(self.base)
@@ -179,6 +311,20 @@ class ShardPool:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(fingerprint.to_json()), encoding="utf-8")
         os.replace(tmp, path)  # never a half-written fingerprint
+
+
+def point_ids(client: QdrantLocal, collection: str) -> list[str]:
+    """The ids of every point in ``collection`` of an open local store (read from the
+    local engine's id map when it has one: local mode sorts every point on a scroll)."""
+    local = getattr(client, "collections", {}).get(collection)
+    ids = getattr(local, "ids", None)
+    deleted = getattr(local, "deleted", None)
+    if isinstance(ids, dict) and deleted is not None:
+        return [str(uuid.UUID(str(pid))) for pid, i in ids.items() if not deleted[i]]
+    total = client.count(collection, exact=True).count
+    points, _ = client.scroll(collection, limit=total + 1, with_payload=False,
+                              with_vectors=False)
+    return [str(uuid.UUID(str(p.id))) for p in points]
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ Three layouts, chosen by where the data lives (``partition:`` can override):
 * a local directory (``path``): one small local-mode store per person, opened on
   their first read or write and kept in a bounded pool (:mod:`.shards`); nothing is
   read at start, and a person's search scans only their own points with no filter.
+  A manifest beside the stores records what each holds (:mod:`.shard_manifest`): a
+  person's store missing or damaged is found at start (:meth:`QdrantStore.check_people`)
+  or when it is opened, and that person's calls are refused until
+  ``omoide memory repair`` rebuilds it.
   A directory in the earlier layout (every person's collection in one local-mode
   store) is moved into this one at start.
 * ``:memory:`` (tests, demos): one collection per person in one in-process client.
@@ -49,7 +53,9 @@ from omoide.api import (
     FloatArray,
     IdSnapshots,
     InvalidInput,
+    PersonDamage,
     Priority,
+    RebuildReport,
     ScrollPage,
     StoreCapabilities,
     VectorHit,
@@ -60,6 +66,7 @@ from omoide_store_qdrant.config import QdrantStoreConfig
 from omoide_store_qdrant.shards import (
     META_SUFFIX,
     USER_COLLECTION_INFIX,
+    ShardDamaged,
     ShardPool,
     migrate_single_directory,
     user_digest,
@@ -228,7 +235,20 @@ class QdrantStore(VectorStore):
         if self._client is None and self._shards is None:
             raise ComponentError("store qdrant: not started")
         client = self._client
-        return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)), priority)
+        try:
+            return await self.run_blocking(lambda: _translate_errors(lambda: fn(client)),
+                                           priority)
+        except ShardDamaged as exc:
+            log.error("store qdrant: the memories of %s are unavailable: %s",
+                      exc.damage.user, exc.damage)
+            raise self.person_damaged(exc.damage) from exc
+
+    def _recorded(self, user: str, added: Sequence[str], removed: Sequence[str],
+                  fn: Callable[[], T]) -> T:
+        """Run the write ``fn``, recorded in the manifest when there is one."""
+        if self._shards is None:
+            return fn()
+        return self._shards.write(user, added, removed, fn)
 
     async def _on_user(self, user: str, create: bool, fn: Callable[[QdrantBase, str], T],
                        absent: T, priority: Priority | None = None) -> T:
@@ -341,7 +361,8 @@ class QdrantStore(VectorStore):
 
         def upsert(client: QdrantBase, name: str) -> None:
             self._snapshots.forget((name, user))
-            client.upsert(name, points, wait=True)
+            self._recorded(user, [str(p.id) for p in points], (),
+                           lambda: client.upsert(name, points, wait=True))
 
         await self._on_user(user, True, upsert, None, Priority.BATCH)
 
@@ -399,7 +420,8 @@ class QdrantStore(VectorStore):
 
         def delete(client: QdrantBase, name: str) -> None:
             self._snapshots.forget((name, user))
-            client.delete(name, selector, wait=True)
+            self._recorded(user, (), point_ids,
+                           lambda: client.delete(name, selector, wait=True))
 
         await self._on_user(user, False, delete, None)
 
@@ -437,6 +459,56 @@ class QdrantStore(VectorStore):
             return ScrollPage([_record(p) for p in points if p.payload is not None], following)
 
         return await self._on_user(user, False, page, ScrollPage([], None), Priority.BATCH)
+
+    # -- people's stores: checks and rebuilds --------------------------------------------
+    async def _check_people(self) -> list[PersonDamage]:
+        shards = self._shards
+        if shards is None:
+            return []
+        return await self.run_blocking(shards.missing_or_damaged)
+
+    async def _rebuild_person(self, user: str, records: Sequence[VectorRecord],
+                              ) -> RebuildReport:
+        """Set ``user``'s store aside, keep what can still be read of it, and write the
+        given records the manifest recorded (all of them when it has no record)."""
+        shards = self._shards
+        if shards is None:
+            return await super()._rebuild_person(user, records)
+        if self._dims is None:
+            raise ComponentError("store qdrant: open() the store before rebuilding")
+        return await self.run_blocking(lambda: self._rebuild_shard(shards, user, records),
+                                       Priority.BATCH)
+
+    def _rebuild_shard(self, shards: ShardPool, user: str,
+                       records: Sequence[VectorRecord]) -> RebuildReport:
+        from qdrant_client.http import models as qm
+
+        recorded = shards.recorded_ids(user)
+        moved = shards.set_aside(user)
+        kept = {str(p.id): p for p in (shards.readable_points(moved) if moved else [])
+                if p.payload is not None and (recorded is None or str(p.id) in recorded)}
+        fresh: dict[str, qm.PointStruct] = {}
+        left_out = 0
+        for r in records:
+            pid = point_id(user, r.id)
+            if recorded is not None and pid not in recorded:
+                left_out += 1
+            elif pid not in kept:
+                fresh[pid] = qm.PointStruct(
+                    id=pid, vector=np.asarray(r.vector, dtype=np.float32).tolist(),
+                    payload={USER_FIELD: user, ID_FIELD: r.id, PAYLOAD_FIELD: dict(r.payload)})
+        points = [qm.PointStruct(id=pid, vector=p.vector, payload=p.payload)
+                  for pid, p in kept.items()] + list(fresh.values())
+        client = shards.client_for_digest(user_digest(user), self._dims)
+        assert client is not None
+        for i in range(0, len(points), 256):
+            client.upsert(self.config.collection, points[i:i + 256], wait=True)
+        written = [str(p.id) for p in points]
+        shards.record_rebuilt(user, written)
+        self._snapshots.clear()
+        missing = len(recorded - set(written)) if recorded is not None else 0
+        return RebuildReport(restored=len(points), not_restored=missing, left_out=left_out,
+                             set_aside=str(moved) if moved else None)
 
     def describe(self) -> dict[str, Any]:
         info = super().describe()

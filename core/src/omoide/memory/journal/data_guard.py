@@ -8,13 +8,17 @@ manifest (:mod:`omoide.memory.journal.manifest`):
 - a zero-length journal, or one SQLite finds damaged (``PRAGMA quick_check``, or not a
   database at all);
 - a persistent vector store with no memories (no embedder fingerprint) where the
-  manifest says memories were stored (a deleted Qdrant directory, a changed path).
+  manifest says memories were stored (a deleted Qdrant directory, a changed path);
+- one person's store missing or damaged, where the store keeps a record of what each
+  person's store holds (:meth:`omoide.components.VectorStore.check_people`).
 
 Each is a :class:`DataProblem` naming the file; the engine refuses to start with all of
 them (:class:`DataMissing`) unless ``memory.accept_data_loss`` (``omoide serve
 --accept-data-loss``) says to go on. Then a damaged or empty journal is moved aside
 (``<file>.damaged-<time>``), the exchanges SQLite can still read are copied into a new
-journal, and the manifest is rewritten from what is there.
+journal, and the manifest is rewritten from what is there; a person whose store is lost
+stays *degraded* (their memory calls are refused, saying so) until ``omoide memory
+repair --user U`` rebuilds it from the journal's extraction results.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 
 from omoide.components import VectorStore
+from omoide.components.store import repair_hint
 from omoide.errors import OmoideError
 from omoide.memory.journal.exchange_log import Journal
 from omoide.memory.journal.manifest import DataManifest, JournalRecord, StoreRecord
@@ -34,6 +39,8 @@ log = logging.getLogger("omoide.memory.data")
 
 ACCEPT_FLAG = "--accept-data-loss"
 SALVAGE_CHUNK = 64
+PROBLEMS_LISTED = 20
+"""At most this many problems are listed when a start is refused (then how many more)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,8 @@ class DataProblem:
     what: str
     journal_unreadable: bool = False
     """The journal file must be moved aside before a new one can be opened."""
+    person: str | None = None
+    """Whose memories these were, when the problem is one person's store."""
 
     def __str__(self) -> str:
         return f"{self.file}: {self.what}"
@@ -55,7 +64,17 @@ class DataMissing(OmoideError):
 
     def __init__(self, problems: list[DataProblem], manifest_path: Path) -> None:
         self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
+        lines = "\n".join(f"  - {p}" for p in problems[:PROBLEMS_LISTED])
+        if len(problems) > PROBLEMS_LISTED:
+            lines += f"\n  - ... and {len(problems) - PROBLEMS_LISTED} more"
+        people = [p.person for p in problems if p.person is not None]
+        per_person = ""
+        if people:
+            per_person = (
+                f" For a person's store: {repair_hint(people[0])}"
+                + (" (the same for each person listed)" if len(people) > 1 else "")
+                + f"; with {ACCEPT_FLAG} omoide starts and their memory is unavailable"
+                " (said in /healthz, the console and their turns) until it is repaired.")
         super().__init__(
             "memory data is missing or damaged, so omoide will not start over it:\n"
             f"{lines}\n"
@@ -63,7 +82,7 @@ class DataMissing(OmoideError):
             f" config) and start again; or start with `omoide serve {ACCEPT_FLAG}` (or"
             " memory.accept_data_loss: true) to go on with what is there: a damaged journal"
             " is moved aside and the exchanges that can still be read are copied into a new"
-            f" one, and {manifest_path} is rewritten.")
+            f" one, and {manifest_path} is rewritten.{per_person}")
 
 
 def _location(store: VectorStore) -> str:
@@ -119,17 +138,20 @@ class DataGuard:
         return []
 
     async def store_problems(self, store: VectorStore) -> list[DataProblem]:
-        """What is wrong with the vector store (after it started, before it is opened)."""
-        if not _persistent(store) or self.manifest is None:
+        """What is wrong with the vector store (after it started, before it is opened):
+        the whole store gone, or else each person's store that is missing or damaged."""
+        if not _persistent(store):
             return []
-        if not self.manifest.store.memories_stored:
-            return []
-        if await store.fingerprint() is not None:
-            return []
-        return [DataProblem(_location(store),
-                            f"the vector store ({store.name}) holds no memories, but"
-                            f" {self.manifest_path} says memories were stored in"
-                            f" {self.manifest.store.location or 'it'}")]
+        if self.manifest is not None and self.manifest.store.memories_stored \
+                and await store.fingerprint() is None:
+            return [DataProblem(_location(store),
+                                f"the vector store ({store.name}) holds no memories, but"
+                                f" {self.manifest_path} says memories were stored in"
+                                f" {self.manifest.store.location or 'it'}")]
+        return [DataProblem(d.where, f"the memories of {d.user!r}"
+                            + (f" ({d.memories} recorded)" if d.memories else "")
+                            + f" are lost: {d.what}", person=d.user)
+                for d in await store.check_people()]
 
     def set_aside(self, problems: list[DataProblem]) -> Path | None:
         """Move an unreadable journal (and its -wal/-shm) aside; returns where it went."""

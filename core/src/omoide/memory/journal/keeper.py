@@ -95,6 +95,8 @@ class JournalKeeper:
         if manifest is not None:
             return manifest.store.memories_stored
         # no manifest yet (a fresh directory, or one from before manifests): look
+        if store.damaged_people:  # accepted as lost: they had memories
+            return True
         if await store.fingerprint() is None:
             return False
         for user in (await self.journal.users())[:UPGRADE_USERS_CHECKED]:
