@@ -11,6 +11,7 @@
     omoide memory retry   --config FILE --user U [--exchange ID ...]   (quarantined ones)
     omoide memory skip    --config FILE --user U [--exchange ID ...]
     omoide memory reembed --config FILE [--user U ...]
+    omoide memory repair  --config FILE --user U [--json]     (a lost store, from the journal)
     omoide memory profile show|set|forget ...     (see omoide.commands.memory_profile)
 
 While ``omoide serve`` runs on the config's data dir, the commands talk to it over
@@ -107,6 +108,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     command("reembed", "re-embed every memory with the configured embedder (stop the "
                        "server first)", _reembed, user=None)
     _register_dead_letter_commands(command)
+    c = msub.add_parser("repair", help="rebuild a person's lost or damaged store from the"
+                                       " journal's extraction results (stop the server first)")
+    c.add_argument("--config", required=True, help="config file (YAML)")
+    c.add_argument("--user", required=True, type=user_id_argument, help="user id")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.set_defaults(handler=_repair)
     from omoide.commands.memory_profile import add_profile_command
     add_profile_command(msub, _run, user_id_argument)
     from omoide.commands.memory_verify import add_verify_command
@@ -257,6 +264,36 @@ async def _reembed(client: MemoryClient, args: argparse.Namespace) -> int:
     counts = await client.reembed(args.user or None)
     for user, n in counts.items():
         print(f"{user}: {n} memories re-embedded")
+    return 0
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from omoide.commands._common import load_or_exit, report_failures
+
+    settings = load_or_exit(args.config)
+    return asyncio.run(report_failures(_repair_store(settings, args)))
+
+
+async def _repair_store(settings: Any, args: argparse.Namespace) -> int:
+    """Claim the data dir (no server may hold the store), open the embedder, the store
+    and the journal, and rebuild ``args.user``'s store (:mod:`omoide.memory.control.repair`)."""
+    from omoide.data_dir_owner import DataDirClaim
+    from omoide.memory.control.repair import repair_person
+    from omoide.memory.journal.exchange_log import Journal
+    from omoide.runtime import Runtime
+
+    with DataDirClaim.acquire(settings.data_dir, "omoide memory repair"):
+        runtime = Runtime(settings)
+        journal = Journal(settings.data_dir / settings.memory.journal)
+        try:
+            await runtime.start("embed", "store")
+            journal.open()
+            await runtime.store.open(await runtime.embedder.fingerprint())
+            report = await repair_person(journal, runtime.embedder, runtime.store, args.user)
+        finally:
+            journal.close()
+            await runtime.stop()
+    print(json.dumps(report.to_json(), ensure_ascii=False) if args.json else report.summary())
     return 0
 
 

@@ -190,12 +190,29 @@ class MemoryEngine:
         except Exception as exc:  # noqa: BLE001 - an unknown engine: no memory, said why
             return Recall([], engine or self.read_engine.name, {"embed": 0.0, "search": 0.0},
                           error=f"{type(exc).__name__}: {exc}")
+        unavailable = self._unavailable(user, reader.name)
+        if unavailable is not None:
+            return unavailable
         person = self.person(user)
         try:
             with self._indexes.foreground.recalling():  # large index builds step aside
-                return await reader.recall(person, self._recall_request(query, now))
+                recall = await reader.recall(person, self._recall_request(query, now))
         finally:
             person.close()
+        if recall.timed_out or recall.error:  # the store may have found the damage just now
+            return self._unavailable(user, reader.name) or recall
+        return recall
+
+    def _unavailable(self, user: str, engine: str) -> Recall | None:
+        """"Memory unavailable" for a person whose store is lost (see
+        :meth:`VectorStore.check_people`), rather than a recall that fails or times out."""
+        damage = self.store.damaged_people.get(user)
+        if damage is None:
+            return None
+        return Recall([], engine, {"embed": 0.0, "search": 0.0},
+                      error=f"memory unavailable: the store of {user!r} is lost"
+                            f" ({damage.what}); repair it with `omoide memory repair"
+                            f" --user {user}`")
 
     @property
     def dense_paths(self) -> DensePathTimes:

@@ -30,6 +30,7 @@ from omoide import long_lived
 from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector, TurnDetector
+from omoide.components.store import PersonMemoryUnavailable
 from omoide.components.turn_events import TurnEventSubscriber
 from omoide.config import ServerSettings, Settings
 from omoide.errors import InvalidInput, OmoideError
@@ -42,6 +43,8 @@ from omoide.pipeline.turn import AnySink, NullSink, TurnRequest, TurnResult
 from omoide.plugins import PluginRegistry
 from omoide.runtime import Runtime
 from omoide.server.auth import (
+    PRINCIPAL_KEY,
+    Principal,
     SessionStore,
     device_path_problem,
     require_user,
@@ -204,21 +207,40 @@ class OmoideServer:
                 log.exception("stopping memory failed")
         await self.runtime.stop()
 
-    def health(self) -> dict[str, Any]:
+    def health(self, *, name_people: bool = False) -> dict[str, Any]:
+        """Each component's state. People whose memories are unavailable (their store
+        lost) make memory *degraded*; ``name_people`` (the admin asks) lists them."""
         comps = {path: comp.describe() for path, comp in self.runtime.components().items()}
         state, reason = self.memory_state.value, self.memory_reason
         problem = (getattr(self.memory, "problem", None)
                    if self.memory_state is ComponentState.READY else None)
+        lost = self._people_without_memory()
         if problem:  # e.g. the journal fails: exchanges go to the spill file meanwhile
             state, reason = ComponentState.FAILED.value, str(problem)
+        elif lost:
+            state = "degraded"
+            who = "1 person are" if len(lost) == 1 else f"{len(lost)} people are"
+            reason = (f"the memories of {who} unavailable (their store is missing or"
+                      " damaged); repair with `omoide memory repair --user U`")
         comps["memory"] = {"kind": "memory", "name": self.settings.memory.retrieve_stage.use,
                            "state": state, "reason": reason, "stand_in": None}
+        if lost:
+            comps["memory"]["people_unavailable"] = len(lost)
+            if name_people:
+                comps["memory"]["people"] = sorted(lost)
         states = {c["state"] for c in comps.values()}
         if self.ready.is_set():
-            status = "degraded" if "failed" in states else "ready"
+            status = "degraded" if states & {"failed", "degraded"} else "ready"
         else:
             status = "failed" if "failed" in states else "starting"
         return {"status": status, "components": comps}
+
+    def _people_without_memory(self) -> dict[str, Any]:
+        """Whose memories the store refuses (a lost store; see ``check_people``)."""
+        if self.memory_state is not ComponentState.READY:
+            return {}
+        store = getattr(self.memory, "store", None)
+        return dict(getattr(store, "damaged_people", None) or {})
 
     # -- DeviceHost ------------------------------------------------------------------
     def host_for(self, plugin_id: str) -> ServerDeviceHost:
@@ -413,6 +435,14 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _not_ready(request: Request, exc: _NotReady) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, 503)
 
+    @app.exception_handler(PersonMemoryUnavailable)
+    async def _memory_unavailable(request: Request,
+                                  exc: PersonMemoryUnavailable) -> JSONResponse:
+        return JSONResponse({"error": f"the memories of {exc.damage.user!r} are unavailable:"
+                                      f" their store is lost ({exc.damage.what}); repair it"
+                                      " with `omoide memory repair --config FILE --user"
+                                      f" {exc.damage.user}`", "memory_unavailable": True}, 503)
+
     @app.exception_handler(OmoideError)
     async def _omoide(request: Request, exc: OmoideError) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, 500)
@@ -423,8 +453,10 @@ def _core_routes(server: OmoideServer) -> APIRouter:
 
     @router.get("/healthz")
     @router.head("/healthz", include_in_schema=False)   # documented; GET's answer
-    async def healthz() -> JSONResponse:
-        body = server.health()
+    async def healthz(request: Request) -> JSONResponse:
+        principal = request.scope.get(PRINCIPAL_KEY)
+        body = server.health(name_people=isinstance(principal, Principal)
+                             and principal.is_admin)
         return JSONResponse(body, 200 if body["status"] != "failed" else 503)
 
     def admit_user(request: Request, user: str) -> None:

@@ -14,9 +14,10 @@ The answers also say which of the console's optional panels this server can fill
 the page never probes a route that is not there.
 
 Each person: ``first_seen``, ``last_turn`` (their newest journaled exchange),
-``exchanges``, ``memories`` (``live`` and ``superseded``), ``pending`` (exchanges waiting
-for extraction) and ``quarantined`` (exchanges extraction set aside; null when this
-memory engine keeps no quarantine). The answer also names the assistant's
+``exchanges``, ``memories`` (``live`` and ``superseded``), ``memory_unavailable`` (null, or
+why their memories cannot be read: their store is lost, see ``omoide memory repair``),
+``pending`` (exchanges waiting for extraction) and ``quarantined`` (exchanges extraction
+set aside; null when this memory engine keeps no quarantine). The answer also names the assistant's
 ``timezone``, in which the console shows every time. People come from the journal's
 users table: whoever talked, had memories imported, or was added here.
 """
@@ -63,11 +64,14 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         quarantine = await _quarantined_counts(engine)
 
         async def one(p: PersonActivity) -> dict[str, Any]:
-            index = await engine.index(p.user)
-            memories = index.memories()
+            lost = engine.store.damaged_people.get(p.user)
+            memories = [] if lost is not None else (await engine.index(p.user)).memories()
             superseded = sum(1 for m in memories if m.superseded_by)
             waiting = pending.get(p.user)
             return {"user": p.user,
+                    "memory_unavailable": None if lost is None else (
+                        f"their store is lost ({lost.what}); repair with `omoide memory"
+                        f" repair --user {p.user}`"),
                     "first_seen": p.first_seen.isoformat() if p.first_seen else None,
                     "last_turn": p.last_turn.isoformat() if p.last_turn else None,
                     "exchanges": p.exchanges,

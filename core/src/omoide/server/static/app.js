@@ -201,7 +201,7 @@ async function statusView(view, seq) {
 function personRow(p) {
   const q = p.quarantined === null || p.quarantined === undefined ? "not tracked" : String(p.quarantined);
   return `<tr><td data-label="Person"><a href="#/person/${enc(p.user)}">${esc(p.user)}</a></td>
-    <td data-label="Memories">${p.memories.live}${p.memories.superseded ? ` <span class="muted">(+${p.memories.superseded} superseded)</span>` : ""}</td>
+    <td data-label="Memories">${p.memory_unavailable ? `<strong>unavailable</strong> <span class="muted">(${esc(p.memory_unavailable)})</span>` : `${p.memories.live}${p.memories.superseded ? ` <span class="muted">(+${p.memories.superseded} superseded)</span>` : ""}`}</td>
     <td data-label="Last turn">${timeHtml(p.last_turn)}</td>
     <td data-label="Pending extraction">${p.pending}</td>
     <td data-label="Quarantined">${esc(q)}</td></tr>`;
@@ -480,7 +480,7 @@ async function personView(view, user, seq) {
 function renderSummary(p) {
   const q = p.quarantined === null || p.quarantined === undefined ? "not tracked" : p.quarantined;
   $("#person-summary").innerHTML = `
-    <div><dt>Memories</dt><dd>${p.memories.live} live, ${p.memories.superseded} superseded</dd></div>
+    <div><dt>Memories</dt><dd>${p.memory_unavailable ? `<strong>unavailable</strong>: ${esc(p.memory_unavailable)}` : `${p.memories.live} live, ${p.memories.superseded} superseded`}</dd></div>
     <div><dt>Last turn</dt><dd>${timeHtml(p.last_turn)} (${esc(state.zoneName || state.tz)})</dd></div>
     <div><dt>Pending extraction</dt><dd>${plural(p.pending, "exchange")}</dd></div>
     <div><dt>Quarantined</dt><dd>${esc(q)}</dd></div>`;
