@@ -270,3 +270,65 @@ def test_forwarded_headers_from_a_trusted_proxy_name_the_client(serve: Any,
                            headers={"X-Forwarded-For": "10.0.0.1"}).status_code
                  for i in range(2)]
     assert third == [429, 429]
+
+
+def test_open_websockets_count_against_the_per_address_cap_until_they_close(
+        tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    import uvicorn
+    import websockets
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from omoide.data_dir_owner import DataDirClaim
+    from omoide.server.connections import (
+        ConnectionGate,
+        ConnectionLimits,
+        guarded_http_protocol,
+    )
+    from omoide.server.runner import PublishingServer
+
+    async def echo(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            await receive()
+            await send({"type": "websocket.accept"})
+            while (await receive())["type"] != "websocket.disconnect":
+                pass
+
+    gate = ConnectionGate(ConnectionLimits(max_connections=100, max_per_source=3,
+                                           header_timeout_s=1, body_timeout_s=1,
+                                           max_header_bytes=8192))
+    port = _free_port()
+    server = PublishingServer(uvicorn.Config(
+        echo, port=port, log_level="warning", lifespan="off",
+        http=guarded_http_protocol(AutoHTTPProtocol, gate)), DataDirClaim(tmp_path, None),
+        gate)
+    threading.Thread(target=server.run, daemon=True).start()
+    url = f"ws://127.0.0.1:{port}/"
+
+    async def scenario() -> list[str]:
+        seen = []
+        sockets = [await websockets.connect(url) for _ in range(3)]
+        await asyncio.sleep(2.5)         # past the header timeout: an open socket stays
+        seen.append(",".join(s.state.name for s in sockets))
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await websockets.connect(url)
+        seen.append(str(refused.value.response.status_code))
+        await sockets[0].close()
+        for _ in range(100):             # once the server has closed its end
+            try:
+                async with websockets.connect(url):
+                    seen.append("accepted")
+                    return seen
+            except websockets.InvalidStatus:
+                await asyncio.sleep(0.1)
+        return seen
+
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert asyncio.run(scenario()) == ["OPEN,OPEN,OPEN", "503", "accepted"]
+    finally:
+        server.should_exit = True

@@ -8,7 +8,10 @@ So the limits live in the HTTP protocol (``omoide serve`` gives uvicorn
 - **caps**: at most ``server.limits.max_connections`` open connections, and at most
   ``max_connections_per_source`` from one address (an IPv6 /64; trusted proxies are
   exempt), WebSockets included: a connection past a cap is answered 503 and closed as
-  soon as it is accepted, and the refusals are logged once a minute per address;
+  soon as it is accepted, and the refusals are logged once a minute per address. At
+  the server's cap a new connection first takes the place of the one that has been
+  sending a request head longest (a second at least), so a flood of half-sent
+  requests from many addresses gives way to real clients;
 - **header timeout**: a request head (a WebSocket handshake included) must be
   complete within ``header_timeout_s`` of the connection opening or of its first
   byte; a connection still sending it is answered 408 and closed;
@@ -36,6 +39,7 @@ from omoide.server.proxies import ProxyTrust
 log = logging.getLogger("omoide.server.connections")
 
 LOG_EVERY_S = 60.0
+EVICT_AFTER_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ class ConnectionGate:
         source = source_key(host)
         if len(self._all) >= self.limits.max_connections:
             self._forget_closed(self._all)
-            if len(self._all) >= self.limits.max_connections:
+            if len(self._all) >= self.limits.max_connections and not self._evict_slowest():
                 self._log.note(source, "refused connections: the server holds its most",
                                "server.limits.max_connections")
                 return None
@@ -137,6 +141,22 @@ class ConnectionGate:
         self._all.add(watch)
         self._by_source.setdefault(source, set()).add(watch)
         return watch
+
+    def _evict_slowest(self) -> bool:
+        """At the cap, close the connection that has been sending a request head the
+        longest (a second at least): a real client sends one in milliseconds, so it is
+        most likely one of a flood's."""
+        now = self._clock()
+        slowest = min((w for w in self._all if w.head_since is not None and not w.upgraded),
+                      key=lambda w: w.head_since or now, default=None)
+        if slowest is None or slowest.head_since is None \
+                or now - slowest.head_since < EVICT_AFTER_S:
+            return False
+        self._log.note(slowest.source, "closed connections still sending a request head "
+                       "to make room", "server.limits.max_connections")
+        _close(slowest, 408 if slowest.head_bytes else None)
+        self.release(slowest)
+        return True
 
     def release(self, watch: _Watch) -> None:
         self._all.discard(watch)
