@@ -31,6 +31,7 @@ MEMORIES = {
     "exam": "あなたは11月14日に認定士の試験を受ける。",
     "matsuo": "あなたは編集の松尾さんから文庫の締め切りを10月20日と言われた。",
     "picasso": "あなたは去年の冬、ピカソ展に母と行った。",
+    "checkup": "あなたは先月の健診で血圧が上128、下82だった。",
 }
 
 
@@ -117,3 +118,23 @@ def test_a_unit_after_a_number_is_no_word_of_its_own() -> None:
             if t.weight >= 1.0 for k in t.keys}
     assert "回" not in keys and "閏年" in keys
 
+
+
+@pytest.mark.parametrize("text", ["去年のクリスマスイブって何してた?", "先週の日曜って何食べた?",
+                                  "この前どこ行った?"])
+def test_what_was_done_at_a_time_of_theirs_is_their_own_past(text: str) -> None:
+    assert detect(text).recall
+
+
+@pytest.mark.parametrize("text", ["昨日の試合どっちが勝った?", "去年誰が優勝した?",
+                                  "江戸時代の首都ってどこだった?"])
+def test_what_someone_else_did_is_not_their_own_past(text: str) -> None:
+    assert not detect(text).recall
+
+
+async def test_a_question_in_the_past_tense_recalls_the_record_it_names(
+        engine: MemoryEngine) -> None:
+    """Shaped like a world question, but asked in the past tense about words of the
+    person's own record; the same question in the present asks about the world."""
+    assert "checkup" in await injected(engine, "健診の血圧って上いくつだった?")
+    assert await injected(engine, "血圧って上いくつなら正常なの?") == []

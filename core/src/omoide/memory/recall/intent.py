@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from omoide.memory.language.canonical import to_katakana
@@ -174,6 +175,13 @@ def detect(text: str) -> Intent:
     if self_ref and not recall:
         recall = True
         markers.append("self")
+    past_action = _asks_what_was_done(words)
+    if not recall and wh and past_action and _at_a_time_of_theirs(words) and \
+            not _asks_the_doer(words):
+        # 「去年のクリスマスイブって何してた?」: what was done at a time counted from the
+        # speaker's now, with no one else doing it, is what they did
+        recall = True
+        markers.append("own past")
     if recall and _WORLD_FACT.search(text) and not self_ref and \
             not re.search(r"オボエ|ヨテイ|ヤクソク|イッテ(?:タ|マシ)", reading):
         recall = False
@@ -199,7 +207,6 @@ def detect(text: str) -> Intent:
     if personal and not recall:
         markers.append("personal")
     question = wh or bool(_QUESTION_END.search(reading)) or text.rstrip().endswith("?")
-    past_action = _asks_what_was_done(words)
     return Intent(recall=recall,
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
@@ -270,6 +277,22 @@ def _doer_asked(words: list[Any], i: int) -> bool:
 
 
 _STATIVE = frozenset({"有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "出来る"})
+
+
+def _at_a_time_of_theirs(words: list[Any]) -> bool:
+    """A time counted from the speaker's now (去年, 先週, この前, 昨日) is named."""
+    return any(to_katakana(w.reading_form()) in _PERSONAL_TIME for w in words)
+
+
+def _asks_the_doer(words: list[Any]) -> bool:
+    """Someone other than the speaker does it: a question word or a name is its subject
+    (「昨日の試合どっちが勝った」「去年誰が優勝した」)."""
+    for w, after in pairwise(words):
+        if after.surface() == "が" and (w.normalized_form() in _WH_WORDS or
+                                        w.surface() in _WH_WORDS or
+                                        w.part_of_speech()[1] == "固有名詞"):
+            return True
+    return False
 
 
 def _asks_what_was_done(words: list[Any]) -> bool:

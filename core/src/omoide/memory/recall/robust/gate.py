@@ -1,7 +1,8 @@
 """The evidence gate: which memories a query may bring up, on evidence rather than one
 cosine, by what the utterance is (:mod:`omoide.memory.recall.intent`).
 
-- a command or a question about the world gets nothing (:func:`intent_refusal`);
+- a command or a question about the world gets nothing (:func:`intent_refusal`), unless
+  asked in the past tense: then, like a remark, it needs a memory sharing its words;
 - a reference to the user's own memories gets those in the query's date range
   (narrowed by shared words when there are any), else those sharing words with it
   (:func:`candidates_by_evidence`); dense evidence alone lets one memory through only
@@ -20,18 +21,21 @@ from datetime import date
 from omoide.memory.config import RobustSettings
 from omoide.memory.facts.subject import name_keys
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
+from omoide.memory.language.tense import Tense
 from omoide.memory.recall.robust.query import PreparedQuery
 from omoide.types import FloatArray
 
 
 def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
     """Whether the gate may use the dense channel for ``q`` (commands and questions about
-    the world get no memory, so their embedding would be wasted)."""
+    the world get no memory, so their embedding would be wasted; one asked in the past
+    tense may, see :func:`intent_refusal`)."""
     if q.intent.command:
         return False
     if q.intent.recall:
         return True
-    return not settings.require_recall_intent and not q.intent.general
+    return not settings.require_recall_intent and (not q.intent.general or
+                                                   q.tense is Tense.PAST)
 
 
 def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
@@ -40,7 +44,7 @@ def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
         return "a command"
     if settings.require_recall_intent and not q.intent.recall:
         return "no recall intent"
-    if q.intent.general and not q.intent.recall:
+    if q.intent.general and not q.intent.recall and q.tense is not Tense.PAST:
         return "a question about the world"
     return None
 
@@ -81,8 +85,10 @@ def remark_evidence(index: UserIndex, q: PreparedQuery, settings: RobustSettings
     if lex_nouns and q.intent.question and not q.intent.personal and not temporal:
         # A plain question that only shares a name with a memory is about the thing, not
         # about what the user did with it (「おぼんって誰が書いてくるの」); only a plan
-        # still to come makes it about the user (「箱根って今寒い？」 before the trip).
-        kept = {k: v for k, v in lex_nouns.items() if index.ahead(k, today)}
+        # still to come makes it about the user (「箱根って今寒い？」 before the trip), or,
+        # asked in the past tense, what already happened (「健診の血圧って上いくつだった?」).
+        past = q.tense is Tense.PAST
+        kept = {k: v for k, v in lex_nouns.items() if index.ahead(k, today) != past}
         ignored = len(kept) < len(lex_nouns)
         lex_nouns = kept
     return RemarkEvidence(lex_nouns, temporal, ignored)
