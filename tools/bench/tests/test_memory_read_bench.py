@@ -34,5 +34,6 @@ def test_bench_memory_read_reports_the_ready_index_and_its_size(omoide_cli: Any,
     assert 0 < index["estimated_bytes_per_memory"] <= 2048
     assert report["rss_mb"]["peak"] >= report["rss_mb"]["now"] > 0
     for engine in ("baseline", "robust"):
-        assert set(report["engines"][engine]["without_embedding_ms"]) == {"p50", "p95", "max"}
+        for figure in ("without_embedding_ms", "read_cpu_ms"):
+            assert set(report["engines"][engine][figure]) == {"p50", "p95", "max"}
     assert not any(tmp_path.iterdir())  # the temporary store is gone
