@@ -312,14 +312,21 @@ def _add_word_runs(terms: _Terms, words: list[Any]) -> None:
     for n in (2, 3):
         for i in range(len(words) - n + 1):
             run = words[i:i + n]
-            if any(w.part_of_speech()[0] in ("補助記号", "空白") for w in run):
-                continue
+            if any(w.part_of_speech()[0] in ("補助記号", "空白") for w in run) or \
+                    all(_light(w) for w in run):
+                continue   # し|た, の|に: nothing a memory could be about
             reading = "".join(to_katakana(w.reading_form()) for w in run)
             surface = "".join(w.surface() for w in run)
             if reading in TEMPORAL_READINGS:
                 continue
             terms.add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
                       False, surface)
+
+
+def _light(word: Any) -> bool:
+    """A particle, an auxiliary or a stop word (する, こと): no content of its own."""
+    return word.part_of_speech()[0] in ("助詞", "助動詞") or \
+        word.normalized_form() in STOP_LEMMAS
 
 
 def _query_analysis(terms: tuple[Term, ...], temporal_text: str,
