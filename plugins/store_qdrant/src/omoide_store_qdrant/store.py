@@ -62,6 +62,7 @@ from omoide.api import (
     VectorRecord,
     VectorStore,
 )
+from omoide_store_qdrant.batched_writes import one_transaction
 from omoide_store_qdrant.config import QdrantStoreConfig
 from omoide_store_qdrant.shards import (
     META_SUFFIX,
@@ -361,8 +362,10 @@ class QdrantStore(VectorStore):
 
         def upsert(client: QdrantBase, name: str) -> None:
             self._snapshots.forget((name, user))
-            self._recorded(user, [str(p.id) for p in points], (),
-                           lambda: client.upsert(name, points, wait=True))
+            def write() -> None:
+                with one_transaction(client, name):  # one commit, not one per point
+                    client.upsert(name, points, wait=True)
+            self._recorded(user, [str(p.id) for p in points], (), write)
 
         await self._on_user(user, True, upsert, None, Priority.BATCH)
 

@@ -1,0 +1,61 @@
+"""Time ``omoide memory import`` of N memories into a fresh data dir (not a test).
+
+    .venv/bin/python tests/reliability/measure_import.py [--count N] [--config FILE]
+
+Writes N distinct memories as JSON lines, points a copy of the config at a fresh data
+dir, and times the command twice: the first import (every memory new) and the same file
+again (every memory skipped: imports are idempotent). Prints both wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+PLACES = ["箱根", "札幌", "京都", "大阪", "沖縄", "横浜", "金沢", "仙台", "福岡", "名古屋"]
+THINGS = ["ラーメン", "ギター", "カレー", "散歩", "映画", "読書", "将棋", "写真", "料理", "水泳"]
+
+
+def memories(count: int) -> list[dict[str, object]]:
+    out = []
+    for i in range(count):
+        place, thing = PLACES[i % 10], THINGS[(i // 10) % 10]
+        out.append({"id": f"m{i}", "text": f"{place}で{thing}をした思い出その{i}番",
+                    "kind": "episodic", "created_at": "2026-01-01T09:00:00+09:00"})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--config", default="configs/offline.yaml")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="omoide-import-"))
+    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    config["server"]["data_dir"] = str(work / "data")
+    config["store"]["path"] = str(work / "data" / "qdrant")
+    config_path = work / "config.yaml"
+    config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    source = work / "memories.jsonl"
+    source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n"
+                              for m in memories(args.count)), encoding="utf-8")
+    for label in ("first import", "same file again"):
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "omoide.cli", "memory", "import",
+                               "--config", str(config_path), "--user", "alice", str(source)],
+                              capture_output=True, text=True)
+        took = time.monotonic() - started
+        print(f"{label}: {took:.1f} s (exit {done.returncode}) "
+              f"{done.stdout.strip()[-200:]} {done.stderr.strip()[-300:]}")
+    print(f"data dir: {work}")
+
+
+if __name__ == "__main__":
+    main()
