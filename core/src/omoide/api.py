@@ -403,3 +403,16 @@ __all__ += [
     "WORKMATES",
     "regex_alternation",
 ]
+
+# -- households (omoide.components.device): the people one robot serves ----------------
+from omoide.components.device import (  # noqa: E402 - appended with households
+    GUEST,
+    MAX_HOUSEHOLD_MEMBERS,
+    Household,
+)
+
+__all__ += [
+    "GUEST",
+    "MAX_HOUSEHOLD_MEMBERS",
+    "Household",
+]

@@ -7,10 +7,13 @@ A device component contributes a FastAPI router built against a
 from __future__ import annotations
 
 from abc import abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from omoide.components.base import Component, ComponentConfig
+from omoide.errors import InvalidInput
+from omoide.user_ids import validate_user_id
 
 if TYPE_CHECKING:
     from fastapi import APIRouter
@@ -23,6 +26,62 @@ if TYPE_CHECKING:
     from omoide.components.vad import EndOfSpeechDetector
     from omoide.pipeline.turn import TurnRequest, TurnResult, TurnSink
     from omoide.types import AudioClip
+
+
+GUEST = "guest"
+"""The label of a guest turn (``TurnRequest.guest``): its trace and feed say ``guest``;
+no one's memory is read or written for it."""
+
+MAX_HOUSEHOLD_MEMBERS = 16
+
+
+@dataclass(frozen=True)
+class Household:
+    """The people one robot serves, and who answers when no voice is recognised.
+
+    ``members`` are person ids (each a valid user id, no repeats, at least one), in
+    the order they joined. ``default_person`` is the member whose memory a turn uses
+    when no member's voice is identified; None means a *guest*: such a turn reads and
+    writes no one's memory (``TurnRequest.guest``). A robot paired to one person is a
+    household of one whose default is that person (:meth:`of_one`).
+
+    Speaker identification (a later stage) chooses among ``members`` through
+    :meth:`person_for`; until it exists every turn is the default person's.
+    """
+
+    members: tuple[str, ...]
+    default_person: str | None
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise InvalidInput("a household needs at least one member")
+        if len(self.members) > MAX_HOUSEHOLD_MEMBERS:
+            raise InvalidInput(f"a household has at most {MAX_HOUSEHOLD_MEMBERS} members")
+        for person in self.members:
+            validate_user_id(person)
+        if len(set(self.members)) != len(self.members):
+            raise InvalidInput("a household lists each member once")
+        if self.default_person is not None and self.default_person not in self.members:
+            raise InvalidInput(f"the default person {self.default_person!r} is not a "
+                               "member of the household")
+
+    @classmethod
+    def of_one(cls, person: str) -> Household:
+        """The household of a robot paired to ``person`` alone (as pairing always was)."""
+        return cls((person,), person)
+
+    @property
+    def guest_by_default(self) -> bool:
+        """True when a voice no one recognised is a guest (no ``default_person``)."""
+        return self.default_person is None
+
+    def person_for(self, identified: str | None = None) -> str | None:
+        """Whose memory a turn uses: ``identified`` when it is a member, else the
+        default person; None for a guest. A voice identified as someone outside the
+        household is treated as no one recognised."""
+        if identified is not None and identified in self.members:
+            return identified
+        return self.default_person
 
 
 class DeviceHost(Protocol):
@@ -43,12 +102,13 @@ class DeviceHost(Protocol):
         """
         ...
 
-    async def open_recognition(self, user: str,
-                               sample_rate: int) -> RecognitionStream | None:
+    async def open_recognition(self, user: str, sample_rate: int, *,
+                               guest: bool = False) -> RecognitionStream | None:
         """A recognition stream for ``user``'s utterance that is starting, biased as a
         turn's recognition is, or None (no ASR, or not ready): the device then sends the
         audio with the turn. The device feeds it while the person speaks and passes it as
-        ``TurnRequest.recognition``; one it does not hand to a turn it cancels."""
+        ``TurnRequest.recognition``; one it does not hand to a turn it cancels. A
+        ``guest`` utterance is biased with no one's memory words."""
         ...
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
