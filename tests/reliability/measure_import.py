@@ -1,9 +1,11 @@
 """Time ``omoide memory import`` of N memories into a fresh data dir (not a test).
 
-    .venv/bin/python tests/reliability/measure_import.py [--count N] [--config FILE]
+    .venv/bin/python tests/reliability/measure_import.py [--count N] [--embed e5|fake]
 
-Writes N distinct memories as JSON lines, points a copy of the config at a fresh data
-dir, and times the command twice: the first import (every memory new) and the same file
+Writes N distinct memories as JSON lines and a config for a fresh data dir — the
+offline config's embedder (e5; ``fake``: the hashing double, to time everything but the
+embedding) and Qdrant local store, test doubles for the stages an import never starts —
+and times the command twice: the first import (every memory new) and the same file
 again (every memory skipped: imports are idempotent). Prints both wall times.
 """
 
@@ -35,12 +37,13 @@ def memories(count: int) -> list[dict[str, object]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=10_000)
-    parser.add_argument("--config", default="configs/offline.yaml")
+    parser.add_argument("--embed", choices=("e5", "fake"), default="e5")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="omoide-import-"))
-    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
-    config["server"]["data_dir"] = str(work / "data")
-    config["store"]["path"] = str(work / "data" / "qdrant")
+    config = {"server": {"data_dir": str(work / "data")},
+              "asr": {"use": "fake"}, "chat": {"use": "fake"}, "tts": {"use": "fake"},
+              "embed": {"use": "e5"} if args.embed == "e5" else {"use": "fake", "dims": 384},
+              "store": {"use": "qdrant", "path": str(work / "data" / "qdrant")}}
     config_path = work / "config.yaml"
     config_path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     source = work / "memories.jsonl"
