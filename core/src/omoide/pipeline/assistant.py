@@ -7,6 +7,13 @@ a failed retrieval means no memory, a failed chat model an apology, a failed
 sentence is shown without audio. Every exchange is journaled before observers
 (extraction scheduling) hear of it.
 
+A guest's turn (``TurnRequest.guest``: a household's voice no one recognised, when the
+household answers guests) uses no one's memory: no memory words bias its recognition,
+nothing is recalled (the ``retrieve`` stage says so), no plugin tool is offered (a tool
+may read or write a person's memory; the device's own tools are), and nothing is
+journaled, extracted or shown in the console's feed. Its short-term history is kept per
+device, apart from everyone's.
+
 The turn's progress is one stream of events (:mod:`omoide.components.turn_events`):
 the trace, the device's sink and the assistant's observers (the console feed) all
 read it; nothing reaches them another way.
@@ -114,7 +121,7 @@ class Assistant:
         ``observers``, in that order. Cancelling it (barge-in) journals what was said
         and re-raises."""
         turn_id = uuid.uuid4().hex[:12]
-        trace = TurnTrace(turn_id, request.user, device=request.device)
+        trace = TurnTrace(turn_id, request.user, device=request.device, guest=request.guest)
         events = TurnEvents(turn_id, request.user,
                             [trace.on_event, event_sink(sink).on_event, *self.observers])
         await events.emit(TurnStarted(device=request.device, started_at=datetime.now(UTC),
@@ -128,7 +135,8 @@ class Assistant:
             transcript = await self._transcribe(request, events)
             await events.emit(Heard(transcript=transcript))
             if transcript:
-                recall = await self._recall(request.user, transcript, now, events, reply)
+                recall = await (self._guest_recall(events) if request.guest else
+                                self._recall(request.user, transcript, now, events, reply))
                 messages = await self._prompt(request, transcript, recall, now, events)
                 await self._speak_reply(request, messages, events, reply)
             await events.emit(ReplyEnded(note=None if transcript else "nothing heard"))
@@ -141,23 +149,24 @@ class Assistant:
                                                        trace, events, now, interrupted))
         return result
 
-    async def open_recognition(self, user: str, sample_rate: int) -> RecognitionStream | None:
+    async def open_recognition(self, user: str, sample_rate: int, *,
+                               guest: bool = False) -> RecognitionStream | None:
         """A recognition stream for ``user``'s next utterance, biased as a turn's
-        recognition is (their memory vocabulary and the tools' phrases, asked under the
-        same small budget), or None without an ASR. The caller feeds it audio at
-        ``sample_rate`` while the person speaks and hands it to the turn
-        (``TurnRequest.recognition``), which finishes it; a stream not handed over must
-        be cancelled. A recogniser that cannot stream gives the buffering stream
-        (``transcribe`` at finish)."""
+        recognition is (their memory vocabulary, none for a ``guest``, and the tools'
+        phrases, asked under the same small budget), or None without an ASR. The
+        caller feeds it audio at ``sample_rate`` while the person speaks and hands it
+        to the turn (``TurnRequest.recognition``), which finishes it; a stream not
+        handed over must be cancelled. A recogniser that cannot stream gives the
+        buffering stream (``transcribe`` at finish)."""
         if self.asr is None:
             return None
-        context = await self._recognition_context(user)
+        context = await self._recognition_context(user, guest)
         return self.asr.open_stream(context, sample_rate)
 
-    async def _recognition_context(self, user: str) -> RecognitionContext:
+    async def _recognition_context(self, user: str, guest: bool) -> RecognitionContext:
         assert self.asr is not None
         return await recognition_context(
-            self.memory, user, self.asr.config.memory_vocabulary,
+            None if guest else self.memory, user, self.asr.config.memory_vocabulary,
             tool_phrases=self.tools.recognition_phrases())
 
     # -- stages ----------------------------------------------------------------------
@@ -170,7 +179,7 @@ class Assistant:
             raise OmoideError("a turn needs text or audio")
         if self.asr is None:
             raise OmoideError("no ASR configured for audio turns")
-        context = await self._recognition_context(request.user)
+        context = await self._recognition_context(request.user, request.guest)
         await events.emit(StageStarted(stage="asr", component=self.asr.name))
         try:
             result = await self.asr.transcribe(request.audio, context)
@@ -233,6 +242,13 @@ class Assistant:
         await self._recalled(events, reply, recall, notes)
         return recall
 
+    async def _guest_recall(self, events: TurnEvents) -> None:
+        """A guest's turn recalls nothing: the ``retrieve`` stage says why."""
+        await events.emit(StageStarted(stage="retrieve"))
+        await events.emit(StageEnded(stage="retrieve",
+                                     note="guest: no one's memory is read or written"))
+        await events.emit(Recalled(memories=(), profile=(), degraded=()))
+
     async def _recalled(self, events: TurnEvents, reply: _Reply, recall: Recall | None,
                         notes: list[str]) -> None:
         await events.emit(Recalled(memories=tuple(recall.memories) if recall else (),
@@ -244,7 +260,7 @@ class Assistant:
 
     async def _prompt(self, request: TurnRequest, transcript: str, recall: Recall | None,
                       now: datetime, events: TurnEvents) -> list[ChatMessage]:
-        history = self.history.recent(request.user, now)
+        history = self.history.recent(_history_key(request), now)
         await events.emit(StageStarted(stage="prompt"))
         context = PromptContext(request.user, now, transcript, recall.memories if recall
                                 else [], history, self.settings, request.device,
@@ -427,11 +443,14 @@ class Assistant:
             await request.recognition.cancel()
         exchange = None
         if transcript:
-            exchange = Exchange(uuid.uuid4().hex, request.user, transcript,
+            exchange = Exchange(uuid.uuid4().hex, _history_key(request), transcript,
                                 reply.text.strip() if not interrupted else
                                 "".join(reply.sentences), now, request.session_id)
-            await self._journal(exchange, reply, events)
             self.history.add(exchange)
+            if request.guest:          # no one's: not journaled, extracted or in the feed
+                exchange = None
+            else:
+                await self._journal(exchange, reply, events)
         self.traces.record(trace)
         if exchange is not None:
             self._hooks.turn_completed(CompletedTurn(
@@ -464,6 +483,12 @@ class Assistant:
                           list(recall.memories) if recall else [], reply.sentences, reply.audio,
                           trace.to_json(), reply.degraded, interrupted=interrupted,
                           profile=list(recall.profile.facts) if recall else [])
+
+
+def _history_key(request: TurnRequest) -> str:
+    """Whose short-term history a turn continues: the person's, or for a guest the
+    device's guest conversation (never a person's)."""
+    return f"{request.user}@{request.device or '-'}" if request.guest else request.user
 
 
 class ExtractionScheduler:

@@ -126,7 +126,8 @@ class ToolRunner:
     def for_turn(self, request: TurnRequest, now: datetime) -> TurnTools:
         routes: dict[str, _Route] = {}
         specs: list[ToolSpec] = []
-        for tool in self.tools:
+        # a guest gets no plugin tool: one may read or write a person's memory
+        for tool in () if request.guest else self.tools:
             if tool.status.state.value != "ready":
                 continue
             try:

@@ -54,6 +54,8 @@ class TurnTrace:
     spans: dict[str, Span] = field(default_factory=dict)
     device: str | None = None
     """Which device the turn came from (a robot's device id, "http"), if known."""
+    guest: bool = False
+    """A guest's turn: no one's memory was read or written (``"guest": true`` in JSON)."""
     tools: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call: name, source (tool component or ``device``), start and duration
     in ms, outcome (ok, error, timeout, refused, needs_confirmation, confirmed,
@@ -128,13 +130,18 @@ class TurnTrace:
         return None if span is None else span.end_ms
 
     def to_json(self) -> dict[str, Any]:
-        return {"turn_id": self.turn_id, "user": self.user, "device": self.device,
-                "started_at": self.started_at.isoformat(),
-                "stages": {name: {"start_ms": round(s.start_ms, 2),
-                                  "end_ms": None if s.end_ms is None else round(s.end_ms, 2),
-                                  "component": s.component, "error": s.error, "note": s.note}
-                           for name, s in self.spans.items()},
-                "tools": list(self.tools)}
+        """The trace as JSON; a guest's turn also carries ``"guest": true``."""
+        data: dict[str, Any] = {
+            "turn_id": self.turn_id, "user": self.user, "device": self.device,
+            "started_at": self.started_at.isoformat(),
+            "stages": {name: {"start_ms": round(s.start_ms, 2),
+                              "end_ms": None if s.end_ms is None else round(s.end_ms, 2),
+                              "component": s.component, "error": s.error, "note": s.note}
+                       for name, s in self.spans.items()},
+            "tools": list(self.tools)}
+        if self.guest:
+            data["guest"] = True
+        return data
 
 
 class TraceLog:

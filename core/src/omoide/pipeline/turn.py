@@ -32,7 +32,11 @@ class TurnRequest:
     instead of transcribing ``audio``, which then only says what was heard. ``now``
     overrides the clock (tests, evaluation). ``tools`` are offered to the chat
     model and executed through ``tool_handler`` (e.g. a robot's MCP tools).
-    ``speak=False`` skips TTS (text clients).
+    ``speak=False`` skips TTS (text clients). ``guest=True`` is a turn for no one's
+    memory (a household's unrecognised voice): nothing is recalled, journaled or
+    extracted, the recognition is biased with no one's words, only the device's own
+    tools are offered, and the trace says ``guest``; ``user`` then only labels the
+    turn (:data:`omoide.components.device.GUEST`).
     """
 
     user: str
@@ -48,6 +52,8 @@ class TurnRequest:
     """``time.perf_counter()`` when the VAD saw the end of speech, if known."""
     recognition: RecognitionStream | None = None
     """The utterance heard while it was spoken (finished by the turn; see above)."""
+    guest: bool = False
+    """No one's memory is read or written for this turn (see above)."""
 
 
 class TurnSink(Protocol):

@@ -273,12 +273,12 @@ class ServerDeviceHost:
     async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
         return await self._server.run_turn(request, sink)
 
-    async def open_recognition(self, user: str,
-                               sample_rate: int) -> RecognitionStream | None:
+    async def open_recognition(self, user: str, sample_rate: int, *,
+                               guest: bool = False) -> RecognitionStream | None:
         assistant = self._server.assistant
         if not self._server.ready.is_set() or assistant is None:
             return None
-        return await assistant.open_recognition(user, sample_rate)
+        return await assistant.open_recognition(user, sample_rate, guest=guest)
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         vad = self._server.runtime.vad
