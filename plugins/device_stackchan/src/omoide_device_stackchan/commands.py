@@ -1,10 +1,14 @@
-"""``omoide devices pair|list|rename|revoke --config FILE``: which robot belongs to whom.
+"""``omoide devices pair|list|household|rename|revoke --config FILE``: which robot
+belongs to whom.
 
-Pairing binds a StackChan (its device id and the client id its firmware keeps) to the
-user whose memories it uses. An unpaired robot that calls the OTA endpoint shows a
-six-digit activation code; ``omoide devices pair --code 123456 --user hanako`` pairs
-it. A re-flashed robot (a new client id) shows a code again: pairing that code
-re-pairs it. Pairings live in the device plugin's data folder
+Pairing binds a StackChan (its device id and the client id its firmware keeps) to a
+household: the person paired, its default, whose memories it uses. ``omoide devices
+household DEVICE --add bob --guest`` adds members and says who answers when no voice is
+recognised (``--default PERSON``, or ``--guest``: no one's memory). An unpaired
+robot that calls the OTA endpoint shows a six-digit activation code; ``omoide devices
+pair --code 123456 --user hanako`` pairs it. A re-flashed robot (a new client id)
+shows a code again: pairing that code re-pairs it (keeping its household when the
+person is one of its members). Pairings live in the device plugin's data folder
 (``<server.data_dir>/devices/<plugin>/``) and a running server picks changes up at the
 robot's next request. The console does the same through ``/v1/devices``.
 
@@ -21,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from omoide_device_stackchan.pairing import PairingStore
+    from omoide_device_stackchan.pairing import Pairing, PairingStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,6 +41,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pair.add_argument("--user", required=True, help="user id whose memories the robot uses")
     pair.add_argument("--name", help="a display name for the robot")
     pair.set_defaults(handler=_pair)
+
+    household = actions.add_parser(
+        "household", help="show or change the people a robot serves and who answers "
+                          "when no voice is recognised")
+    _config_arguments(household)
+    household.add_argument("device_id", help="the robot's device id (MAC address)")
+    household.add_argument("--add", action="append", default=[], metavar="PERSON",
+                           help="a person who joins (repeatable)")
+    household.add_argument("--remove", action="append", default=[], metavar="PERSON",
+                           help="a person who leaves (repeatable)")
+    answer = household.add_mutually_exclusive_group()
+    answer.add_argument("--default", metavar="PERSON",
+                        help="who answers when no voice is recognised (joins if need be)")
+    answer.add_argument("--guest", action="store_true",
+                        help="a voice no one recognised is a guest: no one's memory")
+    household.set_defaults(handler=_household)
 
     listing = actions.add_parser("list", help="paired robots and robots waiting to be paired")
     _config_arguments(listing)
@@ -100,20 +120,59 @@ def _pair(args: argparse.Namespace) -> int:
     return 0
 
 
+def _household_text(pairing: Pairing) -> str:
+    """``alice, bob (default alice)`` or ``alice, bob (guests)``."""
+    household = pairing.household
+    default = household.default_person
+    return ", ".join(household.members) + (f" (default {default})" if default
+                                           else " (guests)")
+
+
+def _household(args: argparse.Namespace) -> int:
+    from omoide_device_stackchan.pairing import KEEP_DEFAULT, PairingError
+
+    store = _store(args)
+    default = None if args.guest else args.default or KEEP_DEFAULT
+    try:
+        if args.add or args.remove or args.guest or args.default:
+            pairing = store.update_household(args.device_id, add=tuple(args.add),
+                                             remove=tuple(args.remove), default=default)
+        else:
+            found = store.get(args.device_id)
+            if found is None:
+                print(f"error: device {args.device_id!r} is not paired", file=sys.stderr)
+                return 1
+            pairing = found
+    except PairingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    household = pairing.household
+    print(f"{pairing.device_id} serves {', '.join(household.members)}")
+    print("a voice no one recognised: " + (
+        f"{household.default_person} (their memory)" if household.default_person
+        else "a guest (no one's memory is read or written)"))
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     store = _store(args)
     pairings, pending = store.pairings(), store.pending()
     if args.json:
-        print(json.dumps({"paired": [vars(p) for p in pairings],
+        print(json.dumps({"paired": [{**vars(p), "household": {
+                              "members": list(p.household.members),
+                              "default_person": p.household.default_person}}
+                                     for p in pairings],
                           "pending": [vars(p) for p in pending]}, indent=2,
                          ensure_ascii=False))
         return 0
     if not pairings and not pending:
         print("no robots paired or waiting")
         return 0
-    rows = [("DEVICE", "NAME", "USER", "STATE", "PAIRED", "LAST SEEN", "FIRMWARE", "SERIAL")]
+    rows = [("DEVICE", "NAME", "HOUSEHOLD", "STATE", "PAIRED", "LAST SEEN", "FIRMWARE",
+             "SERIAL")]
     for p in pairings:
-        rows.append((p.device_id, p.name or "-", p.user, "active" if p.active else "revoked",
+        rows.append((p.device_id, p.name or "-", _household_text(p),
+                     "active" if p.active else "revoked",
                      _when(p.paired_at), _when(p.last_seen),
                      f"{p.board or '?'} {p.firmware_version or '?'}", p.serial_number or "-"))
     for w in pending:

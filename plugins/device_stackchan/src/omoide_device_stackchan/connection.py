@@ -52,10 +52,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from omoide.api import (
+    GUEST,
     AudioClip,
     Emotion,
     EmotionChosen,
     Heard,
+    Household,
     InvalidInput,
     Sentence,
     ToolCall,
@@ -247,9 +249,13 @@ class DeviceConnection:
 
     def __init__(self, ws: WebSocket, host: DeviceHost, config: StackChanConfig,
                  identity: DeviceIdentity,
-                 still_allowed: Callable[[], bool] | None = None) -> None:
+                 still_allowed: Callable[[], bool] | None = None,
+                 household: Callable[[], Household] | None = None) -> None:
         self.ws = ws
         self._still_allowed = still_allowed
+        self._household = household
+        """Who the robot serves, read at each turn (None: ``identity.user`` alone)."""
+        self._people_heard: set[str] = set()
         self.host = host
         self.config = config
         self.identity = identity
@@ -438,7 +444,8 @@ class DeviceConnection:
         log.info("device %s (user %s) disconnected: %s", self.identity.device_id,
                  self.identity.user, reason)
         try:
-            await self.host.session_ended(self.identity.user)
+            for person in sorted(self._people_heard | {self.identity.user}):
+                await self.host.session_ended(person)
         except Exception:
             log.exception("device %s: session_ended failed", self.identity.device_id)
 
@@ -719,6 +726,13 @@ class DeviceConnection:
             log.info("device %s: speech while a turn runs; listening (it is answered next)",
                      self.identity.device_id)
 
+    def _turn_person(self) -> str | None:
+        """Whose memory the next turn uses: the household's default person, None for a
+        guest. (Speaker identification, when it comes, chooses among the members.)"""
+        household = self._household() if self._household is not None \
+            else Household.of_one(self.identity.user)
+        return household.person_for(None)
+
     # -- recognition while the person speaks ------------------------------------------
     async def _open_recognition(self) -> None:
         """Speech started: open the server's recognition stream for this utterance and
@@ -728,8 +742,10 @@ class DeviceConnection:
         if not callable(opener):
             return
         start, buffer = self._speech_from, self._buffer
+        person = self._turn_person()
         try:
-            stream = await opener(self.identity.user, UPLINK_RATE)
+            stream = await (opener(person, UPLINK_RATE) if person is not None else
+                            opener(GUEST, UPLINK_RATE, guest=True))
         except Exception as exc:  # noqa: BLE001 - the turn recognises the audio instead
             log.warning("device %s: no recognition while speaking (%s)",
                         self.identity.device_id, exc)
@@ -851,8 +867,11 @@ class DeviceConnection:
         if self.mcp is not None:
             tools = self.mcp.tool_specs()
             handler = self._call_tool if tools else None
+        person = self._turn_person()
+        if person is not None:
+            self._people_heard.add(person)
         request = TurnRequest(
-            user=self.identity.user, session_id=self.session_id,
+            user=person or GUEST, guest=person is None, session_id=self.session_id,
             device=self.identity.device_id, text=text,
             audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
             tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at,

@@ -1,12 +1,18 @@
 """The owner's JSON API for robots (what the console shows and does).
 
-- ``GET /v1/devices``: paired robots (person, display name, online, last seen,
-  firmware, board, client id, serial number, whether it signed its activation) and
-  robots waiting with an activation code;
+- ``GET /v1/devices``: paired robots (person, household, display name, online, last
+  seen, firmware, board, client id, serial number, whether it signed its activation)
+  and robots waiting with an activation code;
 - ``GET /v1/devices/{device_id}``: one paired robot;
 - ``POST /v1/devices/pair`` ``{"code", "user", "name"?}``: pair the robot showing
   ``code`` with a person (replaces an earlier pairing of that robot: re-pairing);
 - ``PATCH /v1/devices/{device_id}`` ``{"name"}``: rename (null or "" removes the name);
+- ``PATCH /v1/devices/{device_id}/household`` ``{"add"?, "remove"?, "default_person"?}``:
+  add and remove members and set who answers when no voice is recognised
+  (``default_person``: a person, who joins if need be; null: a guest; absent: as it
+  was). A robot's JSON carries ``household``: ``{"members": [...], "default_person":
+  "alice" | null, "guest": bool}``; ``user`` is the default person (or, while guests
+  answer, the member it was paired to).
 - ``POST /v1/devices/{device_id}/revoke``: refuse the robot from now on (a connected
   one is disconnected at once).
 
@@ -26,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omoide_device_stackchan.identifiers import normalize_device_id
 from omoide_device_stackchan.pairing import (
+    KEEP_DEFAULT,
     Pairing,
     PairingError,
     PendingActivation,
@@ -65,12 +72,27 @@ class RenameIn(BaseModel):
     name: str | None = Field(max_length=64, description="Display name; null removes it.")
 
 
+class HouseholdIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    add: list[str] = Field(default_factory=list, max_length=16,
+                           description="Person ids who join the household.")
+    remove: list[str] = Field(default_factory=list, max_length=16,
+                              description="Person ids who leave it.")
+    default_person: str | None = Field(
+        None, max_length=64, description="Who answers when no voice is recognised: a "
+        "person (who joins if need be), or null for a guest. Absent: unchanged.")
+
+
 def _when(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat() if ts else None
 
 
 def pairing_json(p: Pairing, online: bool) -> dict[str, Any]:
+    household = p.household
     return {"device_id": p.device_id, "user": p.user, "name": p.name,
+            "household": {"members": list(household.members),
+                          "default_person": household.default_person,
+                          "guest": household.guest_by_default},
             "state": "active" if p.active else "revoked", "online": online,
             "last_seen": _when(p.last_seen), "paired_at": _when(p.paired_at),
             "revoked_at": _when(p.revoked_at), "client_id": p.client_id,
@@ -126,6 +148,20 @@ def management_router(service: ManagedDevices) -> APIRouter:
     async def rename(device_id: str, body: RenameIn) -> dict[str, Any] | JSONResponse:
         try:
             pairing = await asyncio.to_thread(store.rename, device_id, body.name)
+        except UnknownDevice as exc:
+            return error(404, exc)
+        except PairingError as exc:
+            return error(400, exc)
+        return {"device": device_json(pairing)}
+
+    @router.patch("/{device_id}/household", response_model=None)
+    async def household(device_id: str, body: HouseholdIn) -> dict[str, Any] | JSONResponse:
+        default = body.default_person if "default_person" in body.model_fields_set \
+            else KEEP_DEFAULT
+        try:
+            pairing = await asyncio.to_thread(
+                store.update_household, device_id, add=tuple(body.add),
+                remove=tuple(body.remove), default=default)
         except UnknownDevice as exc:
             return error(404, exc)
         except PairingError as exc:

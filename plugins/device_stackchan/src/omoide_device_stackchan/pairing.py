@@ -1,7 +1,18 @@
-"""Which robot belongs to which person: a small JSON file, written atomically.
+"""Which robot belongs to which household: a small JSON file, written atomically.
 
-A pairing binds a robot to the user whose memories it uses, and to what the robot
-proved about itself when it was paired (trust on first use):
+A pairing binds a robot to a **household** (:class:`omoide.api.Household`): its members
+(person ids) and who answers when no voice is recognised, a default person or a guest
+(a guest's turns read and write no one's memory). Pairing makes a household of one,
+the person paired, who is its default: that is how a robot was always bound to one
+person, and a pairing file written before households (no ``members``) loads as exactly
+that, with nothing to migrate. :meth:`PairingStore.update_household` adds and removes
+members and sets the default (or guest); re-pairing a robot to one of its members keeps
+its household. In the file the household is the pairing's ``user`` (the default person,
+or while guests answer the member the robot was paired to), ``members`` (empty: just
+``user``) and ``guest_default``.
+
+A pairing also binds the robot to what it proved about itself when it was paired
+(trust on first use):
 
 - its **client id**, the UUID the firmware generates once and keeps in flash. The OTA
   endpoint hands a WebSocket token only to the paired device id *with this client id*;
@@ -51,7 +62,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from omoide.api import InvalidInput, validate_user_id
+from omoide.api import MAX_HOUSEHOLD_MEMBERS, Household, InvalidInput, validate_user_id
 from omoide_device_stackchan.identifiers import normalize_device_id
 
 log = logging.getLogger("omoide.device.stackchan")
@@ -96,10 +107,12 @@ def _fields(cls: type[Any], raw: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Pairing:
-    """One robot bound to one person."""
+    """One robot bound to a household (see the module: ``user``, ``members`` and
+    ``guest_default`` are its :attr:`household`)."""
 
     device_id: str
     user: str
+    """The default person (or, while guests answer, the member it was paired to)."""
     paired_at: float
     revoked_at: float | None = None
     client_id: str | None = None
@@ -113,14 +126,28 @@ class Pairing:
     firmware_version: str | None = None
     board: str | None = None
     application: str | None = None
+    members: tuple[str, ...] = ()
+    """The household's members in the order they joined; empty: ``user`` alone (every
+    pairing made before households)."""
+    guest_default: bool = False
+    """True: a voice no one recognised is a guest, not ``user``."""
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
 
+    @property
+    def household(self) -> Household:
+        """Who the robot serves; a pairing from before households is a household of one."""
+        members = self.members or (self.user,)
+        return Household(members, None if self.guest_default else self.user)
+
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Pairing:
-        return cls(**_fields(cls, raw))
+        fields = _fields(cls, raw)
+        fields["members"] = tuple(fields.get("members") or ())
+        fields["guest_default"] = bool(fields.get("guest_default", False))
+        return cls(**fields)
 
 
 @dataclass(frozen=True)
@@ -162,6 +189,54 @@ class PendingActivation:
     def still_asked(self, now: float, poll_timeout_s: float) -> bool:
         """Whether its robot is still asking (within ``poll_timeout_s``, unexpired)."""
         return not self.expired(now) and now - self.asked_at < poll_timeout_s
+
+
+class KeepDefault(enum.Enum):
+    """:meth:`PairingStore.update_household` leaves the default person as it is."""
+
+    KEEP = "keep"
+
+
+KEEP_DEFAULT = KeepDefault.KEEP
+
+
+def _kept_household(old: dict[str, Any], user: str) -> dict[str, Any]:
+    """What a re-pairing to ``user`` keeps of the robot's former pairing ``old``: its
+    household (members, guest or not) when ``user`` is one of its members (a re-flashed
+    family robot stays the family's), nothing otherwise (a household of one)."""
+    if not old:
+        return {}
+    household = Pairing.from_json(old).household
+    if user not in household.members:
+        return {}
+    return {"members": household.members, "guest_default": household.guest_by_default}
+
+
+def _changed_household(pairing: Pairing, add: list[str], remove: set[str],
+                       default: str | KeepDefault | None) -> Household:
+    """``pairing``'s household with ``add`` joined (and a new default person, who
+    joins too), ``remove`` gone; raises :class:`PairingError` for a change that leaves
+    no member or no default, or names someone both ways."""
+    both = (set(add) | ({default} if isinstance(default, str) else set())) & remove
+    if both:
+        raise PairingError(f"{sorted(both)[0]!r} cannot be both added and removed")
+    current = pairing.household
+    members = [m for m in current.members if m not in remove]
+    for person in [*add, *([default] if isinstance(default, str) else [])]:
+        if person not in members:
+            members.append(person)
+    person = current.default_person if isinstance(default, KeepDefault) else default
+    if not members:
+        raise PairingError("a household keeps at least one member")
+    if len(members) > MAX_HOUSEHOLD_MEMBERS:
+        raise PairingError(f"a household has at most {MAX_HOUSEHOLD_MEMBERS} members")
+    if person is not None and person not in members:
+        raise PairingError(f"{person!r} answers when no voice is recognised: choose another "
+                           "default person (or guest) to remove them")
+    try:
+        return Household(tuple(members), person)
+    except InvalidInput as exc:
+        raise PairingError(str(exc)) from None
 
 
 class ActivationState(enum.Enum):
@@ -300,8 +375,9 @@ class PairingStore:
         user, name = check_user(user), check_name(name)
         with self._locked() as data:
             old = data["devices"].get(device) or {}
-            pairing = Pairing(device, user, time.time(), None, client_id,
-                              old.get("last_seen"), name or old.get("name"))
+            pairing = dataclasses.replace(
+                Pairing(device, user, time.time(), None, client_id, old.get("last_seen"),
+                        name or old.get("name")), **_kept_household(old, user))
             data["devices"][device] = asdict(pairing)
             self._drop_pending_of(data, device)
         log.info("device %s paired with user %s", device, user)
@@ -326,7 +402,7 @@ class PairingStore:
                 pending.device_id, user, now, None, pending.client_id, old.get("last_seen"),
                 name or old.get("name"), pending.serial_number, pending.activation_hmac,
                 pending.challenge or None, pending.firmware_version, pending.board,
-                pending.application)
+                pending.application, **_kept_household(old, user))
             data["devices"][pairing.device_id] = asdict(pairing)
             self._drop_pending_of(data, pairing.device_id)
         if old.get("serial_number") and old["serial_number"] != pairing.serial_number:
@@ -362,6 +438,34 @@ class PairingStore:
                 raise UnknownDevice(f"device {device!r} is not paired")
             raw["name"] = name
             pairing = Pairing.from_json(raw)
+        return pairing
+
+    def update_household(self, device_id: str, *, add: tuple[str, ...] = (),
+                         remove: tuple[str, ...] = (),
+                         default: str | KeepDefault | None = KEEP_DEFAULT) -> Pairing:
+        """Change who a paired robot serves: ``add`` and ``remove`` members, and set
+        who answers when no voice is recognised (``default``: a person, who becomes a
+        member if they are not; None: a guest). The default person can only be removed
+        with another default (or guest) in the same change, and the last member not at
+        all. Applies at the robot's next turn, also from the CLI to a running server."""
+        device = normalize_device_id(device_id)
+        joining = [check_user(p) for p in add]
+        leaving = {check_user(p) for p in remove}
+        if isinstance(default, str):
+            default = check_user(default)
+        with self._locked() as data:
+            raw = data["devices"].get(device)
+            if raw is None:
+                raise UnknownDevice(f"device {device!r} is not paired")
+            pairing = Pairing.from_json(raw)
+            household = _changed_household(pairing, joining, leaving, default)
+            raw["members"] = list(household.members)
+            raw["guest_default"] = household.guest_by_default
+            raw["user"] = household.default_person or (
+                pairing.user if pairing.user in household.members else household.members[0])
+            pairing = Pairing.from_json(raw)
+        log.info("device %s serves %s (a voice no one recognised: %s)", device,
+                 ", ".join(household.members), household.default_person or "a guest")
         return pairing
 
     def bind_client(self, device_id: str, client_id: str) -> Pairing | None:

@@ -46,6 +46,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.websockets import WebSocket
 
+from omoide.api import Household, InvalidInput
 from omoide_device_stackchan import framing
 from omoide_device_stackchan.activation import parse_activation
 from omoide_device_stackchan.announce import StackChanAnnouncer, cancel_watch
@@ -242,6 +243,24 @@ class StackChanService:
         if pairing is None:
             return not self.config.pairing_required
         return pairing.active and pairing.client_id in (None, client_id)
+
+    def household_of(self, device_id: str, user: str) -> Household:
+        """Who a connected robot serves now (read at each turn, so a change from the
+        console or the CLI applies at its next turn). A robot served unpaired (no
+        ``pairing_required``) is ``user``'s household of one; a household the file
+        cannot express (edited by hand) answers as a guest rather than as anyone."""
+        try:
+            pairing = self.pairings.get(device_id)
+        except OSError:
+            pairing = None
+        if pairing is None:
+            return Household.of_one(user)
+        try:
+            return pairing.household
+        except InvalidInput as exc:
+            log.error("device %s: its household is not valid (%s); it answers as a guest",
+                      device_id, exc)
+            return Household((user,), None)
 
     # -- routes --------------------------------------------------------------------
     def router(self) -> APIRouter:
@@ -485,7 +504,9 @@ class StackChanService:
         identity = DeviceIdentity(device_id, client_id, decision.user, version, peer)
         conn = DeviceConnection(ws, self.host, self.config, identity,
                                 still_allowed=lambda: self._still_allowed(device_id,
-                                                                          client_id))
+                                                                          client_id),
+                                household=lambda: self.household_of(device_id,
+                                                                    identity.user))
         previous = self.connections.get(device_id)
         self.connections[device_id] = conn
         if previous is not None:
