@@ -25,7 +25,7 @@ users table: whoever talked, had memories imported, or was added here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -36,6 +36,7 @@ from omoide.memory.engine import MemoryEngine
 from omoide.memory.journal.activity import PersonActivity, exchanges_by_id, people_activity
 from omoide.server.auth import current_principal, require_admin, require_user
 from omoide.server.inputs import UserId
+from omoide.types import Memory
 
 PAGE_SIZE = 100
 """People on a page of ``GET /v1/users`` when the caller names no ``limit``."""
@@ -60,12 +61,13 @@ def people_router(engine: MemoryEngine, *, timezone: str,
                                 headers={"Retry-After": "2"})
 
     async def describe(people: list[PersonActivity]) -> list[dict[str, Any]]:
-        pending = {p.user: p for p in await engine.pending(None)}
+        pending = {p.user: p for p in
+                   await engine.journal.pending_summary(users=[p.user for p in people])}
         quarantine = await _quarantined_counts(engine)
 
         async def one(p: PersonActivity) -> dict[str, Any]:
             lost = engine.store.damaged_people.get(p.user)
-            memories = [] if lost is not None else (await engine.index(p.user)).memories()
+            memories = [] if lost is not None else await _memories_of(engine, p.user)
             superseded = sum(1 for m in memories if m.superseded_by)
             waiting = pending.get(p.user)
             return {"user": p.user,
@@ -147,6 +149,16 @@ def _features(request: Request) -> dict[str, bool]:
     app's OpenAPI paths, which FastAPI builds once and caches)."""
     paths = request.app.openapi().get("paths", {})
     return {name: path in paths for name, path in _FEATURE_ROUTES.items()}
+
+
+async def _memories_of(engine: MemoryEngine, user: str) -> Sequence[Memory]:
+    """``user``'s memories (superseded ones too): from their index when it is in memory,
+    else read from the store, so paging through everyone neither builds nor caches an
+    index per person."""
+    index = engine.indexes.peek(user)
+    if index is not None:
+        return index.memories()
+    return await engine.list_memories(user)
 
 
 async def _quarantined_counts(engine: MemoryEngine) -> dict[str, int] | None:

@@ -320,10 +320,14 @@ class Journal:
             f"SELECT COUNT(*) FROM exchanges WHERE user=? AND {self._WAITING}", (user,)))
         return int(str(rows[0][0]))
 
-    async def pending_summary(self, user: str | None = None) -> list[PendingSummary]:
+    async def pending_summary(self, user: str | None = None, *,
+                              users: Sequence[str] | None = None) -> list[PendingSummary]:
         """Per user: exchanges still to extract (waiting or held by an unfinished batch)
-        and quarantined ones; users with neither are left out."""
+        and quarantined ones; users with neither are left out. ``user`` or ``users``
+        (a page of the console's people) read only those."""
         where, params = ("WHERE user=?", (user,)) if user is not None else ("", ())
+        if users is not None:
+            where, params = f"WHERE user IN ({_placeholders(len(users))})", tuple(users)
         sql = (
             "SELECT user,"
             " SUM(consumed_at IS NULL AND quarantined_at IS NULL),"
