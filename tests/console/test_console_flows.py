@@ -312,3 +312,39 @@ def test_a_robot_turn_shows_its_device_and_seconds_long_stages(
 def test_a_page_without_a_session_reads_nothing(omoide_server: Any) -> None:
     r = httpx.get(f"{omoide_server.url}/v1/users")
     assert r.status_code == 401
+
+
+def test_a_robots_household_is_shown_and_answers_guests_from_the_devices_page(
+        page: Any, omoide_server: Any) -> None:
+    from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
+
+    omoide_server.add_person("fumi")
+    omoide_server.add_person("gen")
+    robot = SimulatedStackChan(omoide_server.url)
+
+    async def pair() -> None:
+        try:
+            await robot.provision()
+        except ProvisioningRefused as refused:
+            with omoide_server.client() as c:
+                c.post("/v1/devices/pair", json={"code": refused.activation["code"],
+                                                 "user": "fumi", "name": "玄関"}
+                       ).raise_for_status()
+
+    omoide_server.run(pair())
+    omoide_server.sign_in(page, omoide_server.admin_token())
+    page.goto(f"{omoide_server.url}/#/devices")
+    label = f"玄関 ({robot.device_id})"
+    row = page.get_by_role("row").filter(has_text=robot.device_id)
+    expect(row).to_contain_text("fumi (default)")
+    page.get_by_label(f"Add to {label}").select_option("gen")
+    page.get_by_role("button", name=f"Add a person to {label}").click()
+    expect(page.locator("#device-result")).to_contain_text("serves fumi, gen")
+    page.get_by_label(f"Unrecognised voice for {label}").select_option("")
+    page.get_by_role("button", name=f"Set who answers on {label}").click()
+    expect(page.locator("#device-result")).to_contain_text("an unrecognised voice is a guest")
+    with omoide_server.client() as c:
+        [shown] = [d for d in c.get("/v1/devices").json()["devices"]
+                   if d["device_id"] == robot.device_id]
+    assert shown["household"] == {"members": ["fumi", "gen"], "default_person": None,
+                                  "guest": True}

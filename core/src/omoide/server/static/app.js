@@ -254,6 +254,37 @@ async function peopleView(view, seq) {
 // ---------------------------------------------------------------- devices -----------
 function deviceLabel(d) { return d.name ? `${d.name} (${d.device_id})` : d.device_id; }
 
+// A robot serves a household: its members, and who answers a voice no one recognised
+// (the default person, or a guest: no one's memory is read or written).
+function householdCell(d, i) {
+  const h = d.household || { members: [d.user], default_person: d.user, guest: false };
+  const label = deviceLabel(d);
+  const members = h.members.map((m) => `<li><a href="#/person/${enc(m)}">${esc(m)}</a>${m === h.default_person ? ` <span class="small muted">(default)</span>` : ""}${d.state !== "revoked" && h.members.length > 1 ? ` <button type="button" class="secondary small" data-remove-member="${esc(m)}" data-device="${esc(d.device_id)}" aria-label="Remove ${esc(m)} from ${esc(label)}">×</button>` : ""}</li>`).join("");
+  const answer = h.guest ? "a guest (no one's memory)" : `${esc(h.default_person)}`;
+  if (d.state === "revoked") return `<ul class="plain">${members}</ul><span class="small">Unrecognised voice: ${answer}</span>`;
+  const others = state.people.filter((p) => !h.members.includes(p.user))
+    .map((p) => `<option value="${esc(p.user)}">${esc(p.user)}</option>`).join("");
+  const defaults = h.members.map((m) => `<option value="${esc(m)}"${m === h.default_person ? " selected" : ""}>${esc(m)}</option>`).join("");
+  return `<ul class="plain">${members}</ul>
+    <form class="row household-default" data-device="${esc(d.device_id)}">
+      <label for="default-${i}">Unrecognised voice for ${esc(label)}</label>
+      <select id="default-${i}">${defaults}<option value=""${h.guest ? " selected" : ""}>a guest (no one's memory)</option></select>
+      <button type="submit" class="secondary" aria-label="Set who answers on ${esc(label)}">Set</button></form>
+    <form class="row household-add" data-device="${esc(d.device_id)}">
+      <label for="add-member-${i}">Add to ${esc(label)}</label>
+      <select id="add-member-${i}" required><option value="">choose a person…</option>${others}</select>
+      <button type="submit" class="secondary" aria-label="Add a person to ${esc(label)}">Add</button></form>`;
+}
+
+async function changeHousehold(view, device, change, done) {
+  try {
+    const r = await api(`/v1/devices/${enc(device)}/household`, { method: "PATCH", json: change });
+    await devicesView(view);
+    const h = r.device.household;
+    $("#device-result").textContent = `${done}: ${deviceLabel(r.device)} serves ${h.members.join(", ")}; an unrecognised voice is ${h.guest ? "a guest" : h.default_person}.`;
+  } catch (err) { $("#device-result").innerHTML = `<span class="error">Could not change the household: ${esc(err.message)}</span>`; }
+}
+
 async function devicesView(view, seq = state.routeSeq) {
   view.innerHTML = `<h1>Devices</h1><p id="devices-note" role="status">Loading…</p><div id="devices"></div>`;
   if (!state.features.devices) {
@@ -283,7 +314,7 @@ async function devicesView(view, seq = state.routeSeq) {
         <button type="button" class="danger" data-revoke="${esc(d.device_id)}" aria-label="Revoke ${esc(label)}">Revoke</button>
       </form>`;
     return `<tr><td data-label="Robot"><strong>${esc(d.name || "unnamed")}</strong><br><code>${esc(d.device_id)}</code></td>
-      <td data-label="Person"><a href="#/person/${enc(d.user)}">${esc(d.user)}</a></td>
+      <td data-label="Household">${householdCell(d, i)}</td>
       <td data-label="Status">${status}<br><span class="small">last seen ${timeHtml(d.last_seen)}</span></td>
       <td data-label="Firmware">${esc(d.firmware.version || "unknown")}${d.firmware.application ? `<br><span class="small muted">${esc(d.firmware.application)}</span>` : ""}</td>
       <td data-label="Board">${esc(d.firmware.board || "unknown")}</td>
@@ -302,7 +333,7 @@ async function devicesView(view, seq = state.routeSeq) {
         <button type="submit" aria-label="Pair code ${esc(p.code)}">Pair</button></form></td></tr>`).join("");
   $("#devices").innerHTML = `
     <h2>Paired robots</h2>
-    <table class="cards"><thead><tr><th scope="col">Robot</th><th scope="col">Person</th><th scope="col">Status</th>
+    <table class="cards"><thead><tr><th scope="col">Robot</th><th scope="col">Household</th><th scope="col">Status</th>
       <th scope="col">Firmware</th><th scope="col">Board</th><th scope="col">Actions</th></tr></thead>
       <tbody>${paired || `<tr><td colspan="6" class="empty-cell">No robot is paired yet.</td></tr>`}</tbody></table>
     <h2>Waiting to be paired</h2>
@@ -331,6 +362,21 @@ async function devicesView(view, seq = state.routeSeq) {
         $("#device-result").textContent = `Renamed to ${r.device.name || "(no name)"}.`;
       } catch (err) { $("#device-result").innerHTML = `<span class="error">Could not rename: ${esc(err.message)}</span>`; }
     });
+  }
+  for (const form of $$("form.household-default", view)) {
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      changeHousehold(view, form.dataset.device, { default_person: $("select", form).value || null }, "Changed");
+    });
+  }
+  for (const form of $$("form.household-add", view)) {
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      changeHousehold(view, form.dataset.device, { add: [$("select", form).value] }, "Added");
+    });
+  }
+  for (const b of $$("button[data-remove-member]", view)) {
+    b.addEventListener("click", () => changeHousehold(view, b.dataset.device, { remove: [b.dataset.removeMember] }, "Removed"));
   }
   for (const b of $$("button[data-revoke]", view)) {
     b.addEventListener("click", async () => {
