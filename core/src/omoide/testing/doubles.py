@@ -364,7 +364,8 @@ class DeviceHostDouble:
         self.requests.append(request)
         raise ComponentError("DeviceHostDouble runs no turns")
 
-    async def open_recognition(self, user: str, sample_rate: int) -> Any:
+    async def open_recognition(self, user: str, sample_rate: int, *,
+                               guest: bool = False) -> Any:
         """No recognition stream: the device sends the audio with the turn (subclasses
         may open one)."""
         return None
