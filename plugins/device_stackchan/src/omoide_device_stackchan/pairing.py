@@ -222,9 +222,9 @@ def _changed_household(pairing: Pairing, add: list[str], remove: set[str],
         raise PairingError(f"{sorted(both)[0]!r} cannot be both added and removed")
     current = pairing.household
     members = [m for m in current.members if m not in remove]
-    for person in [*add, *([default] if isinstance(default, str) else [])]:
-        if person not in members:
-            members.append(person)
+    for joining in [*add, *([default] if isinstance(default, str) else [])]:
+        if joining not in members:
+            members.append(joining)
     person = current.default_person if isinstance(default, KeepDefault) else default
     if not members:
         raise PairingError("a household keeps at least one member")
