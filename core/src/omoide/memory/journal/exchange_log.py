@@ -325,8 +325,11 @@ class Journal:
         """Per user: exchanges still to extract (waiting or held by an unfinished batch)
         and quarantined ones; users with neither are left out. ``user`` or ``users``
         (a page of the console's people) read only those."""
-        where, params = ("WHERE user=?", (user,)) if user is not None else ("", ())
-        if users is not None:
+        where = ""
+        params: tuple[str, ...] = ()
+        if user is not None:
+            where, params = "WHERE user=?", (user,)
+        elif users is not None:
             where, params = f"WHERE user IN ({_placeholders(len(users))})", tuple(users)
         sql = (
             "SELECT user,"
