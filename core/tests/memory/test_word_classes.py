@@ -12,6 +12,7 @@ import pytest
 
 from omoide.memory.facts.profile import Category, classify
 from omoide.memory.language import word_classes as wc
+from omoide.memory.language.lexicon import analyzer
 from omoide.memory.recall.intent import detect
 from omoide.types import Memory
 
@@ -120,3 +121,11 @@ def test_no_module_declares_its_own_list_of_class_words() -> None:
 def test_the_scan_finds_a_list_and_a_pattern_of_class_words() -> None:
     tree = ast.parse('A = ("妻", "夫")\nB = re.compile(r"(?:私|僕)の")\nC = "私の猫"\n')
     assert [line for line, _ in _literal_lists(tree)] == [1, 2]
+
+
+def test_kin_said_any_way_is_one_person() -> None:
+    """お袋, 母さん and ママ are the 母 of a memory; 親父 its 父."""
+    def keys(text: str) -> set[str]:
+        return {k for t in analyzer().analyse(text, query=True).terms for k in t.keys}
+    assert {"母"} <= keys("お袋のいる施設の名前なんだっけ") & keys("母さんって元気かな") & keys("ママと買い物")
+    assert "父" in keys("親父と釣りに行った")

@@ -27,7 +27,7 @@ from typing import Any
 
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.phonetic import sound_key
-from omoide.memory.language.word_classes import FIRST_PERSON_LEMMAS
+from omoide.memory.language.word_classes import FIRST_PERSON_LEMMAS, KIN_BY_READING
 
 log = logging.getLogger("omoide.memory.lexicon")
 
@@ -294,6 +294,9 @@ def _word_term(w: Any, query: bool) -> tuple[set[str], float, bool, str] | None:
             keys.add(kana)  # ASR sometimes spells Japanese in latin letters
     if len(reading) >= 2 and reading != "キゴウ":
         keys.add(reading)
+    kin = KIN_BY_READING.get(reading)
+    if kin is not None:
+        keys.add(kin)   # お袋, 母さん and 母 are one mother
     return keys, cw[0], cw[1], surface
 
 

@@ -68,6 +68,24 @@ FAMILY: tuple[str, ...] = (
 """Kin, partners and the family home: a fact about one of these (あなたの妻の…は) is a
 family fact. Some words are prefixes of others here (兄 of 兄弟, 姉 of 姉妹)."""
 
+KIN_BY_READING: dict[str, str] = {
+    **dict.fromkeys(("ハハ", "ハハオヤ", "カアサン", "オカアサン", "カアチャン", "オカアチャン",
+                     "オフクロ", "オカン", "ママ"), "母"),
+    **dict.fromkeys(("チチ", "チチオヤ", "トウサン", "オトウサン", "トウチャン", "オトウチャン",
+                     "オヤジ", "オトン", "パパ"), "父"),
+    **dict.fromkeys(("アニ", "アニキ", "ニイサン", "オニイサン", "ニイチャン",
+                     "オニイチャン"), "兄"),
+    **dict.fromkeys(("アネ", "アネキ", "ネエサン", "オネエサン", "ネエチャン",
+                     "オネエチャン"), "姉"),
+    **dict.fromkeys(("ソボ", "オバアチャン", "バアチャン", "オバアサン"), "祖母"),
+    **dict.fromkeys(("ソフ", "オジイチャン", "ジイチャン", "オジイサン"), "祖父"),
+    **dict.fromkeys(("ツマ", "ヨメ", "オクサン", "カミサン", "ニョウボウ", "カナイ"), "妻"),
+    **dict.fromkeys(("オット", "ダンナ", "ダンナサン"), "夫"),
+}
+"""Kin as people call them (katakana readings of 母さん, お袋, 親父, 兄貴, 奥さん...) and the
+one word each means (母, 父, 兄, 姉, 祖母, 祖父, 妻, 夫): said any way, the mother of a
+memory is the mother asked about."""
+
 PARTNERS: tuple[str, ...] = ("彼女", "彼氏")
 """Girlfriend and boyfriend (part of :data:`FAMILY`), as the stand-in extractor reads
 them beside :data:`CLOSE_FAMILY`."""

@@ -32,6 +32,7 @@ from omoide.memory.language.word_classes import (
     DEICTIC_TIME_READINGS,
     FAMILY,
     FIRST_PERSON,
+    KIN_BY_READING,
     NAME_SUFFIXES,
     OUR_HOUSEHOLD,
     PEOPLE_AROUND,
@@ -261,6 +262,7 @@ def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
     for i, w in enumerate(words):
         norm, surface, pos = w.normalized_form(), w.surface(), w.part_of_speech()
         if norm in _PEOPLE or surface in _PEOPLE or \
+                to_katakana(w.reading_form()) in KIN_BY_READING or \
                 (pos[0] == "接尾辞" and surface in NAME_SUFFIXES) or \
                 to_katakana(w.reading_form()) in _PERSONAL_TIME:
             return False
