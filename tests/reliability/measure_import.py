@@ -6,13 +6,15 @@ Writes N distinct memories as JSON lines and a config for a fresh data dir — t
 offline config's embedder (e5; ``fake``: the hashing double, to time everything but the
 embedding) and Qdrant local store, test doubles for the stages an import never starts —
 and times the command twice: the first import (every memory new) and the same file
-again (every memory skipped: imports are idempotent). Prints both wall times.
+again (every memory skipped: imports are idempotent). Prints the wall and CPU time of
+each (CPU time says what the import costs when other work shares the cores).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -50,12 +52,15 @@ def main() -> None:
     source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n"
                               for m in memories(args.count)), encoding="utf-8")
     for label in ("first import", "same file again"):
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "omoide.cli", "memory", "import",
                                "--config", str(config_path), "--user", "alice", str(source)],
                               capture_output=True, text=True)
         took = time.monotonic() - started
-        print(f"{label}: {took:.1f} s (exit {done.returncode}) "
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime
+        print(f"{label}: {took:.1f} s wall, {busy:.1f} s CPU (exit {done.returncode}) "
               f"{done.stdout.strip()[-200:]} {done.stderr.strip()[-300:]}")
     print(f"data dir: {work}")
 
