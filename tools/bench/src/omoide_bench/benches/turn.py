@@ -1,0 +1,321 @@
+"""``omoide bench turn``: does the turn stage tell a finished sentence from a pause?
+
+    omoide bench turn [--config FILE] [--setting K=V,...]... [--voice USE[:VOICE]]...
+                      [--limit N] [--pause-ms LO-HI] [--json]
+
+Each sentence of the phrase set is cut in two at a phrase boundary near its middle (its
+own 「、」, else after a particle: 「来週の土曜日に、友達と箱根に行くんだ」), spoken whole by each
+voice (OpenJTalk and, when installed, Kokoro), and the short pause the voice leaves at
+the cut is stretched to a mid-sentence pause of ``--pause-ms`` (600-900 ms, longer than
+the VAD's end of speech). The recording is fed to the config's VAD in 60 ms frames, as
+the StackChan device feeds it, and at every end of speech the config's turn detector
+(with each ``--setting`` of its section) judges the utterance so far, from its start
+less the device's 300 ms pre-roll to where the voice stopped. A judgement at the
+pause is of the class ``cut`` (the right answer is unfinished), at the sentence's end
+of the class ``complete`` (finished). Reported per voice and setting:
+
+- how often each class is judged finished, and the mean probability;
+- the judgement's latency (the ``finished_probability`` call, p50/p95);
+- for ceilings (``max_silence_ms``) from 600 to 2,000 ms: the mid-sentence pauses the
+  turn would end in (judged finished, or longer than the ceiling) and the time from the
+  end of a complete sentence to the end of its turn (p50/p95: the VAD's silence plus
+  the judgement when judged finished, the ceiling when not), beside silence alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SAMPLE_RATE = 16000
+FRAME_S = 0.06
+PRE_ROLL_S = 0.3
+"""Audio the device keeps before the VAD's start of speech (StackChan's pre_roll_ms)."""
+LEAD_S, TRAIL_S = 0.5, 2.0
+NOISE_RMS = 3e-4
+"""A quiet room under the speech (-70 dBFS), so silence is not digital zero."""
+CEILINGS_MS = (600, 800, 1000, 1200, 1500, 2000)
+PARTICLE_KINDS = {"格助詞", "係助詞", "接続助詞", "副助詞"}
+CONTENT = {"名詞", "動詞", "形容詞", "副詞", "代名詞", "形状詞", "連体詞", "接頭辞"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("turn", help="end of turn: finished sentences against mid-sentence"
+                                    " pauses, judgement latency, the ceiling's trade-off")
+    p.add_argument("--config", help="config whose vad, turn and tts sections are used"
+                                    " (default: configs/offline.yaml)")
+    p.add_argument("--setting", action="append", metavar="K=V,...",
+                   help="overrides of the turn section (repeatable; default: as configured)")
+    p.add_argument("--voice", action="append", metavar="USE[:VOICE]",
+                   help="voice (repeatable; default: openjtalk, and kokoro when installed)")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N phrases")
+    p.add_argument("--pause-ms", default="600-900", metavar="LO-HI",
+                   help="length of the mid-sentence pauses, drawn uniformly")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+
+
+def split_sentence(text: str) -> tuple[str, str] | None:
+    """``text`` cut at a phrase boundary near its middle: at its first 「、」, else after
+    the particle closest to the middle that a content word follows (not の). None when
+    there is no such boundary."""
+    if "、" in text.strip("、"):
+        head, _, tail = text.partition("、")
+        return head, tail
+    from sudachipy import dictionary
+
+    words = list(dictionary.Dictionary().tokenizer().tokenize(text))
+    best: tuple[float, int] | None = None
+    at = 0
+    for word, following in itertools.pairwise(words):
+        at += len(word.surface())
+        kind = word.part_of_speech()
+        if kind[0] == "助詞" and kind[1] in PARTICLE_KINDS and word.surface() != "の" \
+                and following.part_of_speech()[0] in CONTENT and 3 <= at <= len(text) - 3:
+            distance = abs(at - len(text) / 2)
+            if best is None or distance < best[0]:
+                best = (distance, at)
+    return None if best is None else (text[:best[1]], text[best[1]:])
+
+
+def find_gap(samples: np.ndarray, near: float) -> tuple[int, int] | None:
+    """The quiet stretch inside ``samples`` (at least 40 ms below 2 % of the loudest
+    10 ms) whose middle is closest to the fraction ``near`` of the recording."""
+    hop = SAMPLE_RATE // 100
+    frames = samples[:len(samples) // hop * hop].reshape(-1, hop).astype(np.float64)
+    quiet = np.sqrt((frames ** 2).mean(axis=1)) < 0.02 * np.sqrt((frames ** 2).mean(axis=1)
+                                                                  ).max()
+    runs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(quiet):
+        j = i
+        while j < len(quiet) and quiet[j]:
+            j += 1
+        if j - i >= 4 and i > 5 and j < len(quiet) - 5:
+            runs.append((i, j))
+        i = j + 1 if j == i else j
+    if not runs:
+        return None
+    i, j = min(runs, key=lambda r: abs((r[0] + r[1]) / 2 / len(quiet) - near))
+    return i * hop, j * hop
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One spoken sentence with its mid-sentence pause stretched to ``pause_s``."""
+
+    voice: str
+    text: str
+    stream: np.ndarray
+    pause_at: int
+    """Where the first half's voice stops (samples into ``stream``)."""
+    pause_s: float
+
+
+def stretched(voice: str, text: str, head: str, samples: np.ndarray, pause_s: float,
+              rng: np.random.Generator) -> Sample | None:
+    """``samples`` (the sentence spoken whole, 16 kHz) with the gap at the cut replaced by
+    ``pause_s`` of quiet room, quiet before and after; None when no gap is found."""
+    gap = find_gap(samples, len(head) / max(1, len(text) - 1))
+    if gap is None:
+        return None
+
+    def room(n: int) -> np.ndarray:
+        return (rng.standard_normal(n) * NOISE_RMS).astype(np.float32)
+
+    first, second = samples[:gap[0]], samples[gap[1]:]
+    stream = np.concatenate([room(int(LEAD_S * SAMPLE_RATE)), first + room(len(first)),
+                             room(int(pause_s * SAMPLE_RATE)), second + room(len(second)),
+                             room(int(TRAIL_S * SAMPLE_RATE))])
+    return Sample(voice, text, stream, int(LEAD_S * SAMPLE_RATE) + len(first), pause_s)
+
+
+@dataclass
+class Judgements:
+    """One voice and setting: probabilities and latencies per class."""
+
+    voice: str
+    setting: str
+    probabilities: dict[str, list[float]] = field(
+        default_factory=lambda: {"complete": [], "cut": []})
+    latencies_ms: list[float] = field(default_factory=list)
+    pauses_s: list[float] = field(default_factory=list)
+    pause_judged: list[float | None] = field(default_factory=list)
+    """Per sample: the probability judged at its pause (None: the VAD heard no end)."""
+
+
+async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> None:
+    """Feed ``sample`` to the VAD in 60 ms frames; judge at every end of speech."""
+    detector_input = vad.new_detector()
+    step = int(FRAME_S * SAMPLE_RATE)
+    start: int | None = None
+    at_pause: float | None = None
+    for i in range(0, len(sample.stream), step):
+        for event in detector_input.push(sample.stream[i:i + step]):
+            at = int(event.at_s * SAMPLE_RATE)
+            if event.kind == "speech_start" and start is None:
+                start = at
+            elif event.kind == "speech_end" and start is not None:
+                audio = sample.stream[max(0, start - int(PRE_ROLL_S * SAMPLE_RATE)):at]
+                began = time.perf_counter()
+                probability = await detector.finished_probability(audio)
+                into.latencies_ms.append((time.perf_counter() - began) * 1000)
+                pause = at < sample.pause_at + int(0.3 * SAMPLE_RATE)
+                into.probabilities["cut" if pause else "complete"].append(probability)
+                if pause:
+                    at_pause = probability
+    into.pauses_s.append(sample.pause_s)
+    into.pause_judged.append(at_pause)
+
+
+def summary(run: Judgements, threshold: float, vad_silence_ms: int) -> dict[str, Any]:
+    """Per-class rates, the judgement latency and the ceiling trade-off of one run."""
+    from omoide_bench.benches._stats import percentiles
+
+    classes = {kind: {"judged": len(ps), "judged_finished": sum(p >= threshold for p in ps),
+                      "rate_finished": round(sum(p >= threshold for p in ps) / len(ps), 3)
+                      if ps else None,
+                      "mean_probability": round(float(np.mean(ps)), 3) if ps else None}
+               for kind, ps in run.probabilities.items()}
+    latency = percentiles(run.latencies_ms, digits=1)
+    decide_ms = vad_silence_ms + float(np.median(run.latencies_ms)) if run.latencies_ms else 0
+    ceilings = [ceiling_row(run, threshold, ceiling, decide_ms) for ceiling in CEILINGS_MS]
+    silence_cut = sum(p is not None for p in run.pause_judged)
+    return {"voice": run.voice, "setting": run.setting, "sentences": len(run.pauses_s),
+            "classes": classes, "latency_ms": latency, "ceilings": ceilings,
+            "silence_only": {"pauses_cut": silence_cut,
+                             "end_of_turn_ms": float(vad_silence_ms)}}
+
+
+def ceiling_row(run: Judgements, threshold: float, ceiling_ms: int,
+                decide_ms: float) -> dict[str, Any]:
+    """With ``ceiling_ms``: pauses cut, and end of speech -> end of turn on complete
+    sentences (``decide_ms``: the VAD's silence plus the judgement's median latency)."""
+    from omoide_bench.benches._stats import percentiles
+
+    cut = sum(p is not None and (p >= threshold or pause * 1000 > ceiling_ms)
+              for p, pause in zip(run.pause_judged, run.pauses_s, strict=True))
+    ends = [decide_ms if p >= threshold else max(decide_ms, float(ceiling_ms))
+            for p in run.probabilities["complete"]]
+    return {"max_silence_ms": ceiling_ms, "pauses_cut": cut,
+            "end_of_turn_ms": percentiles(ends, digits=0)}
+
+
+async def _samples(voice: dict[str, Any], phrases: Sequence[Any], pause_ms: tuple[int, int],
+                   ) -> list[Sample]:
+    from omoide.audio import resample
+    from omoide_bench.benches._speech import build_component, voice_label
+
+    rng = np.random.default_rng(0)
+    tts = build_component("tts", voice)
+    await tts.start()
+    out: list[Sample] = []
+    try:
+        for phrase in phrases:
+            halves = split_sentence(phrase.text)
+            if halves is None:
+                continue
+            spoken = resample(await tts.synthesize("、".join(halves)), SAMPLE_RATE).samples
+            pause_s = rng.uniform(*pause_ms) / 1000
+            sample = stretched(voice_label(voice), phrase.text, halves[0],
+                               np.asarray(spoken, np.float32), pause_s, rng)
+            if sample is not None:
+                out.append(sample)
+    finally:
+        await tts.stop()
+    return out
+
+
+def default_voices() -> list[str]:
+    import importlib.util
+
+    voices = ["openjtalk"]
+    if importlib.util.find_spec("omoide_tts_kokoro") is not None:
+        voices.append("kokoro:jf_alpha")
+    return voices
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    from omoide_bench.benches._speech import (
+        build_component,
+        config_stage,
+        label,
+        load_phrases,
+        parse_overrides,
+        voice_spec,
+    )
+
+    lo, _, hi = args.pause_ms.partition("-")
+    pause_ms = (int(lo), int(hi or lo))
+    phrases = load_phrases(args.limit)
+    load_before = os.getloadavg()
+    samples = [s for v in (args.voice or default_voices())
+               for s in await _samples(voice_spec(v), phrases, pause_ms)]
+    vad = build_component("vad", config_stage(args.config, "vad"))
+    await vad.start()
+    base = config_stage(args.config, "turn")
+    rows: list[dict[str, Any]] = []
+    try:
+        for overrides in [parse_overrides(s) for s in (args.setting or [""])]:
+            rows += await _measure(build_component("turn", {**base, **overrides}), vad,
+                                   samples, label(overrides))
+            if not args.json:
+                print(f"  measured {label(overrides)}", flush=True)
+    finally:
+        await vad.stop()
+    report = {"turn": base, "vad_min_silence_ms": vad.config.min_silence_ms,
+              "pause_ms": list(pause_ms), "phrases": len(phrases), "cpus": os.cpu_count(),
+              "load_average": {"before": load_before, "after": os.getloadavg()},
+              "runs": rows}
+    print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else render(report))
+    return 0
+
+
+async def _measure(detector: Any, vad: Any, samples: Sequence[Sample], setting: str,
+                   ) -> list[dict[str, Any]]:
+    """Each voice's samples judged by ``detector`` (started here, warmed up once)."""
+    await detector.start()
+    try:
+        await detector.finished_probability(samples[0].stream[:SAMPLE_RATE])
+        rows = []
+        for voice in dict.fromkeys(s.voice for s in samples):
+            run = Judgements(voice, setting)
+            for sample in (s for s in samples if s.voice == voice):
+                await judge(vad, detector, sample, run)
+            rows.append(summary(run, detector.config.threshold, vad.config.min_silence_ms))
+        return rows
+    finally:
+        await detector.stop()
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as a table."""
+    load = report["load_average"]
+    lines = [f"\nomoide bench turn: {report['turn']}, {report['phrases']} phrases, pauses "
+             f"{report['pause_ms'][0]}-{report['pause_ms'][1]} ms, VAD silence "
+             f"{report['vad_min_silence_ms']} ms; {report['cpus']} CPUs, load average "
+             f"{load['before'][0]:.2f} -> {load['after'][0]:.2f}"]
+    for r in report["runs"]:
+        complete, cut = r["classes"]["complete"], r["classes"]["cut"]
+        lines += [f"\n{r['voice']} / {r['setting']}: {r['sentences']} sentences",
+                  f"  judged finished: complete {complete['judged_finished']}/"
+                  f"{complete['judged']}, cut at the pause {cut['judged_finished']}/"
+                  f"{cut['judged']}; judgement p50 {r['latency_ms']['p50']:.0f} ms, p95 "
+                  f"{r['latency_ms']['p95']:.0f} ms",
+                  f"  {'ceiling ms':>11}{'pauses cut':>12}{'end p50 ms':>12}{'end p95 ms':>12}"]
+        for c in r["ceilings"]:
+            lines.append(f"  {c['max_silence_ms']:>11}{c['pauses_cut']:>8}/{r['sentences']:<3}"
+                         f"{c['end_of_turn_ms']['p50']:>12.0f}{c['end_of_turn_ms']['p95']:>12.0f}")
+        silence = r["silence_only"]
+        lines.append(f"  {'silence':>11}{silence['pauses_cut']:>8}/{r['sentences']:<3}"
+                     f"{silence['end_of_turn_ms']:>12.0f}{silence['end_of_turn_ms']:>12.0f}")
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""``omoide bench turn``: its sentences cut mid-way, its pauses, its arithmetic, and a real
+run (OpenJTalk, Silero, Smart Turn) that reports every figure."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from omoide.cli import main
+from omoide_bench.benches.turn import (
+    Judgements,
+    ceiling_row,
+    find_gap,
+    split_sentence,
+    summary,
+)
+
+
+def test_a_sentence_with_a_comma_is_cut_at_its_comma() -> None:
+    assert split_sentence("最近、仕事終わりにギターの練習をしてるんだ") == \
+        ("最近", "仕事終わりにギターの練習をしてるんだ")
+
+
+def test_a_sentence_is_cut_after_the_particle_nearest_its_middle() -> None:
+    assert split_sentence("来週の土曜日に友達と箱根に行くんだ") == ("来週の土曜日に",
+                                                                 "友達と箱根に行くんだ")
+
+
+def test_a_sentence_without_a_phrase_boundary_is_not_cut() -> None:
+    assert split_sentence("今何時") is None
+
+
+def test_the_gap_found_is_the_quiet_stretch_nearest_the_cut() -> None:
+    tone = (0.3 * np.sin(np.arange(16000) / 5)).astype(np.float32)
+    quiet = np.zeros(1600, np.float32)
+    samples = np.concatenate([tone, quiet, tone, quiet, tone])
+    assert find_gap(samples, 0.33) == (16000, 17600)
+    assert find_gap(samples, 0.66) == (33600, 35200)
+
+
+def _run() -> Judgements:
+    run = Judgements("v", "(config)")
+    run.probabilities = {"complete": [0.9, 0.2, 0.8], "cut": [0.7, 0.1]}
+    run.latencies_ms = [100.0, 100.0, 100.0, 100.0, 100.0]
+    run.pauses_s = [0.7, 0.9, 0.8]
+    run.pause_judged = [0.7, 0.1, None]
+    return run
+
+
+def test_a_pause_is_cut_when_judged_finished_or_longer_than_the_ceiling() -> None:
+    assert ceiling_row(_run(), 0.5, 1000, 700.0)["pauses_cut"] == 1
+    assert ceiling_row(_run(), 0.5, 800, 700.0)["pauses_cut"] == 2
+
+
+def test_a_complete_sentence_judged_unfinished_ends_at_the_ceiling() -> None:
+    ends = ceiling_row(_run(), 0.5, 1500, 700.0)["end_of_turn_ms"]
+    assert ends["p50"] == 700 and ends["max"] == 1500
+
+
+def test_the_summary_counts_each_class_and_silence_alone() -> None:
+    row = summary(_run(), 0.5, 600)
+    assert row["classes"]["complete"]["judged_finished"] == 2
+    assert row["classes"]["cut"]["judged_finished"] == 1
+    assert row["silence_only"]["pauses_cut"] == 2   # the VAD ended speech in two pauses
+
+
+needs_parts = pytest.mark.skipif(
+    importlib.util.find_spec("omoide_turn_smart") is None
+    or importlib.util.find_spec("omoide_tts_openjtalk") is None,
+    reason="the offline turn detector and voice are not installed")
+
+
+@needs_parts
+def test_bench_turn_reports_both_classes_latency_and_the_ceilings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from omoide_turn_smart import bundled
+
+    if bundled.cached_model() is None:
+        pytest.skip(f"model not prepared: {bundled.INSTALL_HINT}")
+    config = tmp_path / "turn.yaml"
+    config.write_text("vad: {use: silero}\nturn: {use: smart_turn, timeout_s: 30}\n"
+                      "tts: {use: openjtalk}\n", encoding="utf-8")
+    assert main(["bench", "turn", "--config", str(config), "--voice", "openjtalk",
+                 "--limit", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["runs"]
+    assert run["voice"] == "openjtalk" and run["sentences"] == 3
+    assert run["classes"]["complete"]["judged"] == 3
+    assert run["latency_ms"]["p50"] > 0
+    assert [c["max_silence_ms"] for c in run["ceilings"]][:2] == [600, 800]
+    assert report["vad_min_silence_ms"] == 600 and "load_average" in report
