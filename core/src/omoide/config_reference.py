@@ -15,7 +15,7 @@ from omoide.plugins import PluginRegistry
 SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
                    "chat": "chat", "tts": "tts", "device": "devices[]", "tool": "tools[]",
                    "memory_engine": "memory.retrieve", "extractor": "memory.extract",
-                   "turn": "turn"}
+                   "turn": "turn", "speaker": "speaker"}
 
 
 def _default(field: Any) -> str:

@@ -69,7 +69,8 @@ Secret = Annotated[SecretStr | None, BeforeValidator(_require_env)]
 
 # YAML section -> component kind
 STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "store": "store",
-                          "chat": "chat", "tts": "tts", "turn": "turn"}
+                          "chat": "chat", "tts": "tts", "turn": "turn",
+                          "speaker": "speaker"}
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
 # YAML list section -> component kind of each entry
 LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
@@ -290,6 +291,9 @@ class Envelope(_Strict):
     turn: StageSpec | None = Field(
         None, description="End-of-turn detector (optional): finished or pausing? Without "
                           "it the VAD's silence alone ends a turn.")
+    speaker: StageSpec | None = Field(
+        None, description="Speaker encoder (optional): voiceprints of utterances, to tell "
+                          "who is speaking.")
     asr: StageSpec
     embed: EmbedSpec
     store: StageSpec

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         Embedder,
         Extractor,
         RecallEngine,
+        SpeakerEncoder,
         Tool,
         TurnDetector,
         VectorStore,
@@ -54,6 +55,12 @@ def register_vad(register: Callable[[type[VAD]], None]) -> None:
 def register_turn_detectors(register: Callable[[type[TurnDetector]], None]) -> None:
     """Register end-of-turn detector classes (finished or pausing?); a config picks one
     with ``turn: {use: NAME}``. See :mod:`omoide.components.turn`."""
+
+
+@hookspec
+def register_speaker_encoders(register: Callable[[type[SpeakerEncoder]], None]) -> None:
+    """Register speaker encoder classes (voiceprints: who is speaking?); a config picks
+    one with ``speaker: {use: NAME}``. See :mod:`omoide.components.speaker`."""
 
 
 @hookspec

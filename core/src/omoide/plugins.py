@@ -39,7 +39,7 @@ REGISTRATION_HOOKS: dict[str, str] = {
     "register_stores": "store", "register_chat_models": "chat", "register_tts": "tts",
     "register_devices": "device", "register_tools": "tool",
     "register_memory_engines": "memory_engine", "register_extractors": "extractor",
-    "register_turn_detectors": "turn",
+    "register_turn_detectors": "turn", "register_speaker_encoders": "speaker",
 }
 
 

@@ -21,6 +21,7 @@ from omoide.components import (
     Embedder,
     Extractor,
     RecallEngine,
+    SpeakerEncoder,
     Tool,
     TurnDetector,
     VectorStore,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("omoide.runtime")
 
-STAGE_NAMES = ("vad", "turn", "asr", "embed", "store", "chat", "tts")
+STAGE_NAMES = ("vad", "turn", "speaker", "asr", "embed", "store", "chat", "tts")
 
 
 class StartupFailed(Exception):
@@ -53,6 +54,8 @@ class Runtime:
             path: choice.cls(choice.config) for path, choice in settings.components.items()}
         self.vad: VAD | None = self._get("vad", VAD)  # type: ignore[assignment]
         self.turn: TurnDetector | None = self._get("turn", TurnDetector)  # type: ignore[assignment]
+        self.speaker: SpeakerEncoder | None = self._get(  # type: ignore[assignment]
+            "speaker", SpeakerEncoder)
         self.asr: ASR = self._get("asr", ASR)  # type: ignore[assignment]
         self.store: VectorStore = self._get("store", VectorStore)  # type: ignore[assignment]
         self.chat: ChatModel = self._get("chat", ChatModel)  # type: ignore[assignment]

@@ -50,6 +50,16 @@ from omoide.components.memory_types import (
     Recall,
 )
 from omoide.components.prompt import PromptContext, PromptSection
+from omoide.components.speaker import (
+    Identification,
+    SpeakerCapabilities,
+    SpeakerConfig,
+    SpeakerEmbedding,
+    SpeakerEncoder,
+    SpeakerReason,
+    VoiceQuality,
+    identify,
+)
 from omoide.components.store import (
     ScrollPage,
     StoreCapabilities,
@@ -74,6 +84,7 @@ KINDS: dict[str, type[Component]] = {  # type: ignore[type-arg]
     "vad": VAD, "asr": ASR, "embedder": Embedder, "store": VectorStore,
     "chat": ChatModel, "tts": TTS, "device": Device, "tool": Tool,
     "memory_engine": RecallEngine, "extractor": Extractor, "turn": TurnDetector,
+    "speaker": SpeakerEncoder,
 }
 
 __all__ = [
@@ -105,6 +116,7 @@ __all__ = [
     "ExtractorConfig",
     "ExtractorHost",
     "Fact",
+    "Identification",
     "MemoryEngineCapabilities",
     "MemoryEngineConfig",
     "MemoryHit",
@@ -121,6 +133,11 @@ __all__ = [
     "RecallResult",
     "RecognitionContext",
     "ScrollPage",
+    "SpeakerCapabilities",
+    "SpeakerConfig",
+    "SpeakerEmbedding",
+    "SpeakerEncoder",
+    "SpeakerReason",
     "StoreCapabilities",
     "StrictConfig",
     "TTSConfig",
@@ -136,4 +153,6 @@ __all__ = [
     "VADConfig",
     "VectorStore",
     "VectorStoreConfig",
+    "VoiceQuality",
+    "identify",
 ]

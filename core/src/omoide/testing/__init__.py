@@ -16,7 +16,7 @@ from typing import Any
 
 _CONTRACTS = {"ASRContract", "ChatModelContract", "ComponentContract", "DeviceContract",
               "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
-              "VectorStoreContract",
+              "VectorStoreContract", "SpeakerEncoderContract",
               "assert_config_strict_and_described"}
 _MEMORY_CONTRACTS = {"ExtractorContract", "MemoryEngineContract"}
 

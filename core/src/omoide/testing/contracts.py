@@ -19,6 +19,7 @@ collects them only through subclasses.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import uuid
@@ -39,6 +40,8 @@ from omoide.components import (
     Device,
     Embedder,
     RecognitionContext,
+    SpeakerEncoder,
+    SpeakerReason,
     Tool,
     ToolContext,
     ToolError,
@@ -639,3 +642,127 @@ __all__ = ["ASRContract", "ChatModelContract", "ComponentContract", "DeviceContr
            "EmbedderContract", "TTSContract", "ToolContract", "VADContract",
            "VectorStoreContract",
            "assert_config_strict_and_described"]
+
+
+class SpeakerEncoderContract(ComponentContract):
+    """A speaker encoder's promises. Subclasses give ``voices``: at least two voices,
+    each with at least three utterances of 2-5 s (16 kHz or any rate), the first voice's
+    sounding unlike the second's to this encoder. Without them the tests that need a
+    voice skip."""
+
+    component_cls: ClassVar[type[SpeakerEncoder]]
+
+    @pytest.fixture
+    def voices(self) -> dict[str, list[AudioClip]]:
+        pytest.skip("no voices given: override the `voices` fixture with real speech")
+
+    @staticmethod
+    def _first_two(voices: dict[str, list[AudioClip]]) -> tuple[list[AudioClip],
+                                                                   list[AudioClip]]:
+        (_, a), (_, b) = list(voices.items())[:2]
+        return a, b
+
+    async def test_silence_is_unknown_with_its_reason(self, component: SpeakerEncoder) -> None:
+        embedding = await component.embed(AudioClip(np.zeros(32000, np.float32), 16000))
+        assert embedding.vector is None and embedding.reason is SpeakerReason.SILENCE
+        who = component.identify(embedding, {"alice": [np.ones(component.dims, np.float32)]})
+        assert who.person is None and who.reason is SpeakerReason.SILENCE
+
+    async def test_a_short_cough_is_too_short(self, component: SpeakerEncoder) -> None:
+        """0.3 s of loud noise in 2 s of near-silence: too little voice to tell anyone."""
+        rng = np.random.default_rng(3)
+        audio = (rng.standard_normal(32000) * 1e-4).astype(np.float32)
+        audio[16000:20800] += (rng.standard_normal(4800) * 0.2).astype(np.float32)
+        embedding = await component.embed(AudioClip(audio, 16000))
+        assert embedding.reason is SpeakerReason.TOO_SHORT
+        assert 0.2 <= embedding.quality.voiced_s <= 0.4
+
+    async def test_empty_or_non_finite_audio_is_invalid_input(
+            self, component: SpeakerEncoder) -> None:
+        with pytest.raises(InvalidInput):
+            await component.embed(AudioClip(np.zeros(0, np.float32), 16000))
+        bad = np.zeros(16000, np.float32)
+        bad[5] = np.nan
+        with pytest.raises(InvalidInput):
+            await component.embed(AudioClip(bad, 16000))
+
+    async def test_a_voice_gives_a_unit_vector_and_its_quality(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        clip = self._first_two(voices)[0][0]
+        embedding = await component.embed(clip)
+        assert embedding.usable and embedding.vector is not None
+        assert embedding.vector.shape == (component.dims,)
+        assert abs(float(np.linalg.norm(embedding.vector)) - 1) < 1e-4
+        assert embedding.model_id == component.model_id
+        assert 1.0 <= embedding.quality.voiced_s <= clip.duration_s + 1e-6
+        assert embedding.quality.clipped_fraction == 0
+        assert -60 < embedding.quality.level_dbfs < 0
+
+    async def test_the_same_clip_gives_the_same_vector(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        clip = self._first_two(voices)[0][0]
+        first, again = await component.embed(clip), await component.embed(clip)
+        assert first.vector is not None and again.vector is not None
+        assert float(first.vector @ again.vector) > 0.9999
+
+    async def test_another_rate_and_a_quieter_copy_stay_close(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        from omoide.audio import resample
+
+        clip = self._first_two(voices)[0][0]
+        base = (await component.embed(clip)).vector
+        quieter = AudioClip((clip.samples * 0.2).astype(np.float32), clip.sample_rate)
+        for variant in (resample(clip, 48000), quieter):
+            vector = (await component.embed(variant)).vector
+            assert base is not None and vector is not None
+            assert float(base @ vector) > 0.95
+
+    async def test_clipped_audio_is_unknown(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        clip = self._first_two(voices)[0][0]
+        loud = np.clip(clip.samples * 50, -1, 1).astype(np.float32)
+        embedding = await component.embed(AudioClip(loud, clip.sample_rate))
+        assert embedding.reason is SpeakerReason.CLIPPED
+        assert embedding.quality.clipped_fraction > 0.01
+        enrolled = {"alice": [(await component.embed(c)).vector for c in voices[
+            next(iter(voices))][1:]]}
+        assert component.identify(embedding, enrolled).person is None  # type: ignore[arg-type]
+
+    async def test_enrolled_voices_are_told_apart(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        """Enrolled with all but their last utterance, each of two people is identified
+        by their last one."""
+        a, b = self._first_two(voices)
+        enrolled = {"alice": [(await component.embed(c)).vector for c in a[:-1]],
+                    "bob": [(await component.embed(c)).vector for c in b[:-1]]}
+        for person, clip in (("alice", a[-1]), ("bob", b[-1])):
+            who = component.identify(await component.embed(clip), enrolled)  # type: ignore[arg-type]
+            assert (who.person, who.reason) == (person, SpeakerReason.MATCHED), who
+            assert who.score >= component.config.threshold
+            assert who.margin >= component.config.margin
+
+    async def test_a_voice_no_one_enrolled_is_nobody(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        a, b = self._first_two(voices)
+        enrolled = {"alice": [(await component.embed(c)).vector for c in a]}
+        who = component.identify(await component.embed(b[-1]), enrolled)  # type: ignore[arg-type]
+        assert who.person is None and who.reason is SpeakerReason.NO_MATCH
+
+    async def test_two_voices_in_one_clip_are_unknown(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        if not component.capabilities.windows:
+            pytest.skip("the encoder has no windows: it cannot tell a clip of two voices")
+        from omoide.audio import resample
+
+        a, b = (resample(c[0], 16000).samples for c in self._first_two(voices))
+        both = AudioClip(np.concatenate([a, b]).astype(np.float32), 16000)
+        embedding = await component.embed(both)
+        assert embedding.reason is SpeakerReason.MIXED_VOICES
+        assert embedding.quality.consistency is not None
+
+    async def test_a_voiceprint_of_another_space_is_refused(
+            self, component: SpeakerEncoder, voices: dict[str, list[AudioClip]]) -> None:
+        embedding = await component.embed(self._first_two(voices)[0][0])
+        foreign = dataclasses.replace(embedding, model_id="another-encoder")
+        with pytest.raises(InvalidInput):
+            component.identify(foreign, {"alice": [np.ones(component.dims, np.float32)]})
