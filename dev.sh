@@ -62,8 +62,8 @@ files_hash() { cat "$@" | sha1sum | cut -c1-16; }
 
 # The plugins the main job runs (configs/offline.yaml) and the light ones that only speak
 # to a service over the network; every other plugin is in the "all" layer.
-RUNTIME_PLUGINS=(device_stackchan vad_silero turn_smart asr_whisper embed_e5 store_qdrant
-                 standins tts_openjtalk skills chat_modelscope tts_irodori)
+RUNTIME_PLUGINS=(device_stackchan vad_silero turn_smart speaker_resemblyzer asr_whisper embed_e5
+                 store_qdrant standins tts_openjtalk skills chat_modelscope tts_irodori)
 
 runtime_env() {
   local stamp="$VENV/.omoide-runtime" want p manifests=()
@@ -121,9 +121,31 @@ turn_model() {
   rm -rf "$tmp"
 }
 
-setup() { runtime_system_packages; runtime_env; turn_model; }
+# Resemblyzer's GE2E voice encoder (the speaker stage) is one file of the Resemblyzer wheel,
+# which declares torch, librosa and webrtcvad: the wheel is downloaded without them and the
+# weights extracted, checked by SHA-256, into omoide's model cache (run in numpy).
+RESEMBLYZER_WHEEL="Resemblyzer==0.1.4"
+speaker_model() {
+  "$PY" -m omoide_speaker_resemblyzer.bundled >/dev/null && return
+  log "extracting the GE2E voice encoder from the $RESEMBLYZER_WHEEL wheel"
+  local tmp
+  tmp=$(mktemp -d)
+  "$PY" -m pip download -q --no-deps "$RESEMBLYZER_WHEEL" -d "$tmp"
+  "$PY" -m omoide_speaker_resemblyzer.bundled "$tmp"/[Rr]esemblyzer-*.whl
+  rm -rf "$tmp"
+}
+
+# The speaker tests compare omoide's numpy encoder with Resemblyzer's own (torch and
+# librosa come with the other plugins): the package without its declared dependencies,
+# and webrtcvad (binary wheels) that its audio module imports.
+speaker_reference() {
+  "$PY" -m pip show -q Resemblyzer webrtcvad-wheels >/dev/null 2>&1 && return
+  "$PY" -m pip install -q --no-deps "$RESEMBLYZER_WHEEL" webrtcvad-wheels
+}
+
+setup() { runtime_system_packages; runtime_env; turn_model; speaker_model; }
 setup_all() { setup; all_plugins_env; }
-setup_test() { setup_all; test_system_packages; test_env; }
+setup_test() { setup_all; test_system_packages; test_env; speaker_reference; }
 
 case "${1:-}" in
   setup) if [ "${2:-}" = all ]; then setup_all; else setup; fi ;;

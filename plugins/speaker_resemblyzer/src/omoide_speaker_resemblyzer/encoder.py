@@ -1,0 +1,123 @@
+"""The `resemblyzer` speaker encoder: Resemblyzer's GE2E voiceprints, run in numpy.
+
+The core hands over 16 kHz audio with long silences dropped; here it is brought to
+``level_dbfs`` (Resemblyzer trains and embeds at -30 dBFS; it only ever raises the
+level, omoide also lowers it, so a near and a far speaker meet at one level), cut into
+1.6 s windows and run through the LSTM; each window's unit vector goes back to the
+core, which averages them into the utterance's voiceprint. About 50-100 ms per 3 s
+utterance on one quiet core (``omoide bench speaker`` measures it).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from omoide.api import (
+    ComponentError,
+    FloatArray,
+    ModelNotAvailable,
+    SpeakerCapabilities,
+    SpeakerConfig,
+    SpeakerEncoder,
+)
+from omoide_speaker_resemblyzer import bundled
+from omoide_speaker_resemblyzer.checkpoint import load_tensors
+from omoide_speaker_resemblyzer.features import windows
+from omoide_speaker_resemblyzer.model import EMBEDDING, VoiceEncoderWeights, forward
+
+log = logging.getLogger("omoide.speaker.resemblyzer")
+
+
+class ResemblyzerConfig(SpeakerConfig):
+    threshold: float = Field(0.80, ge=-1, le=1, description="Cosine similarity to a person's "
+                                                            "enrolled voice at or above which "
+                                                            "the voice may be theirs.")
+    margin: float = Field(0.03, ge=0, le=2, description="How much closer the best person must "
+                                                        "be than the next one; closer calls "
+                                                        "are ambiguous (unknown).")
+    min_consistency: float = Field(
+        0.68, ge=-1, le=1, description="Lowest cosine between two 1.6 s windows' vectors "
+                                       "before the clip counts as several voices "
+                                       "(unknown); -1 turns the check off.")
+    weights_path: str | None = Field(
+        None, description="Path of a Resemblyzer pretrained.pt; default: the one extracted "
+                          "from the Resemblyzer wheel into omoide's model cache at set-up.")
+    level_dbfs: float = Field(-30.0, ge=-60, le=0, description="Level (dBFS, RMS) the voice "
+                                                               "is brought to before "
+                                                               "embedding.")
+    window_rate: float = Field(1.3, ge=0.625, le=10, description="1.6 s windows per second "
+                                                                 "of audio (1.3: each "
+                                                                 "overlaps the next by about "
+                                                                 "half).")
+
+
+def embed_windows(weights: VoiceEncoderWeights, wav: FloatArray,
+                  rate: float = 1.3) -> FloatArray:
+    """The unit vectors (windows, 256) of 16 kHz ``wav`` as Resemblyzer's
+    ``embed_utterance`` computes them (their normalised mean is its embedding)."""
+    return forward(weights, windows(wav, rate))
+
+
+def at_level(wav: FloatArray, level_dbfs: float) -> FloatArray:
+    """``wav`` scaled so its RMS is ``level_dbfs``; silence stays silence."""
+    rms = float(np.sqrt(np.mean(np.square(wav, dtype=np.float64)))) if len(wav) else 0.0
+    if rms <= 0:
+        return wav
+    out: FloatArray = (wav * (10 ** (level_dbfs / 20) / rms)).astype(np.float32)
+    return out
+
+
+class Resemblyzer(SpeakerEncoder):
+    """Resemblyzer's GE2E encoder (256-d voiceprints; 3-layer LSTM over 40 mel channels)."""
+
+    name = "resemblyzer"
+    Config = ResemblyzerConfig
+    capabilities = SpeakerCapabilities(windows=True)
+
+    config: ResemblyzerConfig
+
+    def __init__(self, config: ResemblyzerConfig) -> None:
+        super().__init__(config)
+        self._weights: VoiceEncoderWeights | None = None
+
+    @property
+    def model_id(self) -> str:
+        return f"resemblyzer-ge2e-{bundled.SHA256[:12]}"
+
+    @property
+    def dims(self) -> int:
+        return EMBEDDING
+
+    async def _start(self) -> None:
+        path = self._weights_path()
+        self._weights = await self.run_blocking(lambda: self._load(path))
+
+    async def _stop(self) -> None:
+        self._weights = None
+
+    def _weights_path(self) -> Path:
+        if self.config.weights_path is not None:
+            configured = Path(self.config.weights_path).expanduser()
+            if not configured.is_file():
+                raise ModelNotAvailable(f"speaker resemblyzer: no weights at {configured}",
+                                        hint="fix speaker.weights_path, or drop it and run "
+                                             + bundled.INSTALL_HINT)
+            return configured
+        return bundled.find_weights()
+
+    @staticmethod
+    def _load(path: Path) -> VoiceEncoderWeights:
+        weights = VoiceEncoderWeights.from_state(load_tensors(path))
+        log.info("speaker resemblyzer: loaded %s", path)
+        return weights
+
+    def _embed_partials(self, audio: FloatArray) -> FloatArray:
+        weights = self._weights
+        if weights is None:
+            raise ComponentError("speaker resemblyzer: not started")
+        return embed_windows(weights, at_level(audio, self.config.level_dbfs),
+                             self.config.window_rate)
