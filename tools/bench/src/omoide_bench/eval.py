@@ -22,10 +22,14 @@ per kind (``kinds`` in each summary, a second table per file); files without kin
 report exactly as before.
 
 Memories go straight into the store as if extraction had just written them (no
-dedup). Each scenario's user gets its own namespace, so scenarios never see each
-other's memories. Figures are computed in-process against the configured
-embedder and whatever store the caller passes (the CLI uses the in-memory store
-double by default: latency then measures the engine, not a database).
+dedup), and each scenario's questions are asked once the person's index is built: the
+steady state of a person whose memories arrived over months (a read right after a
+bulk write, while the index builds, is ``omoide bench memory_read``'s business), so the
+figures do not depend on how loaded the machine is. Each scenario's user gets its own
+namespace, so scenarios never see each other's memories. Figures are computed
+in-process against the configured embedder and whatever store the caller passes (the
+CLI uses the in-memory store double by default: latency then measures the engine, not a
+database).
 """
 
 from __future__ import annotations
