@@ -3,7 +3,8 @@
 SQLite checks the structure of its file, not the values in it: a flipped byte in what a
 person said went unnoticed, and extraction would have stored the changed text as a
 memory. Each exchange row now carries a checksum of what it holds (id, person, both
-texts, time, session), written with the row, verified whenever the row is read, and by
+texts, time, session), and each extraction batch one of what the chat model answered
+and of the plan, written with the row, verified whenever the row is read, and by
 ``omoide memory verify``. A damaged row is never extracted (it is quarantined with the
 reason) and never shown as if it were what was said. Rows of a journal older than the
 checksums get one when the journal is opened (migration).
@@ -74,7 +75,7 @@ def verify(data: Path) -> subprocess.CompletedProcess[str]:
 def test_verify_passes_a_journal_nobody_touched(data_dir: Path) -> None:
     result = verify(data_dir)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 exchanges checked, 0 damaged" in result.stdout
+    assert "3 rows checked, 0 damaged" in result.stdout
 
 
 def test_verify_names_the_row_whose_byte_was_flipped(data_dir: Path) -> None:
@@ -128,5 +129,28 @@ def test_rows_of_an_older_journal_get_a_checksum_when_it_is_opened(tmp_path: Pat
     journal.open()
     try:
         assert asyncio.run(journal.exchanges(["old1"])) == []
+    finally:
+        journal.close()
+
+
+def test_a_changed_byte_in_a_batch_of_extracted_facts_is_noticed(data_dir: Path) -> None:
+    from omoide.components.extractor import Fact
+
+    path = data_dir / "journal.sqlite3"
+    journal = Journal(path)
+    journal.open()
+    try:
+        said = asyncio.run(journal.pending("alice"))
+        asyncio.run(journal.open_batch("alice", said[:1], [
+            Fact("あなたはリンゴを12個買った。", "event", ("リンゴ",))]))
+    finally:
+        journal.close()
+    flip(path, "12個".encode(), "92個".encode())
+    result = verify(data_dir)
+    assert result.returncode == 1 and "extraction batch" in result.stdout, result.stdout
+    journal.open()
+    try:
+        assert asyncio.run(journal.batches("alice")) == []
+        assert asyncio.run(journal.open_batches()) == []
     finally:
         journal.close()

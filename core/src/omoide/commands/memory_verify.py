@@ -3,7 +3,7 @@
     omoide memory verify --config FILE
 
 Reads the config's journal through a read-only connection (safe while ``omoide serve``
-runs) and checks each exchange row against the checksum written with it
+runs) and checks each exchange and extraction batch against the checksum written with it
 (:mod:`omoide.memory.journal.row_checksum`). Prints how many rows were checked, how many
 carry no checksum yet (a journal not opened since checksums came: the next start gives
 them one), and every damaged row with its exchange id, person and time. Exit 0 when
@@ -40,10 +40,10 @@ def _verify(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as exc:
         print(f"omoide: the journal {path} cannot be read: {exc}")
         return EXIT_FAILED
-    print(f"{path}: {found.checked} exchanges checked, {len(found.damaged)} damaged,"
+    print(f"{path}: {found.checked} rows checked, {len(found.damaged)} damaged,"
           f" {found.unchecked} without a checksum yet")
     for row in found.damaged:
-        print(f"  damaged: exchange {row.exchange_id} of {row.user} at {row.at}")
+        print(f"  damaged: {row.table} {row.exchange_id} of {row.user} at {row.at}")
     if found.damaged:
         print("Damaged rows are never extracted (they are quarantined when extraction"
               " reaches them); restore the journal from a backup to get them back.")

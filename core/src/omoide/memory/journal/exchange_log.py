@@ -43,7 +43,9 @@ from omoide.memory.journal.extraction_batches import (
     plan_to_json,
 )
 from omoide.memory.journal.row_checksum import (
+    BATCH_COLUMNS,
     DAMAGED_REASON,
+    batch_is_intact,
     exchange_checksum,
     fill_missing_checksums,
     row_is_intact,
@@ -86,6 +88,7 @@ CREATE INDEX IF NOT EXISTS extraction_batches_open ON extraction_batches(user, s
 # Columns added after the first release; added to older journals when they are opened.
 _ADDED_COLUMNS = {"batch_id": "TEXT", "quarantined_at": "TEXT", "skipped_at": "TEXT",
                   "checksum": "TEXT"}
+_ADDED_BATCH_COLUMNS = {"checksum": "TEXT", "plan_checksum": "TEXT"}
 OPEN_STATES = ("answered", "planned")
 # The row's checksum comes last but one: _exchange reads the first six, _intact checks.
 _EXCHANGE_COLUMNS = "id, user, user_text, assistant_text, at, session_id, checksum"
@@ -154,6 +157,17 @@ def _intact(rows: Sequence[Sequence[object]]) -> tuple[list[Sequence[object]], l
     return good, damaged
 
 
+def _batch_intact(r: Sequence[object]) -> bool:
+    """Whether a batch row read by ``Journal._batches`` matches its checksums (logged
+    when it does not: the batch is then never replayed nor repaired from)."""
+    if batch_is_intact(r[:6], r[9], r[10]):
+        return True
+    log.error("journal: extraction batch %s of %s does not match its checksum (changed"
+              " outside omoide); it is not used. `omoide memory verify` lists every such"
+              " row", r[0], r[1])
+    return False
+
+
 def _exchange(r: Sequence[object]) -> Exchange:
     return Exchange(id=str(r[0]), user=str(r[1]), user_text=str(r[2]),
                     assistant_text=str(r[3]), at=datetime.fromisoformat(str(r[4])),
@@ -191,6 +205,10 @@ class Journal:
             for column, sql_type in _ADDED_COLUMNS.items():
                 if column not in have:
                     db.execute(f"ALTER TABLE exchanges ADD COLUMN {column} {sql_type}")
+            have = {str(r[1]) for r in db.execute("PRAGMA table_info(extraction_batches)")}
+            for column, sql_type in _ADDED_BATCH_COLUMNS.items():
+                if column not in have:
+                    db.execute(f"ALTER TABLE extraction_batches ADD COLUMN {column} {sql_type}")
             self._checksum_older_rows(db)
         except BaseException:
             db.close()
@@ -438,11 +456,11 @@ class Journal:
             said_at=max(e.at for e in exchanges), facts=tuple(facts), state="answered")
 
         def write(db: sqlite3.Connection) -> None:
+            covered = (batch.id, user, json.dumps(list(batch.exchange_ids)),
+                       batch.said_at.isoformat(), facts_to_json(batch.facts))
             db.execute("INSERT INTO extraction_batches(id, user, exchange_ids, said_at, facts,"
-                       " state, created_at) VALUES (?,?,?,?,?,?,?)",
-                       (batch.id, user, json.dumps(list(batch.exchange_ids)),
-                        batch.said_at.isoformat(), facts_to_json(batch.facts), batch.state,
-                        _now()))
+                       " state, created_at, checksum) VALUES (?,?,?,?,?,?,?,?)",
+                       (*covered, batch.state, _now(), exchange_checksum(covered)))
             claimed = 0
             for i in batch.exchange_ids:
                 claimed += db.execute(
@@ -460,8 +478,9 @@ class Journal:
         text = plan_to_json(plan)
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE extraction_batches SET plan=?, state='planned' WHERE id=?",
-                       (text, batch.id))
+            db.execute("UPDATE extraction_batches SET plan=?, plan_checksum=?,"
+                       " state='planned' WHERE id=?",
+                       (text, exchange_checksum((batch.id, text)), batch.id))
         await self._thread(lambda: self._transaction(write))
         return batch.planned(tuple(plan))
 
@@ -507,14 +526,16 @@ class Journal:
         return await self._batches("1=1", user)
 
     async def _batches(self, condition: str, user: str | None) -> list[ExtractionBatch]:
-        sql = ("SELECT id, user, exchange_ids, said_at, facts, plan, state, attempts,"
-               f" last_error FROM extraction_batches WHERE {condition}")
+        sql = (f"SELECT {', '.join(BATCH_COLUMNS)}, plan, state, attempts,"
+               " last_error, checksum, plan_checksum FROM extraction_batches"
+               f" WHERE {condition}")
         params: tuple[object, ...] = ()
         if user is not None:
             sql += " AND user=?"
             params = (user,)
         rows = await self._thread(lambda: self._run(sql + " ORDER BY created_at, rowid",
                                                     params))
+        rows = [r for r in rows if _batch_intact(r)]
         return [ExtractionBatch(
             id=str(r[0]), user=str(r[1]), exchange_ids=tuple(json.loads(str(r[2]))),
             said_at=datetime.fromisoformat(str(r[3])), facts=facts_from_json(str(r[4])),

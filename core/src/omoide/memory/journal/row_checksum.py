@@ -1,4 +1,4 @@
-"""A checksum for each exchange row of the journal, and the check of a whole journal.
+"""A checksum for each row of the journal, and the check of a whole journal.
 
 SQLite notices a damaged page structure, not a changed value: one flipped byte inside
 what a person said reads back as a different sentence (or as text that is not UTF-8).
@@ -8,6 +8,11 @@ one JSON list (unambiguous whatever the texts hold). It is written with the row,
 verified on every read of the row (:func:`row_is_intact`), filled in for rows of a
 journal older than it when the journal is opened (:func:`fill_missing_checksums`), and
 checked for the whole journal by ``omoide memory verify`` (:func:`verify_journal`).
+
+Extraction batches get the same: ``checksum`` over :data:`BATCH_COLUMNS` (what the
+chat model answered, written once) and ``plan_checksum`` over the id and the plan (the
+dedup decisions, written once when the batch is planned); their state, attempts and
+errors change and are not covered.
 
 A value that is no longer UTF-8 is read with ``surrogateescape``
 (:func:`tolerant_text`), so the damaged row is reported instead of failing the query
@@ -25,6 +30,8 @@ from pathlib import Path
 
 CHECKED_COLUMNS = ("id", "user", "user_text", "assistant_text", "at", "session_id")
 """The columns the checksum covers, in its order (what never changes after the write)."""
+BATCH_COLUMNS = ("id", "user", "exchange_ids", "said_at", "facts")
+"""The columns of an extraction batch its ``checksum`` covers."""
 DAMAGED_REASON = ("the journal row's checksum does not match what it holds: it was"
                   " changed outside omoide (a damaged disk or a hand edit)")
 
@@ -36,7 +43,8 @@ def tolerant_text(raw: bytes) -> str:
 
 
 def exchange_checksum(values: Sequence[object]) -> str:
-    """The checksum of one exchange row's :data:`CHECKED_COLUMNS` values."""
+    """The checksum of one row's covered values (:data:`CHECKED_COLUMNS` of an
+    exchange, :data:`BATCH_COLUMNS` of a batch, or a batch's id and plan)."""
     text = json.dumps([None if v is None else str(v) for v in values], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
@@ -48,23 +56,40 @@ def row_is_intact(values: Sequence[object], checksum: object) -> bool:
 
 
 def fill_missing_checksums(db: sqlite3.Connection) -> int:
-    """Give every exchange row without a checksum one (inside the caller's transaction
-    or autocommit); returns how many rows got one."""
-    columns = ", ".join(CHECKED_COLUMNS)
-    rows = db.execute(f"SELECT rowid, {columns} FROM exchanges WHERE checksum IS NULL"
-                      ).fetchall()
-    db.executemany("UPDATE exchanges SET checksum=? WHERE rowid=?",
-                   [(exchange_checksum(r[1:]), r[0]) for r in rows])
-    return len(rows)
+    """Give every exchange and batch row without a checksum one (inside the caller's
+    transaction or autocommit); returns how many rows got one."""
+    filled = 0
+    for table, columns, target, condition in (
+            ("exchanges", CHECKED_COLUMNS, "checksum", "checksum IS NULL"),
+            ("extraction_batches", BATCH_COLUMNS, "checksum", "checksum IS NULL"),
+            ("extraction_batches", ("id", "plan"), "plan_checksum",
+             "plan_checksum IS NULL AND plan IS NOT NULL")):
+        rows = db.execute(f"SELECT rowid, {', '.join(columns)} FROM {table}"
+                          f" WHERE {condition}").fetchall()
+        db.executemany(f"UPDATE {table} SET {target}=? WHERE rowid=?",
+                       [(exchange_checksum(r[1:]), r[0]) for r in rows])
+        filled += len(rows)
+    return filled
+
+
+def batch_is_intact(row: Sequence[object], checksum: object, plan_checksum: object) -> bool:
+    """Whether a batch row (its :data:`BATCH_COLUMNS` values, then its plan) still
+    matches its checksums."""
+    covered, plan = row[:len(BATCH_COLUMNS)], row[len(BATCH_COLUMNS)]
+    return (row_is_intact(covered, checksum)
+            and (plan is None or row_is_intact((row[0], plan), plan_checksum)))
 
 
 @dataclass(frozen=True)
 class DamagedRow:
-    """An exchange row whose values no longer match its checksum."""
+    """A row whose values no longer match its checksum."""
 
     exchange_id: str
+    """The exchange's id, or the extraction batch's."""
     user: str
     at: str
+    table: str = "exchange"
+    """``exchange`` or ``extraction batch``."""
 
 
 @dataclass
@@ -95,9 +120,28 @@ def verify_journal(path: Path) -> JournalCheck:
             if not row_is_intact(row[:-1], row[-1]):
                 out.damaged.append(DamagedRow(_printable(row[0]), _printable(row[1]),
                                               _printable(row[4])))
+        _verify_batches(db, out)
     finally:
         db.close()
     return out
+
+
+def _verify_batches(db: sqlite3.Connection, out: JournalCheck) -> None:
+    have = {str(r[1]) for r in db.execute("PRAGMA table_info(extraction_batches)")}
+    if "checksum" not in have:
+        out.unchecked += int(db.execute("SELECT COUNT(*) FROM extraction_batches"
+                                        ).fetchone()[0])
+        return
+    columns = ", ".join(BATCH_COLUMNS)
+    for row in db.execute(f"SELECT {columns}, plan, checksum, plan_checksum"
+                          " FROM extraction_batches ORDER BY created_at, rowid"):
+        if row[-2] is None:
+            out.unchecked += 1
+            continue
+        out.checked += 1
+        if not batch_is_intact(row[:-2], row[-2], row[-1]):
+            out.damaged.append(DamagedRow(_printable(row[0]), _printable(row[1]),
+                                          _printable(row[3]), "extraction batch"))
 
 
 def _printable(value: object) -> str:
