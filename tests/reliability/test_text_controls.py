@@ -12,6 +12,7 @@ hashing embedder, an in-memory store), the real memory engine and journal.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -158,3 +159,30 @@ def test_facts_from_a_model_lose_their_control_characters() -> None:
     [fact] = checked_facts([Fact("あなたは\x1b[31m猫\x00が\u202e好き\u2028です。", "likes",
                                  ("む\x00ぎ", "\x1b"), "犬\x07が好き")])
     assert fact == Fact("あなたは[31m猫が好き です。", "likes", ("むぎ",), "犬が好き")
+
+
+def test_text_a_device_recognised_is_journaled_without_control_characters() -> None:
+    """A robot's own recogniser (StackChan's ``listen: detect`` text) reaches the turn as
+    text, not through HTTP validation: the pipeline removes what the rule forbids."""
+    from omoide.config import AssistantSettings
+    from omoide.pipeline import sections
+    from omoide.pipeline.assistant import Assistant
+    from omoide.pipeline.turn import TurnRequest
+    from omoide.plugins import build_registry
+    from omoide.testing.doubles import FakeASR, FakeChat, FakeTTS, MemoryServiceDouble
+
+    class Events:
+        async def on_event(self, event: object) -> None:
+            pass
+
+    registry = build_registry([("asr", "fake"), ("memory_engine", "robust")])
+    registry.pm.register(sections)
+    memory = MemoryServiceDouble()
+    assistant = Assistant(settings=AssistantSettings(), asr=FakeASR(FakeASR.Config()),
+                          chat=FakeChat(FakeChat.Config()), tts=FakeTTS(FakeTTS.Config()),
+                          memory=memory, hooks=registry.pm)
+    result = asyncio.run(assistant.run_turn(
+        TurnRequest(user="robot", text="ねえ\x1b[31m猫\x00が好き\u202e", speak=False),
+        Events()))
+    assert result.transcript == "ねえ[31m猫が好き"
+    assert [e.user_text for e in memory.journal] == ["ねえ[31m猫が好き"]

@@ -68,6 +68,7 @@ from omoide.pipeline.splitter import SentenceSplitter
 from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
+from omoide.text_controls import strip_controls
 from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
 
 log = logging.getLogger("omoide.pipeline")
@@ -172,7 +173,8 @@ class Assistant:
     # -- stages ----------------------------------------------------------------------
     async def _transcribe(self, request: TurnRequest, events: TurnEvents) -> str:
         if request.text is not None:
-            return request.text.strip()
+            # A device's own recogniser may send anything; HTTP clients were refused.
+            return strip_controls(request.text, line_breaks=True).strip()
         if request.recognition is not None:
             return await self._finish_recognition(request.recognition, events)
         if request.audio is None:
