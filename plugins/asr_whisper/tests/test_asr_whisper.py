@@ -271,3 +271,49 @@ def test_streaming_off_or_auto_language_buffers_like_transcribe() -> None:
                    WhisperASRConfig(temperature_fallback=True)):
         assert not isinstance(WhisperASR(config).open_stream(), StreamingRecognition)
     assert isinstance(WhisperASR(WhisperASRConfig()).open_stream(), StreamingRecognition)
+
+
+def test_a_unit_repeated_back_to_back_is_a_loop_and_a_doubled_kana_is_a_word() -> None:
+    from omoide_asr_whisper.stream import loop_start
+
+    assert loop_start("あの最近最近") == 2
+    assert loop_start("最近、最近、") == 0
+    assert loop_start("ねねね") == 0
+    assert loop_start("ここ") is None
+    assert loop_start("週末の予定") is None
+
+
+async def test_words_a_pass_repeats_back_to_back_are_not_settled(whisper: WhisperASR) -> None:
+    decoding = whisper.decoding()
+    tokens = decoding.tokenizer.encode("あの最近最近最近仕事")
+    kept = decoding.before_loop((), tokens)
+    assert decoding.text(tokens[:kept]) == "あの"
+    plain = decoding.tokenizer.encode("仕事終わりに")
+    assert decoding.before_loop((), plain) == len(plain)
+
+
+async def test_stopping_waits_for_a_background_pass_still_on_the_worker(
+        say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+    import threading
+
+    whisper = WhisperASR(WhisperASRConfig())
+    await whisper.start()
+    decoding = whisper.decoding()
+    started, finished = threading.Event(), []
+    original = decoding.decode
+
+    def decode(*args: Any) -> Any:
+        started.set()
+        done = original(*args)
+        finished.append(True)
+        return done
+
+    monkeypatch.setattr(decoding, "decode", decode)
+    clip = say("最近、仕事終わりにギターの練習をしてるんだ")
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    stream.feed(clip.samples)   # the whole utterance at once: a pass starts
+    assert await asyncio.to_thread(started.wait, 60), "no background pass started"
+    await stream.cancel()       # the pass goes on decoding on the worker thread
+    await whisper.stop()
+    assert finished == [True], "stop returned while CTranslate2 was still decoding"

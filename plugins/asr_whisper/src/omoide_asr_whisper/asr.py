@@ -35,6 +35,7 @@ from omoide.api import (
     ConfigError,
     ConfigProblem,
     ModelNotAvailable,
+    Priority,
     RecognitionContext,
     RecognitionStream,
     Transcript,
@@ -113,6 +114,10 @@ class WhisperASRConfig(ASRConfig):
         "audio", description="Encoder input of the streaming passes: `audio` encodes the"
                              " utterance at its own length (its cost follows the audio),"
                              " `full` pads it to Whisper's 30 s window as transcribe does.")
+    stream_pad_s: float = Field(
+        1.0, ge=0, le=29, description="Silence after the speech in `audio` windows, in seconds"
+                                      " (the 30 s window pads it all): without it Whisper"
+                                      " does not see the utterance end and repeats it.")
     stream_reuse_silence: bool = Field(
         True, description="At the end, keep the last pass's words without decoding again when"
                           " all the audio it did not see is silence (Silero VAD).")
@@ -220,6 +225,13 @@ class WhisperASR(ASR):
         return model
 
     async def _stop(self) -> None:
+        # A background pass of a stream that was cancelled or abandoned may still be
+        # queued or running on the worker thread. Wait for it: a daemon thread killed
+        # inside CTranslate2 at interpreter exit aborts the process ("terminate called
+        # without an active exception"). The worker runs interactive work first, so a
+        # batch no-op runs after everything queued.
+        if self._model is not None:
+            await self.run_blocking(lambda: None, Priority.BATCH)
         self._model = None
         self._decoding = None
 

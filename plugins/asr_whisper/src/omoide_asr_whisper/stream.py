@@ -50,9 +50,6 @@ FULL_WINDOW_FRAMES = 3000
 """Whisper's 30 s window, in feature frames (100 a second)."""
 MIN_WINDOW_FRAMES = 100
 """Shortest encoder input (1 s): shorter audio is padded with silence."""
-PAD_FRAMES = 100
-"""Padding after the speech in ``audio`` windows (1 s), as the 30 s window pads it: without
-it Whisper does not see the utterance end and repeats it."""
 MIN_NEW_TOKENS = 8
 RESTART_TOKENS = 4
 """A continuation that repeats the utterance's first this many tokens is a loop (Whisper
@@ -62,11 +59,28 @@ TOKENS_PER_SECOND = 15
 so only a repetition loop reaches the bound (and then stops after ~1 s, not ~5 s)."""
 MAX_NEW_TOKENS = 200
 """Never more (the prompt takes up to 223 of Whisper's 448 positions)."""
+LOOP_COPIES = {1: 3}
+"""Consecutive copies of a unit of text that make a repetition loop, by the unit's length
+in characters (2 for longer units): 「最近最近」, 「ねねね」; 「ここ」 is a word."""
+LOOP_UNIT_MAX = 8
+"""Longest unit checked for repetition, in characters."""
+IGNORED_IN_LOOPS = str.maketrans("", "", "、。，．,. 　！？!?")
 
 
 def token_budget(seconds: float) -> int:
     """Most tokens a decoding of ``seconds`` of speech may generate."""
     return min(MAX_NEW_TOKENS, 10 + int(TOKENS_PER_SECOND * seconds))
+
+
+def loop_start(text: str) -> int | None:
+    """Where the unit ``text`` ends with repeated back to back begins (an index into
+    ``text`` without punctuation and spaces); None when it ends in no loop."""
+    bare = text.translate(IGNORED_IN_LOOPS)
+    for unit in range(1, min(LOOP_UNIT_MAX, len(bare) // 2) + 1):
+        copies = LOOP_COPIES.get(unit, 2)
+        if len(bare) >= unit * copies and bare[-unit * copies:] == bare[-unit:] * copies:
+            return len(bare) - unit * copies
+    return None
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,10 @@ class WhisperDecoding:
                                    task="transcribe", language=asr.language or "en")
         self.suppressed = get_suppressed_tokens(self.tokenizer, [-1])
 
+    @property
+    def _pad_frames(self) -> int:
+        return int(self.asr.config.stream_pad_s * 100)
+
     def text(self, tokens: Sequence[int]) -> str:
         """The text of ``tokens``, without a trailing partial character."""
         return str(self.tokenizer.decode(list(tokens))).rstrip("\ufffd")
@@ -114,6 +132,24 @@ class WhisperDecoding:
         while n and str(self.tokenizer.decode([*settled, *tokens[:n]])).endswith("\ufffd"):
             n -= 1
         return n
+
+    def before_loop(self, settled: Sequence[int], tokens: Sequence[int]) -> int:
+        """How many of ``tokens`` can be settled after ``settled`` before the first unit
+        that repeats back to back (「最近最近」): every copy stays unsettled, so the next
+        pass, or the final decoding, hears that audio again instead of inheriting a loop
+        that a short first pass made up."""
+        def bare_length(k: int) -> int:
+            return len(self.text([*settled, *tokens[:k]]).translate(IGNORED_IN_LOOPS))
+
+        for k in range(1, len(tokens) + 1):
+            start = loop_start(self.text([*settled, *tokens[:k]]))
+            if start is None:
+                continue
+            keep = k
+            while keep and bare_length(keep) > start:
+                keep -= 1
+            return self.whole_characters(settled, tokens[:keep])
+        return len(tokens)
 
     def speech(self, audio: np.ndarray) -> np.ndarray:
         """``audio`` without its non-speech, as faster-whisper's ``vad_filter`` keeps it."""
@@ -157,7 +193,8 @@ class WhisperDecoding:
     def _features(self, speech: np.ndarray) -> Any:
         features = self.model.feature_extractor(speech)
         frames = FULL_WINDOW_FRAMES if self.asr.config.stream_window == "full" else \
-            min(FULL_WINDOW_FRAMES, max(MIN_WINDOW_FRAMES, features.shape[-1] + PAD_FRAMES))
+            min(FULL_WINDOW_FRAMES,
+                max(MIN_WINDOW_FRAMES, features.shape[-1] + self._pad_frames))
         if features.shape[-1] < frames:
             features = np.pad(features, ((0, 0), (0, frames - features.shape[-1])))
         return np.ascontiguousarray(features[:, :frames])
@@ -231,6 +268,7 @@ class WhisperStream(StreamingRecognition):
                 break
             n += 1
         n = decoding.whole_characters(self._settled, done.tokens[:n])
+        n = decoding.before_loop(self._settled, done.tokens[:n])
         if n:
             self._settled += done.tokens[:n]
             self._last = Pass(done.covered, done.tokens[n:])
