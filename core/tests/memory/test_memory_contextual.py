@@ -56,6 +56,16 @@ async def test_a_remark_about_a_named_day_brings_that_days_plan(engine: MemoryEn
     assert await injected(engine, "金曜日何時ごろ帰れるかな") == ["friday"]
 
 
+async def test_a_remark_about_a_day_brings_a_meeting_told_in_the_past_tense(
+        make_engine) -> None:  # type: ignore[no-untyped-def]
+    """「…面談を行うと連絡を受けた」: the telling is past, the meeting on that day is not."""
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("me", [Memory(
+        "meeting", "me", "あなたはケアマネの大塚さんから、母の面談を来週の水曜日（2026年12月2日）"
+        "の夕方6時から行うと連絡を受けた。", SAID)])
+    assert await injected(engine, "水曜の夕方に歯医者の予約入れちゃって平気かな") == ["meeting"]
+
+
 @pytest.mark.parametrize("text", ["箱根の名物って何?", "日本で一番高い山は?", "こんばんは",
                                   "金曜日の朝7時に起こして", "今日って何曜日だっけ"])
 async def test_questions_about_the_world_small_talk_and_commands_get_nothing(

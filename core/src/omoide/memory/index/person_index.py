@@ -654,9 +654,16 @@ class UserIndex:
                 (max_memory_days is None or self._widest_span(m) <= max_memory_days)}
 
     def ahead(self, memory_id: str, today: date) -> bool:
-        """Whether a dated memory is still to come (a plan, not a past event)."""
+        """Whether a dated memory is still to come (a plan, not a past event). Told in the
+        past tense, it is still to come when all its dates fall after the day it was told
+        (「面談を10月6日に行うと連絡を受けた」: the telling is past, the meeting is not)."""
         e = self._entries.get(memory_id)
-        return bool(e and not e.past and any(s.end >= today for s in e.spans))
+        if e is None or not any(s.end >= today for s in e.spans):
+            return False
+        if not e.past:
+            return True
+        told = e.memory.created_at.astimezone(self._tz).date()
+        return all(s.start > told for s in e.spans)
 
     def upcoming(self, memory_id: str, today: date, back_days: int, ahead_days: int) -> bool:
         """Whether a memory is dated between ``back_days`` before and ``ahead_days``
