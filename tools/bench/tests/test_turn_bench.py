@@ -56,6 +56,13 @@ def test_a_pause_is_cut_when_judged_finished_or_longer_than_the_ceiling() -> Non
     assert ceiling_row(_run(), 0.5, 800, 700.0)["pauses_cut"] == 2
 
 
+def test_a_failed_judgement_at_a_pause_falls_back_to_silence_alone() -> None:
+    run = _run()
+    run.pause_judged = [float("nan"), float("nan"), None]
+    run.failed["cut"] = 2
+    assert ceiling_row(run, 0.5, 2000, 700.0, fallback_ms=750)["pauses_cut"] == 1
+
+
 def test_a_complete_sentence_judged_unfinished_ends_at_the_ceiling() -> None:
     ends = ceiling_row(_run(), 0.5, 1500, 700.0)["end_of_turn_ms"]
     assert ends["p50"] == 700 and ends["max"] == 1500

@@ -150,11 +150,15 @@ class Judgements:
     latencies_ms: list[float] = field(default_factory=list)
     pauses_s: list[float] = field(default_factory=list)
     pause_judged: list[float | None] = field(default_factory=list)
-    """Per sample: the probability judged at its pause (None: the VAD heard no end)."""
+    """Per sample: the probability judged at its pause (None: the VAD heard no end; NaN:
+    the judgement failed, and the device falls back to silence alone)."""
+    failed: dict[str, int] = field(default_factory=lambda: {"complete": 0, "cut": 0})
 
 
 async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> None:
     """Feed ``sample`` to the VAD in 60 ms frames; judge at every end of speech."""
+    from omoide.api import ComponentError
+
     detector_input = vad.new_detector()
     step = int(FRAME_S * SAMPLE_RATE)
     start: int | None = None
@@ -166,29 +170,38 @@ async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> No
                 start = at
             elif event.kind == "speech_end" and start is not None:
                 audio = sample.stream[max(0, start - int(PRE_ROLL_S * SAMPLE_RATE)):at]
-                began = time.perf_counter()
-                probability = await detector.finished_probability(audio)
-                into.latencies_ms.append((time.perf_counter() - began) * 1000)
                 pause = at < sample.pause_at + int(0.3 * SAMPLE_RATE)
-                into.probabilities["cut" if pause else "complete"].append(probability)
+                kind = "cut" if pause else "complete"
+                began = time.perf_counter()
+                try:
+                    probability = await detector.finished_probability(audio)
+                except ComponentError:   # too slow or failed: silence alone decides
+                    into.failed[kind] += 1
+                    probability = float("nan")
+                else:
+                    into.probabilities[kind].append(probability)
+                into.latencies_ms.append((time.perf_counter() - began) * 1000)
                 if pause:
                     at_pause = probability
     into.pauses_s.append(sample.pause_s)
     into.pause_judged.append(at_pause)
 
 
-def summary(run: Judgements, threshold: float, vad_silence_ms: int) -> dict[str, Any]:
+def summary(run: Judgements, threshold: float, vad_silence_ms: int,
+            fallback_ms: int = 700) -> dict[str, Any]:
     """Per-class rates, the judgement latency and the ceiling trade-off of one run."""
     from omoide_bench.benches._stats import percentiles
 
     classes = {kind: {"judged": len(ps), "judged_finished": sum(p >= threshold for p in ps),
                       "rate_finished": round(sum(p >= threshold for p in ps) / len(ps), 3)
                       if ps else None,
-                      "mean_probability": round(float(np.mean(ps)), 3) if ps else None}
+                      "mean_probability": round(float(np.mean(ps)), 3) if ps else None,
+                      "failed": run.failed[kind]}
                for kind, ps in run.probabilities.items()}
     latency = percentiles(run.latencies_ms, digits=1)
     decide_ms = vad_silence_ms + float(np.median(run.latencies_ms)) if run.latencies_ms else 0
-    ceilings = [ceiling_row(run, threshold, ceiling, decide_ms) for ceiling in CEILINGS_MS]
+    ceilings = [ceiling_row(run, threshold, ceiling, decide_ms, fallback_ms)
+                for ceiling in CEILINGS_MS]
     silence_cut = sum(p is not None for p in run.pause_judged)
     return {"voice": run.voice, "setting": run.setting, "sentences": len(run.pauses_s),
             "classes": classes, "latency_ms": latency, "ceilings": ceilings,
@@ -197,15 +210,23 @@ def summary(run: Judgements, threshold: float, vad_silence_ms: int) -> dict[str,
 
 
 def ceiling_row(run: Judgements, threshold: float, ceiling_ms: int,
-                decide_ms: float) -> dict[str, Any]:
+                decide_ms: float, fallback_ms: int = 700) -> dict[str, Any]:
     """With ``ceiling_ms``: pauses cut, and end of speech -> end of turn on complete
-    sentences (``decide_ms``: the VAD's silence plus the judgement's median latency)."""
+    sentences (``decide_ms``: the VAD's silence plus the judgement's median latency; a
+    failed judgement waits ``fallback_ms``, as the device does)."""
     from omoide_bench.benches._stats import percentiles
 
-    cut = sum(p is not None and (p >= threshold or pause * 1000 > ceiling_ms)
+    def cut_in(p: float | None, pause_ms: float) -> bool:
+        if p is None:
+            return False
+        wait = fallback_ms if p != p else 0 if p >= threshold else ceiling_ms
+        return pause_ms > wait
+
+    cut = sum(cut_in(p, pause * 1000)
               for p, pause in zip(run.pause_judged, run.pauses_s, strict=True))
     ends = [decide_ms if p >= threshold else max(decide_ms, float(ceiling_ms))
             for p in run.probabilities["complete"]]
+    ends += [max(decide_ms, float(fallback_ms))] * run.failed["complete"]
     return {"max_silence_ms": ceiling_ms, "pauses_cut": cut,
             "end_of_turn_ms": percentiles(ends, digits=0)}
 
@@ -291,7 +312,8 @@ async def _measure(detector: Any, vad: Any, samples: Sequence[Sample], setting: 
             run = Judgements(voice, setting)
             for sample in (s for s in samples if s.voice == voice):
                 await judge(vad, detector, sample, run)
-            rows.append(summary(run, detector.config.threshold, vad.config.min_silence_ms))
+            rows.append(summary(run, detector.config.threshold, vad.config.min_silence_ms,
+                                detector.config.fallback_silence_ms))
         return rows
     finally:
         await detector.stop()
@@ -309,7 +331,8 @@ def render(report: dict[str, Any]) -> str:
         lines += [f"\n{r['voice']} / {r['setting']}: {r['sentences']} sentences",
                   f"  judged finished: complete {complete['judged_finished']}/"
                   f"{complete['judged']}, cut at the pause {cut['judged_finished']}/"
-                  f"{cut['judged']}; judgement p50 {r['latency_ms']['p50']:.0f} ms, p95 "
+                  f"{cut['judged']} (failed {complete['failed']} + {cut['failed']});"
+                  f" judgement p50 {r['latency_ms']['p50']:.0f} ms, p95 "
                   f"{r['latency_ms']['p95']:.0f} ms",
                   f"  {'ceiling ms':>11}{'pauses cut':>12}{'end p50 ms':>12}{'end p95 ms':>12}"]
         for c in r["ceilings"]:
