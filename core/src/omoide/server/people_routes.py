@@ -61,27 +61,7 @@ def people_router(engine: MemoryEngine, *, timezone: str,
                                 headers={"Retry-After": "2"})
 
     async def describe(people: list[PersonActivity]) -> list[dict[str, Any]]:
-        pending = {p.user: p for p in
-                   await engine.journal.pending_summary(users=[p.user for p in people])}
-        quarantine = await _quarantined_counts(engine)
-
-        async def one(p: PersonActivity) -> dict[str, Any]:
-            lost = engine.store.damaged_people.get(p.user)
-            memories = [] if lost is not None else await _memories_of(engine, p.user)
-            superseded = sum(1 for m in memories if m.superseded_by)
-            waiting = pending.get(p.user)
-            return {"user": p.user,
-                    "memory_unavailable": None if lost is None else (
-                        f"their store is lost ({lost.what}); repair with `omoide memory"
-                        f" repair --user {p.user}`"),
-                    "first_seen": p.first_seen.isoformat() if p.first_seen else None,
-                    "last_turn": p.last_turn.isoformat() if p.last_turn else None,
-                    "exchanges": p.exchanges,
-                    "memories": {"live": len(memories) - superseded, "superseded": superseded},
-                    "pending": waiting.exchanges if waiting else 0,
-                    "quarantined": (None if quarantine is None
-                                    else quarantine.get(p.user, 0))}
-        return list(await asyncio.gather(*(one(p) for p in people)))
+        return await _described(engine, people)
 
     @router.get("/v1/users")
     async def list_people(
@@ -138,6 +118,32 @@ def people_router(engine: MemoryEngine, *, timezone: str,
              "assistant_text": e.assistant_text} for e in found]}
 
     return router
+
+
+async def _described(engine: MemoryEngine, people: list[PersonActivity]) -> list[dict[str, Any]]:
+    """What the people routes say of each person: activity, memory counts, pending and
+    quarantined exchanges, and whether their store is lost."""
+    pending = {p.user: p for p in
+               await engine.journal.pending_summary(users=[p.user for p in people])}
+    quarantine = await _quarantined_counts(engine)
+
+    async def one(p: PersonActivity) -> dict[str, Any]:
+        lost = engine.store.damaged_people.get(p.user)
+        memories = [] if lost is not None else await _memories_of(engine, p.user)
+        superseded = sum(1 for m in memories if m.superseded_by)
+        waiting = pending.get(p.user)
+        return {"user": p.user,
+                "memory_unavailable": None if lost is None else (
+                    f"their store is lost ({lost.what}); repair with `omoide memory"
+                    f" repair --user {p.user}`"),
+                "first_seen": p.first_seen.isoformat() if p.first_seen else None,
+                "last_turn": p.last_turn.isoformat() if p.last_turn else None,
+                "exchanges": p.exchanges,
+                "memories": {"live": len(memories) - superseded, "superseded": superseded},
+                "pending": waiting.exchanges if waiting else 0,
+                "quarantined": (None if quarantine is None
+                                else quarantine.get(p.user, 0))}
+    return list(await asyncio.gather(*(one(p) for p in people)))
 
 
 _FEATURE_ROUTES = {"profile": "/v1/users/{user}/profile",
