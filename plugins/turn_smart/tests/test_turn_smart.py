@@ -99,3 +99,25 @@ def test_an_unfinished_judgement_waits_for_the_ceiling(detector: SmartTurn) -> N
     assert detector.silence_to_wait_ms(0.1) == detector.config.max_silence_ms
     assert detector.silence_to_wait_ms(0.9) == 0
     assert detector.silence_to_wait_ms(None) == detector.config.fallback_silence_ms
+
+
+class _Recording:
+    """Stands for the onnxruntime session: keeps the features it is given."""
+
+    def __init__(self) -> None:
+        self.features: list[np.ndarray] = []
+
+    def run(self, _outputs: object, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.features.append(feeds["input_features"])
+        return [np.array([[0.75]], np.float32)]
+
+
+@pytest.mark.parametrize("silence_ms", [0, 200])
+def test_the_model_hears_the_configured_silence_after_the_voice(silence_ms: int) -> None:
+    detector = SmartTurn(SmartTurnConfig(trailing_silence_ms=silence_ms))
+    session = _Recording()
+    detector._session = session  # type: ignore[assignment]
+    voice = (0.1 * np.random.default_rng(1).standard_normal(24000)).astype(np.float32)
+    assert detector._finished_probability(voice) == 0.75
+    heard = np.concatenate([voice, np.zeros(16 * silence_ms, np.float32)])
+    assert np.array_equal(session.features[0][0], log_mel(last_window(heard)))
