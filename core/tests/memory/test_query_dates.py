@@ -30,3 +30,12 @@ def test_a_verb_that_sounds_like_a_weekday_is_not_a_date(text: str) -> None:
     ("おとといの夜何食べたっけ", "一昨日")])
 def test_a_date_word_spelled_in_kana_or_misheard_is_still_a_date(text: str, label: str) -> None:
     assert label in _labels(text)
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("母の日に何送ったんだっけ", "2026-05-10"), ("ははの日のプレゼント何にしたっけ", "2026-05-10"),
+    ("父の日って何あげたっけ", "2026-06-21")])
+def test_mothers_and_fathers_day_are_their_sundays(text: str, day: str) -> None:
+    """The second Sunday of May and the third of June; asked in the past, the last one."""
+    [span] = prepare(text, NOW).spans
+    assert span.start.isoformat() == day == span.end.isoformat()

@@ -139,7 +139,7 @@ _PERIOD_READINGS = {
     "オボン": "お盆", "オショウガツ": "お正月", "ショウガツ": "正月", "ネンマツネンシ": "年末年始",
     "ネンマツ": "年末", "トシアケ": "年明け", "オオミソカ": "大晦日", "ナツヤスミ": "夏休み",
     "フユヤスミ": "冬休み", "ハルヤスミ": "春休み", "ガンジツ": "元日", "ガンタン": "元旦",
-    "タナバタ": "七夕", "ヒナマツリ": "ひな祭り"}
+    "タナバタ": "七夕", "ヒナマツリ": "ひな祭り", "ハハノヒ": "母の日", "チチノヒ": "父の日"}
 """Named periods written in kana, as their katakana (the periods are looked for in the
 katakana copy of a text, so that おぼん and オボン are お盆)."""
 
@@ -163,7 +163,16 @@ def _named_periods(year: int) -> dict[str, Callable[[int], tuple[date, date] | N
         runs = long_weekends(date(y, 9, 1), date(y, 9, 30))
         return max(runs, key=lambda r: (r[1] - r[0]).days) if runs else None
 
+    def nth_sunday(month: int, n: int) -> Callable[[int], tuple[date, date]]:
+        def day(y: int) -> tuple[date, date]:
+            first = date(y, month, 1)
+            d = first + timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
+            return d, d
+        return day
+
     periods: dict[str, Callable[[int], tuple[date, date] | None]] = {
+        "母の日": nth_sunday(5, 2),
+        "父の日": nth_sunday(6, 3),
         "ゴールデンウィーク": lambda y: (date(y, 4, 29), date(y, 5, 6)),
         "ゴールデンウイーク": lambda y: (date(y, 4, 29), date(y, 5, 6)),
         "GW": lambda y: (date(y, 4, 29), date(y, 5, 6)),
