@@ -266,6 +266,7 @@ class Evaluator:
                                created_at=datetime.fromisoformat(m["created_at"]))
                         for m in s["memories"]]
             await self.engine.add_memories(user, memories)
+            await self.engine.index(user)   # the steady state: the person's index is built
             now = datetime.fromisoformat(s["now"])
             for q in s["queries"]:
                 text = q["text"]
