@@ -31,14 +31,25 @@ def _export() -> str:
                    for i, text in enumerate(FACTS))
 
 
+SOURCES = 4
+"""The people talk from four addresses (their robots), each under the server's
+per-address connection cap (server.max_connections_per_source, 64)."""
+
+
 async def _all_at_once(url: str, headers: dict[str, str]) -> list[httpx.Response]:
-    limits = httpx.Limits(max_connections=PEOPLE * TURNS_EACH)
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120,
-                                 limits=limits) as client:
+    clients = [httpx.AsyncClient(
+        base_url=url, headers=headers, timeout=120,
+        limits=httpx.Limits(max_connections=PEOPLE * TURNS_EACH // SOURCES),
+        transport=httpx.AsyncHTTPTransport(local_address=f"127.0.0.{2 + i}"))
+        for i in range(SOURCES)]
+    try:
         return await asyncio.gather(*(
-            client.post("/v1/turns", json={"user": f"p{p:02d}",
-                                           "text": QUESTIONS[t % len(QUESTIONS)]})
+            clients[p % SOURCES].post("/v1/turns", json={
+                "user": f"p{p:02d}", "text": QUESTIONS[t % len(QUESTIONS)]})
             for p in range(PEOPLE) for t in range(TURNS_EACH)))
+    finally:
+        for client in clients:
+            await client.aclose()
 
 
 def test_200_turns_at_once_are_all_answered_journaled_and_honest(
