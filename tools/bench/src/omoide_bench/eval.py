@@ -381,6 +381,7 @@ class Evaluator:
             plan.append((user, ids, last_date or datetime.now(tz), qa))
             self.progress(0, 1, f"embedding {scope}")
             await self.engine.add_memories(user, memories)
+            await self.engine.index(user)   # the steady state, as for the probe files
         total = sum(len(p[3]) for p in plan)
         done = 0
         saved = self.engine.config
