@@ -72,6 +72,8 @@ STAGES: dict[str, str] = {"vad": "vad", "asr": "asr", "embed": "embedder", "stor
                           "chat": "chat", "tts": "tts", "turn": "turn",
                           "speaker": "speaker"}
 REQUIRED_STAGES = ("asr", "embed", "store", "chat", "tts")
+DEFAULT_CHAT_MODEL = "omoide"
+"""The name the ``chat:`` model goes by for OpenAI-compatible clients (``model``)."""
 # YAML list section -> component kind of each entry
 LIST_STAGES: dict[str, str] = {"devices": "device", "tools": "tool"}
 ENGINE_SHORTHAND = "memory.engine"
@@ -181,6 +183,10 @@ class LimitSettings(_Strict):
         description="Largest body of a memory import (POST /v1/users/{user}/memories/import).")
     max_import_items: int = Field(
         10_000, ge=1, description="Most memories one import may carry.")
+    max_chat_bytes: int = Field(
+        1024 * 1024, ge=1024,
+        description="Largest body of POST /v1/chat/completions (the client sends the whole "
+                    "conversation, and Home Assistant its entities and tools, each time).")
     new_users_per_source: int = Field(
         30, ge=0,
         description="Most user ids not seen before that one client address (an IPv6 /64) "
@@ -283,10 +289,46 @@ class EmbedSpec(StageSpec):
     fallback: EmbedFallbackSpec | None = Field(None, description="Optional API fallback.")
 
 
+class DatabaseSettings(_Strict):
+    """Where omoide's shared state lives (the journal and its extraction state first).
+
+    Absent, or without ``url``: the embedded SQLite files in ``server.data_dir``, as
+    always. A PostgreSQL URL lets several workers share one database
+    (:mod:`omoide.database`).
+    """
+
+    url: str | None = Field(
+        None, description="PostgreSQL URL (postgresql://user@host:port/db), usually "
+                          "{$env: OMOIDE_DATABASE_URL}; a URL with a password must come "
+                          "from the environment. Unset: the embedded SQLite files.")
+    pool_size: int = Field(8, ge=1, le=200,
+                           description="Connections each worker keeps open at most.")
+    lease_seconds: float = Field(
+        300.0, gt=0, le=86400,
+        description="How long a worker's claim on exchanges to extract lasts; past it, "
+                    "another worker takes the work over (a worker that died mid-batch).")
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _postgresql_url(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("database.url must be a postgresql:// URL")
+        userinfo = value.split("://", 1)[1].split("@", 1)[0] if "@" in value else ""
+        if ":" in userinfo and not isinstance(value, EnvValue):
+            raise ValueError("a database URL with a password must be given as "
+                             "{$env: NAME}, not written in the file")
+        return value
+
+
 class Envelope(_Strict):
     assistant: AssistantSettings = Field(default_factory=AssistantSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    database: DatabaseSettings = Field(
+        default_factory=DatabaseSettings,
+        description="Shared database (PostgreSQL) for several workers; default SQLite.")
     vad: StageSpec | None = Field(None, description="Server-side VAD (optional).")
     turn: StageSpec | None = Field(
         None, description="End-of-turn detector (optional): finished or pausing? Without "
@@ -298,6 +340,12 @@ class Envelope(_Strict):
     embed: EmbedSpec
     store: StageSpec
     chat: StageSpec
+    chat_models: dict[str, StageSpec] = Field(
+        default_factory=dict,
+        description="More chat models by name, for the OpenAI-compatible endpoint's "
+                    "`model` (POST /v1/chat/completions, GET /v1/models): `{fast: {use: "
+                    "modelscope, model: ...}}`. `chat:` stays the default (listed as "
+                    "`omoide`); robots, extraction and /v1/turns use only `chat:`.")
     tts: StageSpec
     devices: list[StageSpec] = Field(default_factory=list, description="Device transports.")
     tools: list[StageSpec] = Field(default_factory=list,
@@ -305,6 +353,14 @@ class Envelope(_Strict):
                                                "each is enabled by listing it.")
     tool_calls: ToolCallSettings = Field(default_factory=ToolCallSettings,
                                          description="How tool calls run in a turn.")
+
+    @field_validator("chat_models")
+    @classmethod
+    def _chat_model_names(cls, v: dict[str, StageSpec]) -> dict[str, StageSpec]:
+        if DEFAULT_CHAT_MODEL in v:
+            raise ValueError(f"{DEFAULT_CHAT_MODEL!r} names the `chat:` model; choose "
+                             "another name")
+        return v
 
 
 @dataclass(frozen=True)
@@ -473,6 +529,10 @@ def _raw_stage_specs(data: dict[str, Any]) -> list[tuple[str, str, StageSpec]]:
             add("embed.fallback", "embedder", node.get("fallback"), EmbedFallbackSpec)
             node = {k: v for k, v in node.items() if k != "fallback"}
         add(section, kind, node)
+    named = data.get("chat_models")
+    if isinstance(named, dict):
+        for name, node in named.items():
+            add(f"chat_models.{name}", "chat", node)
     for section, kind in LIST_STAGES.items():
         nodes = data.get(section)
         if isinstance(nodes, list):
@@ -503,6 +563,8 @@ def _stage_specs(envelope: Envelope) -> list[tuple[str, str, StageSpec]]:
             out.append((section, kind, spec))
     if envelope.embed.fallback is not None:
         out.append(("embed.fallback", "embedder", envelope.embed.fallback))
+    out.extend((f"chat_models.{name}", "chat", spec)
+               for name, spec in envelope.chat_models.items())
     out.extend((f"devices[{i}]", "device", spec) for i, spec in enumerate(envelope.devices))
     out.extend((f"tools[{i}]", "tool", spec) for i, spec in enumerate(envelope.tools))
     memory = envelope.memory
