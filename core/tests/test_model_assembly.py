@@ -88,3 +88,35 @@ def test_the_cache_location_follows_the_environment(monkeypatch: pytest.MonkeyPa
     monkeypatch.delenv("OMOIDE_MODEL_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert model_cache_dir() == tmp_path / "xdg" / "omoide" / "models"
+
+
+# -- a component's one model file: the configured path, else the packaged one --------------
+def _pick(configured: str | None, packaged: Path | None) -> Path:
+    from omoide.weights import configured_or_packaged
+
+    return configured_or_packaged(configured, lambda: packaged, what="vad test",
+                                  setting="vad.model_path", missing="not installed",
+                                  hint=HINT)
+
+
+def test_a_configured_model_file_wins_over_the_packaged_one(tmp_path: Path) -> None:
+    mine, packaged = tmp_path / "mine.onnx", tmp_path / "packaged.onnx"
+    mine.write_bytes(b"m")
+    packaged.write_bytes(b"p")
+    assert _pick(str(mine), packaged) == mine
+    assert _pick(None, packaged) == packaged
+
+
+def test_a_configured_path_that_is_no_file_is_not_replaced_by_the_packaged_one(
+        tmp_path: Path) -> None:
+    packaged = tmp_path / "packaged.onnx"
+    packaged.write_bytes(b"p")
+    with pytest.raises(ModelNotAvailable, match="vad test: no model file at") as info:
+        _pick(str(tmp_path / "absent.onnx"), packaged)
+    assert "vad.model_path" in (info.value.hint or "") and HINT in (info.value.hint or "")
+
+
+def test_nothing_configured_nor_packaged_says_why_and_how_to_get_it(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotAvailable, match="vad test: not installed") as info:
+        _pick(None, None)
+    assert info.value.hint == HINT

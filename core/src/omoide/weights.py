@@ -4,7 +4,9 @@ server start never blocks on (or fails half-way through) a multi-GB transfer.
 
 Models shipped inside Python packages (split into parts to fit a registry's size limit)
 are assembled once into omoide's own model cache (:func:`model_cache_dir`,
-:func:`assemble_model`): checked, then renamed into place atomically."""
+:func:`assemble_model`): checked, then renamed into place atomically. A component that
+loads one file picks it with :func:`configured_or_packaged`: the config's path if set,
+else the one its package provides."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import sys
 import tempfile
 import uuid
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -242,3 +244,25 @@ class WheelModel:
             print(f"{exc}", file=sys.stderr)
             return 1
         return 0
+
+
+def configured_or_packaged(configured: str | None, packaged: Callable[[], Path | None], *,
+                           what: str, setting: str, missing: str, hint: str) -> Path:
+    """The model file a component loads: the path its config names (``setting``, e.g.
+    ``vad.model_path``) when set, which must then exist, else the file ``packaged()``
+    finds (in an installed wheel, or extracted into the model cache at set-up).
+
+    Raises :class:`~omoide.errors.ModelNotAvailable` naming ``what`` (``vad silero``):
+    for a configured path that is no file, with a hint to fix or drop ``setting``; when
+    nothing is packaged, saying ``missing`` (why), with ``hint`` (how to get it)."""
+    if configured is not None:
+        path = Path(configured).expanduser()
+        if not path.is_file():
+            raise ModelNotAvailable(f"{what}: no model file at {path}",
+                                    hint=f"fix {setting}, or drop it and use the packaged"
+                                         f" model ({hint})")
+        return path
+    found = packaged()
+    if found is None:
+        raise ModelNotAvailable(f"{what}: {missing}", hint=hint)
+    return found
