@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from omoide.config import AssistantSettings, ServerSettings, ToolCallSettings
+from omoide.config_schema import DatabaseSettings
 from omoide.memory.config import MemoryConfig
 from omoide.plugins import PluginRegistry
 
@@ -65,7 +66,8 @@ def model_table(model: type[BaseModel], prefix: str = "",
 def markdown_reference(registry: PluginRegistry) -> str:
     out: list[str] = []
     for title, model in (("assistant", AssistantSettings), ("server", ServerSettings),
-                         ("memory", MemoryConfig), ("tool_calls", ToolCallSettings)):
+                         ("memory", MemoryConfig), ("database", DatabaseSettings),
+                         ("tool_calls", ToolCallSettings)):
         out += [f"#### `{title}:`", "", *model_table(model), ""]
     for kind, by_name in registry.components.items():
         for name, cls in sorted(by_name.items()):
