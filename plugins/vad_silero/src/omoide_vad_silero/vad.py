@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import Field
 
-from omoide.api import VAD, ComponentError, FloatArray, ModelNotAvailable, VADConfig
+from omoide.api import (
+    VAD,
+    ComponentError,
+    FloatArray,
+    VADConfig,
+    configured_or_packaged,
+    onnx_session,
+)
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -85,30 +92,14 @@ class SileroVAD(VAD):
         self._session = None
 
     def _model_path(self) -> Path:
-        if self.config.model_path is not None:
-            configured = Path(self.config.model_path).expanduser()
-            if not configured.is_file():
-                raise ModelNotAvailable(f"vad silero: no model file at {configured}",
-                                        hint=f"fix vad.model_path, or drop it and {INSTALL_HINT}")
-            return configured
-        packaged = packaged_model_path()
-        if packaged is None:
-            raise ModelNotAvailable("vad silero: silero_vad.onnx not found (package silero-vad"
-                                    " is not installed)", hint=INSTALL_HINT)
-        return packaged
+        return configured_or_packaged(
+            self.config.model_path, packaged_model_path, what="vad silero",
+            setting="vad.model_path", hint=INSTALL_HINT,
+            missing="silero_vad.onnx not found (package silero-vad is not installed)")
 
     def _load(self, path: Path) -> onnxruntime.InferenceSession:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.config.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            session = onnxruntime.InferenceSession(str(path), sess_options=options,
-                                                   providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise ComponentError(f"vad silero: cannot load {path}: {exc}") from exc
+        session: onnxruntime.InferenceSession = onnx_session(
+            path, threads=self.config.threads, what="vad silero")
         inputs = {i.name for i in session.get_inputs()}
         outputs = {o.name for o in session.get_outputs()}
         if inputs != EXPECTED_INPUTS or not outputs >= EXPECTED_OUTPUTS:
