@@ -50,6 +50,9 @@ test_system_packages() {
   # empty boxes (its fonts carry Latin letters too)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   fc-list 2>/dev/null | grep -i 'Noto Sans CJK' >/dev/null || missing+=(fonts-noto-cjk)
+  # postgresql: the database tests start a throwaway cluster with its initdb/pg_ctl (no
+  # system service is used); OMOIDE_TEST_SKIP_POSTGRESQL=1 skips them instead
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     apt_install "${missing[@]}"
