@@ -3,7 +3,8 @@ connection opens the server's recognition stream, feeds it every frame (a pause 
 detector bridges included), and the turn only finishes it; the stable part may go to the
 device as ``stt`` before the end (``stt_partials``, off by default); speech heard while a
 turn runs keeps its own stream and is answered next; a stream no turn takes is cancelled;
-a recogniser that cannot stream gives the transcript of exactly the utterance's audio.
+push-to-talk (``listen`` ``mode: manual``) is recognised while the button is held and ends
+at ``listen stop``; a recogniser that cannot stream gives the transcript of exactly the utterance's audio.
 
 The recogniser is a small test double that hears words as loud bursts (one word a
 burst, settled once silence follows it), so every transcript says which audio it got.
@@ -287,6 +288,54 @@ async def test_a_stream_no_turn_takes_is_cancelled(tmp_path: Path) -> None:
         await server.stop()
     assert len(asr.opened) == 1 and closed
     assert server.host.requests == [] and asr.stable_at_finish == []
+
+
+# -- push-to-talk ------------------------------------------------------------------------------
+class CountingJudge(TurnDetector):
+    """Never finished; counts how often it is asked."""
+
+    name = "counting_judge"
+    asked = 0
+
+    def _finished_probability(self, audio: FloatArray) -> float:
+        type(self).asked += 1
+        return 0.0
+
+
+async def test_push_to_talk_ends_the_turn_at_listen_stop_with_the_stream_fed_while_held(
+        tmp_path: Path) -> None:
+    """``listen`` ``mode: manual``: the button is the endpoint. A long pause while it is
+    held ends nothing (no VAD silence, no turn stage is asked), ``listen stop`` right
+    after the last word ends the turn, and what was said was recognised while held."""
+    CountingJudge.asked = 0
+    server, asr = await recognising_server(tmp_path, judge=CountingJudge(TurnConfig(
+        max_silence_ms=10000)))
+    try:
+        robot = await connected(server)
+        reply = await robot.say(spoken((0.3, 1.5), (0.3, 0.2), (0.3, 0.0)), mode="manual")
+        stats = server.service.connections[robot.device_id].stats
+        await robot.close()
+    finally:
+        await server.stop()
+    assert reply.complete and reply.transcript == "いちにさん"
+    assert len(server.host.requests) == 1 and CountingJudge.asked == 0
+    assert server.host.requests[0].recognition is asr.opened[0] and stats.streamed == 1
+    assert asr.stable_at_finish == ["いちに"]   # fed before the stop: only the last word left
+    assert asr.decoded == []
+
+
+async def test_push_to_talk_turns_each_get_their_own_stream(tmp_path: Path) -> None:
+    server, asr = await recognising_server(tmp_path)
+    try:
+        robot = await connected(server)
+        first = await robot.say(spoken((0.3, 0.2), (0.3, 0.0)), mode="manual")
+        second = await robot.say(spoken((0.3, 0.0)), mode="manual")
+        await robot.close()
+    finally:
+        await server.stop()
+    assert (first.transcript, second.transcript) == ("いちに", "いち")
+    assert [r.recognition for r in server.host.requests] == asr.opened
+    assert len(asr.opened) == 2 and asr.decoded == []
 
 
 # -- a recogniser that cannot stream -------------------------------------------------------------

@@ -156,6 +156,12 @@ class ConnectionStats:
     partials: int = 0
     """``stt`` messages with stable text sent before the end of an utterance."""
     late_frames: int = 0
+    voice_stopped_at: float | None = None
+    """``time.perf_counter()`` when the detector last heard the voice stop (a pause or
+    the end): what the benchmark measures the VAD's and the turn stage's waits from."""
+    turn_ended_at: float | None = None
+    """``time.perf_counter()`` when the last utterance's turn was ended (by silence, the
+    turn stage, ``listen stop`` or an end frame): the turn's trace starts there."""
     closed_reason: str | None = None
     send_lag_ms: list[float] = field(default_factory=list)
 
@@ -386,6 +392,8 @@ class DeviceConnection:
             audio = self._buffer.take(self._speech_from)
             self._speech_from = None
             self._turn_end.cancel()
+            if self._detector is None:   # manual: what was queued is not heard again
+                self._buffer.drop_before(self._buffer.end)
             self._queue(audio, self.listen_mode, " (cut short by the reply)",
                         self._take_recognition(audio))
 
@@ -596,6 +604,7 @@ class DeviceConnection:
         """``listen stop`` (or the end frame in manual mode): what was heard is a turn."""
         if self.listen_mode is None:
             return
+        self.stats.turn_ended_at = time.perf_counter()
         audio = self._buffer.take(self._speech_from if self._speech_from is not None else 0)
         recognition = self._take_recognition(audio)
         self.listen_mode = None
@@ -664,6 +673,11 @@ class DeviceConnection:
         if self._heard is not None and not self._heard.feed(samples):
             self._drop_recognition()
         if self._detector is None:   # manual: keep everything until listen stop
+            if self._speech_from is None:
+                # Push-to-talk: the button is the endpoint, so everything from the first
+                # frame is the utterance, recognised while the button is held.
+                self._speech_from = self._buffer.end - len(samples)
+                await self._open_recognition()
             if self._buffer.kept_seconds > self.config.max_utterance_s:
                 await self._end_utterance(self._buffer.end)
             return
@@ -690,6 +704,7 @@ class DeviceConnection:
             if event.kind == "speech_start":
                 await self._on_speech_start(int(event.at_s * UPLINK_RATE) - pre_roll)
             elif event.kind == "speech_end" and self._speech_from is not None:
+                self.stats.voice_stopped_at = time.perf_counter()
                 end = int(event.at_s * UPLINK_RATE)
                 if turn_end.detector is None:   # silence-only endpointing
                     await self._end_utterance(end)
@@ -797,6 +812,7 @@ class DeviceConnection:
             self._partials = None
 
     async def _end_utterance(self, end: int) -> None:
+        self.stats.turn_ended_at = time.perf_counter()
         audio = self._buffer.take(self._speech_from or 0, end)
         recognition = self._take_recognition(audio)
         mode = self.listen_mode
