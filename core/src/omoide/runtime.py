@@ -137,4 +137,5 @@ class Runtime:
         return MemoryEngine(self.settings.memory, embedder=self.embedder, store=self.store,
                             chat=self.chat, data_dir=self.settings.data_dir,
                             timezone=self.settings.assistant.timezone,
-                            read_engine=self.read_engine, extractor=self.extractor)
+                            read_engine=self.read_engine, extractor=self.extractor,
+                            database=self.settings.envelope.database)

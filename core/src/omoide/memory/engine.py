@@ -59,8 +59,9 @@ from omoide.memory.index.dense_path_timing import DensePathTimes
 from omoide.memory.index.dense_snapshot_files import SavedSnapshots
 from omoide.memory.index.person_index import UserIndex
 from omoide.memory.index.saved_indexes import IndexStore
-from omoide.memory.journal.exchange_log import DeadLetter, Journal, PendingSummary
+from omoide.memory.journal.exchange_log import DeadLetter, PendingSummary
 from omoide.memory.journal.keeper import JournalKeeper
+from omoide.memory.journal.opening import DatabaseChoice, exchange_journal
 from omoide.memory.language.canonical import dedup_key
 from omoide.memory.language.lexicon import analyzer
 from omoide.memory.memory_json import ImportItem, check_item, to_json
@@ -90,7 +91,8 @@ class MemoryEngine:
     def __init__(self, config: MemoryConfig, *, embedder: Embedder, store: VectorStore,
                  chat: ChatModel | None, data_dir: Path, timezone: str,
                  read_engine: RecallEngine | None = None,
-                 extractor: Extractor | None = None) -> None:
+                 extractor: Extractor | None = None,
+                 database: DatabaseChoice | None = None) -> None:
         self.config = config
         self.read_engine: RecallEngine = read_engine or _read_engine(
             config.retrieve_stage, "memory.retrieve")
@@ -106,7 +108,8 @@ class MemoryEngine:
         self.data_dir = Path(data_dir)
         self.timezone = timezone
         self._tz = ZoneInfo(timezone)
-        self.journal = Journal(self.data_dir / config.journal)
+        # SQLite in the data dir, or PostgreSQL when database.url names one
+        self.journal = exchange_journal(self.data_dir / config.journal, database)
         self.keeper = JournalKeeper(self.data_dir, self.journal,
                                     accept_data_loss=config.accept_data_loss)
         saved = (IndexStore(self.data_dir / "indexes.sqlite3", config.index.keep_max_memories)
@@ -458,7 +461,7 @@ class MemoryEngine:
         vectors = await self.embedder.embed([m.text for m in memories], "document",
                                             Priority.BATCH)
         await self._put(user, zip(memories, vectors, strict=True))
-        if self.journal._db is not None:
+        if self.journal.is_open:
             await self.journal.note_user(user)
         return list(memories)
 
@@ -620,7 +623,7 @@ class MemoryEngine:
         Reads each user's memories, writes a JSONL backup, drops the collection,
         opens it for the current embedder and writes everything back.
         """
-        if not self.journal._db:
+        if not self.journal.is_open:
             self.journal.open()
         users = list(users) if users else await self.journal.users()
         saved: dict[str, list[Memory]] = {}

@@ -33,8 +33,9 @@ from omoide.memory.api import ExtractionReport
 from omoide.memory.config import ExtractionSettings
 from omoide.memory.extract.planning import BatchPlanner
 from omoide.memory.extract.prompt import MAX_FACTS, Fact, TooManyFacts, one_line, unextractable
-from omoide.memory.journal.exchange_log import ExchangesTaken, Journal, PendingExchange
+from omoide.memory.journal.exchange_log import ExchangesTaken, PendingExchange
 from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact
+from omoide.memory.journal.storage import ExchangeJournal
 from omoide.memory.store_payload import from_payload
 from omoide.types import Exchange, FloatArray, Memory, Priority
 
@@ -87,7 +88,7 @@ class _Tally:
 class ExtractionRunner:
     """Runs extraction for users of one journal and store (see the module docstring)."""
 
-    def __init__(self, *, journal: Journal, embedder: Embedder, store: VectorStore,
+    def __init__(self, *, journal: ExchangeJournal, embedder: Embedder, store: VectorStore,
                  ask: AskForFacts, put: PutMemories, settings: ExtractionSettings,
                  timezone: str) -> None:
         self.journal = journal

@@ -32,8 +32,8 @@ from pathlib import Path
 from omoide.components import VectorStore
 from omoide.components.store import repair_hint
 from omoide.errors import OmoideError
-from omoide.memory.journal.exchange_log import Journal
 from omoide.memory.journal.manifest import DataManifest, JournalRecord, StoreRecord
+from omoide.memory.journal.storage import ExchangeJournal
 
 log = logging.getLogger("omoide.memory.data")
 
@@ -167,7 +167,7 @@ class DataGuard:
         log.warning("journal %s set aside as %s", self.journal_path, moved)
         return moved
 
-    def salvage(self, damaged: Path, journal: Journal) -> int:
+    def salvage(self, damaged: Path, journal: ExchangeJournal) -> int:
         """Copy the exchanges SQLite can still read from ``damaged`` into ``journal``."""
         saved = salvage_exchanges(damaged, journal)
         log.warning("%d exchanges salvaged from %s into %s", saved, damaged, journal.path)
@@ -214,7 +214,7 @@ _SALVAGED_COLUMNS = ("id", "user", "user_text", "assistant_text", "at", "at_ts",
                      "consumed_at", "attempts", "last_error")
 
 
-def salvage_exchanges(damaged: Path, journal: Journal) -> int:
+def salvage_exchanges(damaged: Path, journal: ExchangeJournal) -> int:
     """Copy every exchange row still readable in ``damaged`` into the open ``journal``,
     reading in rowid ranges so one bad page costs only the rows on it. Rows an unfinished
     batch held wait for extraction again."""

@@ -181,6 +181,9 @@ def _placeholders(n: int) -> str:
 class Journal:
     """Durable exchange log. Methods are async; SQLite work runs on a thread."""
 
+    file_backed = True
+    """The journal is the file at :attr:`path` (the data guard checks it at start)."""
+
     def __init__(self, path: Path, *, busy_timeout_s: float = 5.0) -> None:
         self.path = Path(path)
         self.busy_timeout_s = busy_timeout_s

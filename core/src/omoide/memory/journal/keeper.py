@@ -22,8 +22,8 @@ from pathlib import Path
 from omoide.components import VectorStore
 from omoide.errors import OmoideError
 from omoide.memory.journal.data_guard import DataGuard, DataMissing
-from omoide.memory.journal.exchange_log import Journal
 from omoide.memory.journal.spill import SpillFile
+from omoide.memory.journal.storage import ExchangeJournal
 from omoide.types import Exchange
 
 log = logging.getLogger("omoide.memory.journal")
@@ -43,7 +43,7 @@ def _describe(exc: BaseException) -> str:
 class JournalKeeper:
     """The journal of one data directory, with its spill file and manifest."""
 
-    def __init__(self, data_dir: Path, journal: Journal, *, accept_data_loss: bool,
+    def __init__(self, data_dir: Path, journal: ExchangeJournal, *, accept_data_loss: bool,
                  probe_seconds: float = PROBE_SECONDS) -> None:
         self.data_dir = Path(data_dir)
         self.journal = journal
@@ -69,8 +69,10 @@ class JournalKeeper:
         manifest. Raises :class:`DataMissing` (see :mod:`omoide.memory.journal.data_guard`)."""
         guard = self._guard
         self._store = store
-        problems = [*await asyncio.to_thread(guard.journal_problems),
-                    *await guard.store_problems(store)]
+        # A journal on a database server is not a file of this data dir to check.
+        file_problems = (await asyncio.to_thread(guard.journal_problems)
+                         if self.journal.file_backed else [])
+        problems = [*file_problems, *await guard.store_problems(store)]
         moved = None
         if problems:
             if not self.accept_data_loss:

@@ -97,6 +97,9 @@ class PostgresJournal:
     """Durable exchange log on PostgreSQL. Methods are async; database work runs on a
     thread with a pooled connection."""
 
+    file_backed = False
+    """No journal file in the data dir: the data guard's file checks do not apply."""
+
     def __init__(self, url: str, *, path: Path, pool_size: int = 8,
                  lease_seconds: float = 300.0, worker_id: str | None = None,
                  busy_timeout_s: float = 10.0) -> None:

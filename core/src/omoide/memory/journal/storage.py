@@ -39,6 +39,8 @@ class ExchangeJournal(Protocol):
     path: Path
     """The SQLite file, or (PostgreSQL) where the spill file and manifest sit beside."""
     busy_timeout_s: float
+    file_backed: bool
+    """Whether the journal is the file at :attr:`path` (SQLite) or a database server."""
 
     @property
     def is_open(self) -> bool: ...
