@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -89,6 +89,13 @@ class _Reply:
     sentences: list[str] = field(default_factory=list)
     audio: list[AudioClip | None] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    opener: str = ""
+    """Words the reply begins with, before the model's (a moment said at the start of a
+    conversation: 「そういえば、明日は箱根だね。」)."""
+
+
+Opener = Callable[[TurnRequest, datetime], Awaitable[str | None]]
+"""Asked once per turn with words heard: what the reply should begin with, or None."""
 
 
 class Assistant:
@@ -116,6 +123,8 @@ class Assistant:
         self.tools = tools or ToolRunner([], ToolCallSettings(), settings.timezone)
         self.history = ConversationHistory(
             settings.history_exchanges, timedelta(minutes=settings.history_window_minutes))
+        self.openers: list[Opener] = []
+        """Asked in order before the chat; the first words given open the reply."""
 
     async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
         """Run one turn, publishing its events to the turn's trace, ``sink`` and the
@@ -139,6 +148,7 @@ class Assistant:
                 recall = await (self._guest_recall(events) if request.guest else
                                 self._recall(request.user, transcript, now, events, reply))
                 messages = await self._prompt(request, transcript, recall, now, events)
+                reply.opener = await self._opener(request, now)
                 await self._speak_reply(request, messages, events, reply)
             await events.emit(ReplyEnded(note=None if transcript else "nothing heard"))
         except asyncio.CancelledError:
@@ -276,6 +286,17 @@ class Assistant:
     def _sections(self, context: PromptContext) -> list[PromptSection]:
         return self._hooks.prompt_sections(context)
 
+    async def _opener(self, request: TurnRequest, now: datetime) -> str:
+        for opener in self.openers:
+            try:
+                words = await opener(request, now)
+            except Exception:  # an opener must never cost the turn its reply
+                log.exception("a reply opener failed")
+                continue
+            if words:
+                return words
+        return ""
+
     async def _speak_reply(self, request: TurnRequest, messages: list[ChatMessage],
                            events: TurnEvents, reply: _Reply) -> None:
         """Stream the chat reply into sentences, synthesise ahead, deliver in order.
@@ -377,8 +398,11 @@ class Assistant:
                 reply.emotion = tagged.emotion
                 emotion_sent = True
                 relay(EmotionChosen(emotion=tagged.emotion))
-            reply.text += tagged.text
-            return splitter.feed(tagged.text)
+            body = tagged.text
+            if body and reply.opener:
+                body, reply.opener = reply.opener + body, ""
+            reply.text += body
+            return splitter.feed(body)
 
         tools = self.tools.for_turn(request, request.now or datetime.now(UTC))
         rounds = self.tools.settings.max_rounds
@@ -424,8 +448,9 @@ class Assistant:
             reply.emotion = tail.emotion
             relay(EmotionChosen(emotion=tail.emotion))
         if tail.text:
-            reply.text += tail.text
-            for s in splitter.feed(tail.text):
+            body, reply.opener = reply.opener + tail.text, ""
+            reply.text += body
+            for s in splitter.feed(body):
                 yield s
         for s in splitter.flush():
             yield s

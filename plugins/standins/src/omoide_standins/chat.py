@@ -77,7 +77,11 @@ class StandinChat(ChatModel):
                 await asyncio.sleep(0)
                 yield ChatDelta(tool_call=call)
                 return
-            if messages and messages[-1].role == "tool":
+            from omoide_standins.moments import moment_line
+            line = moment_line(messages)
+            if line is not None:
+                text = line
+            elif messages and messages[-1].role == "tool":
                 text = tool_rules.reply_after_tool(messages)
             else:
                 from omoide_standins.replies import reply_to

@@ -1,0 +1,205 @@
+"""Delivery: each moment said once, at a good time, to the right person.
+
+:class:`MomentScheduler` plans from stored memories each time it looks (nothing is kept
+in memory that a restart would lose) and settles each moment in the
+:class:`~omoide.moments.ledger.MomentLedger` before it is spoken. Two ways out:
+
+- **pushed** (:meth:`MomentScheduler.tick`, every ``check_seconds``): to a robot of the
+  person that is online and idle (a :class:`Speaker`: the announcer's path, the
+  robots whose household holds the person), when no turn runs for them and no guest
+  spoke to their robot lately;
+- **opening a conversation** (:meth:`MomentScheduler.opener`): a stock robot connects
+  only when woken, so the first reply of the person's next conversation inside the
+  window begins with it (「そういえば、明日は箱根だね。」); a follow-up is only ever said
+  this way.
+
+Never in the person's quiet hours, never past their daily limit, never when they
+switched moments off, never in a guest's turn. Every delivered moment is handed to
+``on_delivered`` (the console's turn feed) with its reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+from zoneinfo import ZoneInfo
+
+from omoide.moments.config import MomentsSettings
+from omoide.moments.ledger import MomentLedger
+from omoide.moments.model import Moment
+from omoide.moments.planning import MemorySource, plan_moments
+from omoide.moments.presence import Presence
+from omoide.moments.writing import write_line
+
+if TYPE_CHECKING:
+    from omoide.components import ChatModel
+    from omoide.pipeline.turn import TurnRequest
+
+log = logging.getLogger("omoide.moments")
+
+OPENER_LEAD = "そういえば、"
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class Speaker(Protocol):
+    """Who can say a line to a person's idle robot now (the announcer's path)."""
+
+    def reaches(self, person: str) -> bool: ...
+
+    async def say(self, person: str, text: str) -> bool:
+        """Say ``text`` on a robot of ``person`` now; False when none heard it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Delivery:
+    moment: Moment
+    text: str
+    at: datetime
+    how: str   # pushed | opener
+
+    def feed_json(self) -> dict[str, Any]:
+        """The console feed's entry: a turn with no transcript, its reasons attached."""
+        m = self.moment
+        return {"turn_id": f"moment-{m.key}", "user": m.person, "device": None,
+                "started_at": self.at.isoformat(), "at": self.at.isoformat(),
+                "transcript": "", "reply": self.text, "face": "neutral",
+                "interrupted": False,
+                "memories": [{"id": mid, "text": fact, "kind": "moment", "score": 1.0}
+                             for mid, fact in zip(m.reasons, m.facts, strict=False)],
+                "profile": [], "degraded": [], "stages": {}, "tools": [],
+                "moment": {"key": m.key, "kind": m.kind.value, "how": self.how,
+                           "reasons": list(m.reasons), "about": m.about.isoformat()}}
+
+
+class MomentScheduler:
+    """Plans moments from memory and delivers each once (see the module)."""
+
+    def __init__(self, settings: MomentsSettings, ledger: MomentLedger,
+                 memories: MemorySource, people: Callable[[], Awaitable[Iterable[str]]],
+                 *, timezone: str, chat: ChatModel | None = None,
+                 speaker: Speaker | None = None, clock: Clock | None = None,
+                 on_delivered: Callable[[Delivery], None] | None = None) -> None:
+        self.settings = settings
+        self.ledger = ledger
+        self.memories = memories
+        self.people = people
+        self.zone = ZoneInfo(timezone)
+        self.chat = chat
+        self.speaker = speaker
+        self.clock = clock or SystemClock()
+        self.presence = Presence(settings.guest_minutes, clock=self.clock.now)
+        self.on_delivered = on_delivered
+        self._lock = asyncio.Lock()
+
+    # -- what is planned and what may be said ----------------------------------------
+    async def planned(self, person: str, now: datetime | None = None) -> list[Moment]:
+        """``person``'s moments whose window has not closed, not yet said or cancelled."""
+        now = now or self.clock.now()
+        memories = await self.memories.current_memories(person)
+        settled = await self.ledger.settled_keys(person)
+        return [m for m in plan_moments(person, memories, now, self.zone)
+                if m.key not in settled]
+
+    async def _may_speak(self, person: str, now: datetime) -> bool:
+        quiet, limit, off = self.settings.for_person(person)
+        if off or quiet.contains(now.astimezone(self.zone)):
+            return False
+        if await self.ledger.is_off(person):
+            return False
+        day = now.astimezone(self.zone).date().isoformat()
+        return await self.ledger.delivered_on(person, day) < limit
+
+    async def due(self, person: str, now: datetime, *, pushed: bool) -> list[Moment]:
+        """What may be said to ``person`` at ``now``, the window closing first first."""
+        if not await self._may_speak(person, now):
+            return []
+        due = [m for m in await self.planned(person, now)
+               if m.open_at(now) and (m.pushable or not pushed)]
+        return sorted(due, key=lambda m: (m.ends, m.key))
+
+    # -- saying ------------------------------------------------------------------------
+    async def _settle(self, moment: Moment, now: datetime, how: str) -> Delivery | None:
+        """Write the line and record it as said; None when it was settled meanwhile."""
+        text = await write_line(self.chat, moment, now.astimezone(self.zone).date())
+        day = now.astimezone(self.zone).date().isoformat()
+        if not await self.ledger.record_delivered(moment, now, day, how, text):
+            return None
+        return Delivery(moment, text, now, how)
+
+    def _published(self, delivery: Delivery) -> Delivery:
+        log.info("moment %s said to %s (%s): %s", delivery.moment.key,
+                 delivery.moment.person, delivery.how, delivery.text)
+        if self.on_delivered is not None:
+            try:
+                self.on_delivered(delivery)
+            except Exception:
+                log.exception("publishing moment %s failed", delivery.moment.key)
+        return delivery
+
+    async def tick(self) -> list[Delivery]:
+        """Push what is due to people whose robot is online and idle (one each)."""
+        if self.speaker is None:
+            return []
+        now = self.clock.now()
+        out = []
+        async with self._lock:
+            for person in sorted(set(await self.people())):
+                delivery = await self._push(person, now)
+                if delivery is not None:
+                    out.append(self._published(delivery))
+        return out
+
+    async def _push(self, person: str, now: datetime) -> Delivery | None:
+        assert self.speaker is not None
+        if (self.presence.busy(person) or self.presence.guest_present(person, now)
+                or not self.speaker.reaches(person)):
+            return None
+        for moment in await self.due(person, now, pushed=True):
+            delivery = await self._settle(moment, now, "pushed")
+            if delivery is None:
+                continue
+            if await self.speaker.say(person, delivery.text):
+                return delivery
+            # nobody heard it: still due (the next look, or their next conversation)
+            await self.ledger.unrecord(moment.key)
+            return None
+        return None
+
+    async def opener(self, request: TurnRequest, now: datetime | None = None) -> str | None:
+        """The words a conversation's first reply begins with, when a moment is due
+        for the person speaking; None for a guest, a turn inside a conversation, or
+        when nothing is due."""
+        if request.guest:
+            return None
+        now = now or request.now or self.clock.now()
+        gap = timedelta(minutes=self.settings.conversation_gap_minutes)
+        if not self.presence.new_conversation(request.user, now, gap):
+            return None
+        async with self._lock:
+            for moment in await self.due(request.user, now, pushed=False):
+                delivery = await self._settle(moment, now, "opener")
+                if delivery is not None:
+                    return OPENER_LEAD + self._published(delivery).text
+        return None
+
+    async def run(self) -> None:
+        """Look for moments to push every ``check_seconds`` until cancelled."""
+        while True:
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("looking for moments failed; trying again later")
+            await asyncio.sleep(self.settings.check_seconds)

@@ -1,0 +1,68 @@
+"""Who is at a robot and whether it is busy, read from the turns' events.
+
+A turn running for a person (or a guest at a robot that person used) makes them busy:
+nothing is pushed over a turn. A guest's turn at a robot makes that robot's people
+absent for ``guest_minutes``: nothing is pushed to a guest. This is the seam for
+speaker identification: a turn's ``user`` is whoever the household's identification (or
+its default person) said was speaking, ``guest`` when no one was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from omoide.components.device import GUEST
+from omoide.components.turn_events import Done, TurnEvent, TurnStarted
+
+
+@dataclass
+class Presence:
+    guest_minutes: float = 10.0
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    _running: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    _devices_of: dict[str, set[str]] = field(default_factory=dict)
+    _guest_at: dict[str, datetime] = field(default_factory=dict)
+    _last_turn: dict[str, datetime] = field(default_factory=dict)
+
+    async def on_event(self, event: TurnEvent) -> None:
+        """Turn-event subscriber (``Assistant.observers``); never raises."""
+        if isinstance(event, TurnStarted):
+            self.turn_started(event.turn_id, event.user, event.device, self.clock())
+        elif isinstance(event, Done):
+            self.turn_done(event.turn_id, self.clock())
+
+    def turn_started(self, turn_id: str, user: str, device: str | None,
+                     at: datetime) -> None:
+        self._running[turn_id] = (user, device)
+        if device is None:
+            return
+        if user == GUEST:
+            self._guest_at[device] = at
+        else:
+            self._devices_of.setdefault(user, set()).add(device)
+            self._guest_at.pop(device, None)
+
+    def turn_done(self, turn_id: str, at: datetime) -> None:
+        user, _device = self._running.pop(turn_id, ("", None))
+        if user and user != GUEST:
+            self._last_turn[user] = at
+
+    def busy(self, person: str) -> bool:
+        """A turn is running for ``person`` or on a robot of theirs."""
+        mine = self._devices_of.get(person, set())
+        return any(user == person or (device is not None and device in mine)
+                   for user, device in self._running.values())
+
+    def guest_present(self, person: str, now: datetime) -> bool:
+        """A guest spoke to one of ``person``'s robots lately (and they did not since)."""
+        limit = timedelta(minutes=self.guest_minutes)
+        return any(now - at < limit for device, at in self._guest_at.items()
+                   if device in self._devices_of.get(person, set()))
+
+    def new_conversation(self, person: str, now: datetime, gap: timedelta) -> bool:
+        """``person``'s turn starting at ``now`` opens a conversation: none ended within
+        ``gap`` before it (the previous turn is the one that ended last)."""
+        last = self._last_turn.get(person)
+        return last is None or now - last >= gap

@@ -1,0 +1,63 @@
+"""A simulated fortnight (``moments_fortnight``): three people with plans, birthdays, a
+cancelled and a moved plan, quiet hours, a robot off for two days and a guest. The
+issue's targets: nothing missed, duplicated, said in quiet hours, said about a stale
+plan or said to a guest — and a restart in the middle changes none of it. Run with
+``-s`` to see the figures per person."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from moments_fortnight import DAYS, STALE, STEP, score, simulate
+
+ZERO = ("missed", "duplicated", "quiet hours", "stale", "to a guest")
+
+
+def _show(title: str, report: dict[str, dict[str, int]]) -> None:
+    print(f"\n{title}")
+    for person, figures in report.items():
+        print(f"  {person}: {json.dumps(figures, ensure_ascii=False)}")
+
+
+async def test_the_fortnight_meets_every_target(tmp_path: Path, standin_chat: object) -> None:
+    run = await simulate(tmp_path, standin_chat)
+    report = score(run)
+    _show("moments over a fortnight", report)
+    for person, figures in report.items():
+        assert figures["due"] > 0, person
+        assert {k: figures[k] for k in ZERO} == dict.fromkeys(ZERO, 0), person
+        assert figures["on time"] + figures["late"] == figures["due"], person
+    # the follow-up of ben's fishing came at his next wake after two days away
+    assert report["ben"]["late"] == 1
+    late = [d for d in run.deliveries if d.moment.key == "b-fishing:follow_up"]
+    assert [(d.how, d.at.day, d.at.hour) for d in late] == [("opener", 11, 8)]
+
+
+async def test_a_cancelled_or_moved_plan_plans_nothing_for_its_old_date(
+        tmp_path: Path) -> None:
+    run = await simulate(tmp_path)
+    stale = set().union(*STALE.values())
+    assert not [k for k, m in run.planned.items() if set(m.reasons) & stale]
+    sports = sorted((m.kind.value, m.about.day) for m in run.planned.values()
+                    if m.reasons == ("b-sports-new",))
+    assert sports == [("day_before", 19), ("follow_up", 19), ("morning_of", 19)]
+
+
+async def test_a_restart_in_the_middle_changes_nothing(tmp_path: Path) -> None:
+    straight = await simulate(tmp_path / "straight")
+    halfway = int(DAYS * 24 * 60 / (STEP.total_seconds() / 60)) // 2
+    restarted = await simulate(tmp_path / "restarted", restart_at=halfway)
+    _show("with a restart halfway", score(restarted))
+    assert score(restarted) == score(straight)
+    assert [(d.moment.key, d.at) for d in restarted.deliveries] == \
+        [(d.moment.key, d.at) for d in straight.deliveries]
+
+
+async def test_the_chat_model_writes_each_line(tmp_path: Path, standin_chat: object) -> None:
+    run = await simulate(tmp_path, standin_chat)
+    said = {d.moment.key: d.text for d in run.deliveries}
+    assert said["a-hakone:day_before"] == "明日は箱根だね。気をつけて行ってきてね。"
+    assert said["a-hakone:follow_up"] == "箱根、どうだった？"
+    assert said["a-mother:birthday:2026"].startswith("明日は母の誕生日だね。")
+    assert said["c-medicine:reminder:2026-12-07"] == "そろそろ薬を飲む時間だよ。"
