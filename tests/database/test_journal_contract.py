@@ -15,6 +15,7 @@ import pytest
 
 from omoide.components.extractor import Fact
 from omoide.memory.facts.dedup import Verdict
+from omoide.memory.journal.activity import exchanges_by_id, people_activity
 from omoide.memory.journal.exchange_log import ExchangesTaken
 from omoide.memory.journal.extraction_batches import PlannedFact, memory_id
 from omoide.memory.journal.storage import ExchangeJournal
@@ -93,6 +94,32 @@ async def test_pending_summary_counts_waiting_and_quarantined(make_journal: Jour
     assert (summary.exchanges, summary.quarantined) == (2, 1)
     assert (summary.oldest, summary.newest) == (written[1].at, written[2].at)
     assert await journal.pending_summary(users=["nobody"]) == []
+
+
+async def test_people_activity_pages_people_in_id_order(make_journal: JournalFactory,
+                                                        ) -> None:
+    journal = make_journal()
+    for user in ("taro", "Hana", "mika"):
+        await write(journal, user, 2 if user == "mika" else 1)
+    await journal.note_user("yuki")
+    people = await people_activity(journal)
+    assert [p.user for p in people] == ["Hana", "mika", "taro", "yuki"]  # bytewise
+    mika = people[1]
+    assert (mika.exchanges, mika.last_turn) == (2, START + timedelta(minutes=1))
+    assert people[3].last_turn is None and people[3].exchanges == 0
+    page = await people_activity(journal, after="Hana", limit=2)
+    assert [p.user for p in page] == ["mika", "taro"]
+    assert [p.user for p in await people_activity(journal, "taro")] == ["taro"]
+
+
+async def test_exchanges_by_id_reads_only_that_persons(make_journal: JournalFactory,
+                                                      ) -> None:
+    journal = make_journal()
+    [mine] = await write(journal, "mika", 1)
+    [theirs] = await write(journal, "taro", 1)
+    found = await exchanges_by_id(journal, "mika", [mine.id, theirs.id])
+    assert [(f.id, f.user_text, f.at) for f in found] == [(mine.id, mine.user_text,
+                                                           mine.at)]
 
 
 # -- batches -----------------------------------------------------------------------

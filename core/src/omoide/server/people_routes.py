@@ -74,7 +74,7 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         principal = current_principal(request)
         check_ready()
         only = None if principal.is_admin else principal.user
-        people = await people_activity(engine.journal.path, only, after=cursor,
+        people = await people_activity(engine.journal, only, after=cursor,
                                        limit=limit + 1)
         more = len(people) > limit
         people = people[:limit]
@@ -86,12 +86,12 @@ def people_router(engine: MemoryEngine, *, timezone: str,
     async def add_person(request: Request, body: NewPerson) -> JSONResponse:
         require_admin(request)
         check_ready()
-        existed = bool(await people_activity(engine.journal.path, body.user))
+        existed = bool(await people_activity(engine.journal, body.user))
         if not existed:
             await engine.journal.note_user(body.user)
         if know_user is not None:
             know_user([body.user])
-        [person] = await describe(await people_activity(engine.journal.path, body.user))
+        [person] = await describe(await people_activity(engine.journal, body.user))
         return JSONResponse({"timezone": timezone, "created": not existed, "person": person},
                             200 if existed else 201)
 
@@ -99,7 +99,7 @@ def people_router(engine: MemoryEngine, *, timezone: str,
     async def show_person(request: Request, user: UserId) -> dict[str, Any]:
         require_user(request, user)
         check_ready()
-        people = await people_activity(engine.journal.path, user)
+        people = await people_activity(engine.journal, user)
         if not people:
             raise HTTPException(404, f"omoide knows no person {user!r} (add them first)")
         [person] = await describe(people)
@@ -112,7 +112,7 @@ def people_router(engine: MemoryEngine, *, timezone: str,
         require_user(request, user)
         check_ready()
         wanted = [i for i in (p.strip() for p in ids.split(",")) if i][:50]
-        found = await exchanges_by_id(engine.journal.path, user, wanted)
+        found = await exchanges_by_id(engine.journal, user, wanted)
         return {"user": user, "exchanges": [
             {"id": e.id, "at": e.at.isoformat() if e.at else None, "user_text": e.user_text,
              "assistant_text": e.assistant_text} for e in found]}

@@ -1,8 +1,10 @@
 """Who has talked to omoide and when: read from the journal for the console's people list.
 
-Reads the journal's ``users`` and ``exchanges`` tables through a read-only SQLite
+A SQLite journal's ``users`` and ``exchanges`` tables are read through a read-only
 connection of its own (WAL lets it read while the journal writes), so the journal's
-writer is never held up by the console.
+writer is never held up by the console; a journal on PostgreSQL answers the same
+questions itself (:meth:`~.postgres_journal.PostgresJournal.activity_rows`), from its
+pool.
 """
 
 from __future__ import annotations
@@ -14,6 +16,16 @@ from datetime import datetime
 from pathlib import Path
 
 from omoide.memory.journal.row_checksum import CHECKED_COLUMNS, row_is_intact, tolerant_text
+from omoide.memory.journal.storage import ExchangeJournal
+
+Source = Path | ExchangeJournal
+"""The journal's SQLite file, or the journal itself (either storage)."""
+
+
+def _file(source: Source) -> Path | None:
+    if isinstance(source, Path):
+        return source
+    return source.path if source.file_backed else None
 
 
 @dataclass(frozen=True)
@@ -27,13 +39,19 @@ class PersonActivity:
     exchanges: int
 
 
-async def people_activity(journal_path: Path, user: str | None = None, *,
+async def people_activity(journal: Source, user: str | None = None, *,
                           after: str | None = None, limit: int | None = None,
                           ) -> list[PersonActivity]:
     """Every person the journal knows (or only ``user``), sorted by id; ``after`` and
     ``limit`` read one page of them (the people whose id sorts after ``after``, at most
     ``limit``), so a page costs the same however many people there are."""
-    return await asyncio.to_thread(_read, Path(journal_path), user, after, limit)
+    path = _file(journal)
+    if path is None:
+        assert not isinstance(journal, Path)
+        rows = await journal.activity_rows(user, after, limit)
+        return [PersonActivity(str(r[0]), _when(r[1]), _when(r[2]), int(str(r[3])))
+                for r in rows]
+    return await asyncio.to_thread(_read, path, user, after, limit)
 
 
 def _read(path: Path, user: str | None, after: str | None,
@@ -81,11 +99,16 @@ class SaidExchange:
     assistant_text: str
 
 
-async def exchanges_by_id(journal_path: Path, user: str, ids: list[str],
+async def exchanges_by_id(journal: Source, user: str, ids: list[str],
                           ) -> list[SaidExchange]:
     """``user``'s journaled exchanges among ``ids`` (another person's are never read),
     oldest first."""
-    return await asyncio.to_thread(_read_exchanges, Path(journal_path), user, ids)
+    path = _file(journal)
+    if path is None:
+        assert not isinstance(journal, Path)
+        return [SaidExchange(e.id, e.at, e.user_text, e.assistant_text)
+                for e in await journal.exchanges(ids) if e.user == user]
+    return await asyncio.to_thread(_read_exchanges, path, user, ids)
 
 
 def _read_exchanges(path: Path, user: str, ids: list[str]) -> list[SaidExchange]:

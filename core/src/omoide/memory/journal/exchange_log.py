@@ -528,6 +528,23 @@ class Journal:
         """Every batch of ``user`` (done ones keep what the chat model answered)."""
         return await self._batches("1=1", user)
 
+    async def activity_rows(self, user: str | None, after: str | None, limit: int | None,
+                            ) -> list[tuple[object, ...]]:
+        """Per person: id, first seen, newest exchange's time, exchange count (the
+        console reads these through its own read-only connection instead:
+        :mod:`.activity`)."""
+        where, params = "WHERE 1=1", []
+        if user is not None:
+            where, params = where + " AND u.user=?", [user]
+        if after is not None:
+            where, params = where + " AND u.user>?", [*params, after]
+        page = f" LIMIT {int(limit)}" if limit is not None else ""
+        return await self._thread(lambda: self._run(
+            "SELECT u.user, u.first_seen, (SELECT e.at FROM exchanges e WHERE"
+            " e.user=u.user ORDER BY e.at_ts DESC LIMIT 1), (SELECT COUNT(*) FROM"
+            f" exchanges e WHERE e.user=u.user) FROM users u {where} ORDER BY u.user{page}",
+            params))
+
     async def _batches(self, condition: str, user: str | None) -> list[ExtractionBatch]:
         sql = (f"SELECT {', '.join(BATCH_COLUMNS)}, plan, state, attempts,"
                " last_error, checksum, plan_checksum FROM extraction_batches"

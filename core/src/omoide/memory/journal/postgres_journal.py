@@ -433,6 +433,20 @@ class PostgresJournal:
             (user,)))
         return [_batch(r) for r in rows if _batch_intact(_for_check(r))]
 
+    async def activity_rows(self, user: str | None, after: str | None, limit: int | None,
+                            ) -> list[tuple[object, ...]]:
+        """Per person (sorted by id as SQLite sorts, bytewise): id, first seen, newest
+        exchange's time, exchange count — for the console's people list."""
+        where = 'WHERE (%(user)s::text IS NULL OR u."user"=%(user)s) AND' \
+                ' (%(after)s::text IS NULL OR u."user" COLLATE "C" > %(after)s)'
+        page = "" if limit is None else f" LIMIT {int(limit)}"
+        rows = await self._thread(lambda: self._rows(
+            'SELECT u."user", u.first_seen, (SELECT e.at FROM exchanges e WHERE'
+            ' e."user"=u."user" ORDER BY e.at_ts DESC LIMIT 1), (SELECT COUNT(*) FROM'
+            f' exchanges e WHERE e."user"=u."user") FROM users u {where}'
+            f' ORDER BY u."user" COLLATE "C"{page}', {"user": user, "after": after}))
+        return [tuple(r) for r in rows]
+
     # -- health and recovery ---------------------------------------------------------
     def probe_sync(self) -> None:
         """A real write (raises when the database cannot take one)."""

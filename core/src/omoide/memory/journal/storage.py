@@ -89,3 +89,9 @@ class ExchangeJournal(Protocol):
 
     def restore_rows(self, columns: Sequence[str], rows: Sequence[Sequence[object]]
                      ) -> int: ...
+    async def activity_rows(self, user: str | None, after: str | None, limit: int | None,
+                            ) -> list[tuple[object, ...]]:
+        """Per person (sorted by id, after ``after``, at most ``limit``): id, first seen,
+        the time of their newest exchange, how many exchanges (see
+        :mod:`.activity`)."""
+        ...
