@@ -8,6 +8,7 @@ data-dir lock).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -18,6 +19,8 @@ from omoide.memory.facts.dedup import Verdict
 from omoide.memory.journal.activity import exchanges_by_id, people_activity
 from omoide.memory.journal.exchange_log import ExchangesTaken
 from omoide.memory.journal.extraction_batches import PlannedFact, memory_id
+from omoide.memory.journal.postgres_journal import PostgresJournal
+from omoide.memory.journal.row_checksum import JournalCheck, verify_journal
 from omoide.memory.journal.storage import ExchangeJournal
 from omoide.types import Exchange, Memory
 
@@ -216,6 +219,46 @@ async def test_note_error_keeps_the_error_without_an_attempt(make_journal: Journ
 
 
 # -- checksums and health ----------------------------------------------------------
+def verify(journal: ExchangeJournal) -> JournalCheck:
+    if isinstance(journal, PostgresJournal):
+        return journal.verify()
+    return verify_journal(journal.path)
+
+
+def change_behind_omoide(journal: ExchangeJournal, sql: str, *params: object) -> None:
+    """A value changed outside omoide (a flipped byte on disk, a hand edit)."""
+    if isinstance(journal, PostgresJournal):
+        import psycopg
+
+        with psycopg.connect(journal.url, autocommit=True) as conn:
+            conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+        return
+    db = sqlite3.connect(journal.path)
+    with db:
+        db.execute(sql, params)
+    db.close()
+
+
+async def test_a_row_changed_outside_omoide_is_found_and_never_extracted(
+        make_journal: JournalFactory) -> None:
+    journal = make_journal()
+    written = await write(journal, "mika", 2)
+    batch = await journal.open_batch("mika", written[1:], FACTS)
+    assert (verify(journal).checked, verify(journal).damaged) == (3, [])
+    change_behind_omoide(journal, "UPDATE exchanges SET user_text=? WHERE id=?",
+                         "週末は熱海に行くよ", written[0].id)
+    change_behind_omoide(journal, "UPDATE extraction_batches SET facts=? WHERE id=?",
+                         "[]", batch.id)
+    found = verify(journal)
+    assert sorted((d.table, d.exchange_id) for d in found.damaged) == sorted(
+        [("exchange", written[0].id), ("extraction batch", batch.id)])
+    assert await journal.exchanges([written[0].id]) == []
+    assert await journal.pending_work("mika") == []
+    [dead] = await journal.dead_letters("mika")
+    assert dead.exchange_id == written[0].id and "checksum" in dead.reason
+    assert await journal.open_batches() == []  # a damaged batch is never replayed
+
+
 async def test_restored_rows_get_checksums_and_read_back(make_journal: JournalFactory,
                                                          ) -> None:
     journal = make_journal()

@@ -7,13 +7,16 @@ runs) and checks each exchange and extraction batch against the checksum written
 (:mod:`omoide.memory.journal.row_checksum`). Prints how many rows were checked, how many
 carry no checksum yet (a journal not opened since checksums came: the next start gives
 them one), and every damaged row with its exchange id, person and time. Exit 0 when
-nothing is damaged, 1 otherwise.
+nothing is damaged, 1 otherwise. With ``database.url`` the journal on PostgreSQL is
+checked the same way.
 """
 
 from __future__ import annotations
 
 import argparse
 import sqlite3
+from pathlib import Path
+from typing import Any
 
 from omoide.commands._common import EXIT_FAILED
 
@@ -31,6 +34,8 @@ def _verify(args: argparse.Namespace) -> int:
     from omoide.memory.journal.row_checksum import verify_journal
 
     settings = load_or_exit(args.config)
+    if settings.envelope.database.url:
+        return _verify_database(settings.envelope.database)
     path = settings.data_dir / settings.memory.journal
     if not path.exists():
         print(f"omoide: no journal at {path}")
@@ -40,7 +45,27 @@ def _verify(args: argparse.Namespace) -> int:
     except sqlite3.DatabaseError as exc:
         print(f"omoide: the journal {path} cannot be read: {exc}")
         return EXIT_FAILED
-    print(f"{path}: {found.checked} rows checked, {len(found.damaged)} damaged,"
+    return _report(str(path), found)
+
+
+def _verify_database(database: Any) -> int:
+    """The journal on PostgreSQL (``database.url``), checked row by row."""
+    from omoide.memory.journal.postgres_journal import PostgresJournal
+
+    journal = PostgresJournal(str(database.url), path=Path("."), pool_size=1)
+    try:
+        journal.open()
+        found = journal.verify()
+    except Exception as exc:  # noqa: BLE001 - reported as the command's failure
+        print(f"omoide: the journal database cannot be read: {exc}")
+        return EXIT_FAILED
+    finally:
+        journal.close()
+    return _report("the journal database", found)
+
+
+def _report(where: str, found: Any) -> int:
+    print(f"{where}: {found.checked} rows checked, {len(found.damaged)} damaged,"
           f" {found.unchecked} without a checksum yet")
     for row in found.damaged:
         print(f"  damaged: {row.table} {row.exchange_id} of {row.user} at {row.at}")

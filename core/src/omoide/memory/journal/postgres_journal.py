@@ -60,7 +60,11 @@ from omoide.memory.journal.row_checksum import (
     BATCH_COLUMNS,
     CHECKED_COLUMNS,
     DAMAGED_REASON,
+    DamagedRow,
+    JournalCheck,
+    batch_is_intact,
     exchange_checksum,
+    row_is_intact,
 )
 from omoide.types import Exchange
 
@@ -448,6 +452,27 @@ class PostgresJournal:
         return [tuple(r) for r in rows]
 
     # -- health and recovery ---------------------------------------------------------
+    def verify(self) -> JournalCheck:
+        """Every exchange and batch row checked against its checksums (``omoide memory
+        verify``; see :func:`~.row_checksum.verify_journal` for the SQLite file)."""
+        out = JournalCheck()
+        columns = ", ".join(f'"{c}"' for c in CHECKED_COLUMNS)
+        for r in self._rows(f"SELECT {columns}, checksum FROM exchanges ORDER BY at_ts"):
+            if r[-1] is None:
+                out.unchecked += 1
+            elif not row_is_intact(r[:-1], r[-1]):
+                out.damaged.append(DamagedRow(str(r[0]), str(r[1]), str(r[4])))
+            out.checked += r[-1] is not None
+        for r in self._rows(f"SELECT {_BATCH_SELECT} FROM extraction_batches ORDER BY seq"):
+            if r[9] is None:
+                out.unchecked += 1
+                continue
+            out.checked += 1
+            if not batch_is_intact(r[:6], r[9], r[10]):
+                out.damaged.append(DamagedRow(str(r[0]), str(r[1]), str(r[3]),
+                                              "extraction batch"))
+        return out
+
     def probe_sync(self) -> None:
         """A real write (raises when the database cannot take one)."""
         self._transaction(lambda c: c.execute(
