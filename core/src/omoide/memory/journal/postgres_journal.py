@@ -18,6 +18,12 @@ checksums, and what several workers need to extract each exchange **once**:
   planned a batch another had taken over meanwhile replays that plan, so a batch's
   memories are decided once.
 
+The lease's length bounds how long work a dead worker held waits, not correctness: a
+worker slower than its lease loses nothing and duplicates nothing — its claim of the
+exchanges fails (:class:`~.exchange_log.ExchangesTaken`) if another worker leased them
+meanwhile, and a batch both complete is applied with the one journaled plan (the same
+memory ids: the second write of a record changes nothing) and marked done once.
+
 Connections come from a pool (:func:`omoide.database.connection.open_pool`); each method
 is one transaction. The schema is :mod:`.postgres_schema`, applied at :meth:`open`.
 """

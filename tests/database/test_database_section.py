@@ -1,0 +1,56 @@
+"""The ``database:`` section: absent means the embedded SQLite journal (and no PostgreSQL
+driver loaded); a PostgreSQL URL selects the shared journal; a password never sits in
+the file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omoide.config_schema import DatabaseSettings, EnvValue
+from omoide.memory.journal.exchange_log import Journal
+from omoide.memory.journal.opening import exchange_journal
+from omoide.memory.journal.postgres_journal import PostgresJournal
+
+
+def test_without_a_url_the_journal_is_the_sqlite_file(tmp_path: Path) -> None:
+    for database in (None, DatabaseSettings()):
+        journal = exchange_journal(tmp_path / "journal.sqlite3", database)
+        assert isinstance(journal, Journal) and journal.file_backed
+
+
+def test_a_postgresql_url_selects_the_shared_journal(tmp_path: Path) -> None:
+    database = DatabaseSettings(url="postgresql://omoide@db:5432/omoide", pool_size=3,
+                                lease_seconds=60)
+    journal = exchange_journal(tmp_path / "journal.sqlite3", database)
+    assert isinstance(journal, PostgresJournal) and not journal.file_backed
+    assert (journal.pool_size, journal.lease_seconds) == (3, 60)
+    assert not journal.is_open  # nothing connects before the engine starts
+
+
+def test_a_password_in_the_file_is_refused_but_welcome_from_the_environment() -> None:
+    with pytest.raises(ValueError, match=r"\{\$env: NAME\}"):
+        DatabaseSettings(url="postgresql://omoide:hunter2@db/omoide")
+    url = EnvValue("postgresql://omoide:hunter2@db/omoide", "OMOIDE_DATABASE_URL")
+    assert DatabaseSettings(url=url).url == url
+
+
+def test_only_postgresql_urls_are_accepted() -> None:
+    with pytest.raises(ValueError, match="postgresql://"):
+        DatabaseSettings(url="mysql://omoide@db/omoide")
+
+
+def test_a_sqlite_setup_loads_no_postgresql_driver(tmp_path: Path) -> None:
+    code = ("import sys, asyncio, pathlib\n"
+            "from omoide.memory.journal.opening import exchange_journal\n"
+            "import omoide.memory.engine, omoide.runtime, omoide.database.migrations\n"
+            f"j = exchange_journal(pathlib.Path({str(tmp_path / 'j.sqlite3')!r}))\n"
+            "j.open(); j.close()\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in"
+            " ('psycopg', 'psycopg_pool')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
