@@ -42,6 +42,7 @@ from omoide.memory.facts.validity import (
     same_subject,
     slot_key,
 )
+from omoide.memory.index.family_names import KIN_WORDS, names_after
 from omoide.memory.index.postings import MemoryNumbers, Postings
 from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.canonical import canonical, to_katakana
@@ -146,6 +147,8 @@ class UserIndex:
         self.built_at = time.monotonic()
         self._habits: Postings[int] = Postings(self._numbers)
         self.revision = 0
+        self._kin_cache: dict[str, frozenset[str]] = {}
+        self._kin_revision = -1
         """Counts changes (add, remove, supersede): what is derived from the index is
         cached by it."""
         self._vocabulary: tuple[int, list[str]] | None = None
@@ -479,6 +482,9 @@ class UserIndex:
             if term.weight >= 1.0:
                 asked += term.weight
             ids = self._posted(term.keys)
+            kin = term.keys & KIN_WORDS
+            if kin and (named := self._kin_names(kin)):
+                ids = ids | self._posted(named)   # 姪っ子 is 美羽 too (「姪の美羽」)
             weight = term.weight
             if not ids and term.weight >= 1.0:
                 ids, weight = self._inside_longer_words(term), 0.8
@@ -518,6 +524,20 @@ class UserIndex:
             kept = _best_earned(earned, {bits: m.score for bits, m in matches.items()},
                                 LEXICAL_KEEP)
         return {mid: matches[earned[mid]] for mid in kept}
+
+    def _kin_names(self, kin: set[str] | frozenset[str]) -> set[str]:
+        """The keys of the names the memories give these kin (「姪の美羽」: 美羽's keys
+        for 姪), worked out once per revision of the index."""
+        if self._kin_revision != self.revision:
+            self._kin_cache, self._kin_revision = {}, self.revision
+        out: set[str] = set()
+        for word in kin:
+            if word not in self._kin_cache:
+                self._kin_cache[word] = frozenset().union(*(
+                    names_after(word, e.memory.text, e.terms)
+                    for mid in self._posted({word}) if (e := self._entries.get(mid))))
+            out |= self._kin_cache[word]
+        return out
 
     def _posted(self, keys: Iterable[str]) -> set[str]:
         """The memories holding any of ``keys``: the index's own posting set when only

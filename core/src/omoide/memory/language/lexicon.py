@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -332,49 +332,76 @@ def _light(word: Any) -> bool:
         word.normalized_form() in STOP_LEMMAS
 
 
+@dataclass
+class _QueryOffsets:
+    """Where a query's words begin, in its reading and in its sound key, gathered word by
+    word (the offset fields of :class:`Analysis`)."""
+
+    reading_starts: list[int] = field(default_factory=list)
+    word_starts: list[int] = field(default_factory=list)
+    sound_starts: list[int] = field(default_factory=list)
+    sound_bounds: list[int] = field(default_factory=lambda: [0])
+    not_date_starts: list[int] = field(default_factory=list)
+    runs: list[tuple[int, ...]] = field(default_factory=list)
+    run: list[int] = field(default_factory=list)
+    reading_at: int = 0
+    sound_at: int = 0
+    previous: Any = None
+
+    def add(self, word: Any, part: str, key: str) -> None:
+        """Record ``word`` (reading ``part``, sound key ``key``) at the current offsets."""
+        self._extend_run(word, key)
+        if word.part_of_speech()[0] not in ("助詞", "助動詞"):
+            self.reading_starts.append(self.reading_at)
+            if not _surely_spelled(word):
+                self.sound_starts.append(self.sound_at)
+        if _never_a_date(word):
+            self.not_date_starts.append(self.sound_at)
+        self.word_starts.append(self.reading_at)
+        self.reading_at += len(part)
+        self.sound_at += len(key)
+        self.sound_bounds.append(self.sound_at)
+
+    def _extend_run(self, word: Any, key: str) -> None:
+        if _in_a_name(word):
+            self.run.append(self.sound_at)
+        elif self.run and not _stray_mora(word, key, self.previous):
+            self.close_run()
+        elif self.run:
+            self.run.append(self.sound_at)
+        self.previous = word
+
+    def close_run(self) -> None:
+        """End the run of nouns being gathered, if any, at the current offset."""
+        if self.run:
+            self.runs.append((*self.run, self.sound_at))
+            self.run = []
+
+
 def _query_analysis(terms: tuple[Term, ...], temporal_text: str,
                     words: list[Any]) -> Analysis:
     """A query's analysis: its terms, and its readings and sound keys with the offsets
     where its words start (marks and spaces left out)."""
     kept = [w for w in words if w.part_of_speech()[0] not in ("補助記号", "空白")]
     parts = [to_katakana(w.reading_form()) for w in kept]
-    starts: list[int] = []
-    sound: list[str] = []
-    sound_starts: list[int] = []
-    bounds: list[int] = [0]
-    word_starts: list[int] = []
-    not_date_starts: list[int] = []
-    runs: list[tuple[int, ...]] = []
-    run: list[int] = []
-    previous: Any = None
-    offset = sound_offset = 0
-    for w, part in zip(kept, parts, strict=True):
-        key = sound_key(part)
-        if _in_a_name(w):
-            run.append(sound_offset)
-        elif run and not _stray_mora(w, key, previous):
-            runs.append((*run, sound_offset))
-            run = []
-        elif run:
-            run.append(sound_offset)
-        previous = w
-        if w.part_of_speech()[0] not in ("助詞", "助動詞"):
-            starts.append(offset)
-            sound_starts.append(sound_offset)
-        if _never_a_date(w):
-            not_date_starts.append(sound_offset)
-        word_starts.append(offset)
-        offset += len(part)
-        sound.append(key)
-        sound_offset += len(key)
-        bounds.append(sound_offset)
-    if run:
-        runs.append((*run, sound_offset))
+    keys = [sound_key(part) for part in parts]
+    at = _QueryOffsets()
+    for w, part, key in zip(kept, parts, keys, strict=True):
+        at.add(w, part, key)
+    at.close_run()
     date_reading = "".join(w.surface() if _never_a_date(w) else part
                            for w, part in zip(kept, parts, strict=True))
-    return Analysis(terms, temporal_text, "".join(parts), tuple(starts), "".join(sound),
-                    tuple(sound_starts), tuple(bounds), date_reading, tuple(not_date_starts),
-                    tuple(word_starts), tuple(runs))
+    return Analysis(terms, temporal_text, "".join(parts), tuple(at.reading_starts),
+                    "".join(keys), tuple(at.sound_starts), tuple(at.sound_bounds),
+                    date_reading, tuple(at.not_date_starts), tuple(at.word_starts),
+                    tuple(at.runs))
+
+
+def _surely_spelled(word: Any) -> bool:
+    """A common word written in kanji (最近, 何時, 今日): whoever wrote or recognised it
+    chose it, so no other word is heard by sound where it begins (最近 is not サイゴ).
+    The same word in kana (どう, いく) may still be a piece of a misheard one."""
+    return word.normalized_form() in STOP_LEMMAS and bool(_KANJI.search(word.surface()))
 
 
 def _stray_mora(word: Any, key: str, previous: Any) -> bool:

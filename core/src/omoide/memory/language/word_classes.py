@@ -68,6 +68,12 @@ FAMILY: tuple[str, ...] = (
 """Kin, partners and the family home: a fact about one of these (あなたの妻の…は) is a
 family fact. Some words are prefixes of others here (兄 of 兄弟, 姉 of 姉妹)."""
 
+FAMILY_AS_A_GROUP: tuple[str, ...] = ("両親", "兄弟", "姉妹", "家族", "実家")
+"""Words of :data:`FAMILY` that name several people or a home, not one person."""
+
+KIN_OF_ONE: frozenset[str] = frozenset(w for w in FAMILY if w not in FAMILY_AS_A_GROUP)
+"""Words of :data:`FAMILY` that name one person (姪, 義母, 夫): whom 「姪の美羽」 names."""
+
 KIN_BY_READING: dict[str, str] = {
     **dict.fromkeys(("ハハ", "ハハオヤ", "カアサン", "オカアサン", "カアチャン", "オカアチャン",
                      "オフクロ", "オカン", "ママ"), "母"),
@@ -81,6 +87,8 @@ KIN_BY_READING: dict[str, str] = {
     **dict.fromkeys(("ソフ", "オジイチャン", "ジイチャン", "オジイサン"), "祖父"),
     **dict.fromkeys(("ツマ", "ヨメ", "オクサン", "カミサン", "ニョウボウ", "カナイ"), "妻"),
     **dict.fromkeys(("オット", "ダンナ", "ダンナサン"), "夫"),
+    **dict.fromkeys(("メイッコ", "メイゴ"), "姪"),
+    **dict.fromkeys(("オイッコ", "オイゴ"), "甥"),
 }
 """Kin as people call them (katakana readings of 母さん, お袋, 親父, 兄貴, 奥さん...) and the
 one word each means (母, 父, 兄, 姉, 祖母, 祖父, 妻, 夫): said any way, the mother of a

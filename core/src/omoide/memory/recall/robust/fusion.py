@@ -26,6 +26,11 @@ class ChannelScores:
     temporal: dict[str, float]
 
 
+SAME_DAY = 0.99
+"""A temporal score this high: the memory is dated on the one day the query names (a
+habit on that weekday scores half)."""
+
+
 def bounded_pool(candidates: set[str], lexical: dict[str, LexicalMatch],
                  temporal: dict[str, float]) -> set[str]:
     """At most :data:`MAX_POOL` candidates: the best by date and shared words."""
@@ -56,6 +61,9 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     r_lex = _ranks({c: seen.lexical[c].score for c in candidates if c in seen.lexical})
     r_tem = _ranks({c: seen.temporal[c] for c in candidates if c in seen.temporal})
     people = asked.people
+    # one day named (「来週の土曜」): what is on that day is what the utterance is about,
+    # more than a memory sharing a word with it from months ago
+    on_the_day = bool(q.spans) and max(s.days for s in q.spans) == 1
     fused: dict[str, float] = {}
     for c in candidates:
         score = 0.0
@@ -63,6 +71,8 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
             if c in ranks:
                 score += 1.0 / (rrf + ranks[c])
         if q.intent.asks_when and index.has_dates(c):
+            score += 0.5 / rrf
+        elif on_the_day and seen.temporal.get(c, 0.0) >= SAME_DAY:
             score += 0.5 / rrf
         if people and not q.intent.asks_when and index.about(c, people, own=True):
             # (a question about when ranks by date; who said it matters less there)

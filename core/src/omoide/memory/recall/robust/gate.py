@@ -97,23 +97,28 @@ def remark_evidence(index: UserIndex, q: PreparedQuery, settings: RobustSettings
 def candidates_by_evidence(temporal: dict[str, float], lex_nouns: dict[str, float],
                            settings: RobustSettings) -> tuple[set[str], str]:
     """The memories the date and word evidence let through, and which evidence did."""
+    strong = _strong_word_matches(lex_nouns, settings)
     if temporal:
         both = set(temporal) & set(lex_nouns)
-        if both:
+        if both & strong:
             return both, "date range and shared words"
         if lex_nouns:
-            # nothing in range shares a word: the date may be off (a moved plan, a
-            # misheard day), so the word matches compete with the date matches
-            best = max(lex_nouns.values())
-            return set(temporal) | {
-                k for k, v in lex_nouns.items() if v >= settings.lexical_keep_ratio * best}, \
-                "date range or shared words"
+            # nothing in range shares the words that matter: the date may be off (a moved
+            # plan, a misheard day: けつあつ heard as 月末), so the best word matches
+            # compete with the date matches
+            return set(temporal) | both | strong, "date range or shared words"
         return set(temporal), "date range"
     if lex_nouns:
-        best = max(lex_nouns.values())
-        return {k for k, v in lex_nouns.items() if v >= settings.lexical_keep_ratio * best}, \
-            "shared words"
+        return strong, "shared words"
     return set(), "no evidence"
+
+
+def _strong_word_matches(lex_nouns: dict[str, float], settings: RobustSettings) -> set[str]:
+    """The memories sharing words with the query about as well as the best one does."""
+    if not lex_nouns:
+        return set()
+    best = max(lex_nouns.values())
+    return {k for k, v in lex_nouns.items() if v >= settings.lexical_keep_ratio * best}
 
 
 @dataclass(frozen=True)

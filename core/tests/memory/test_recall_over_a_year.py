@@ -1,0 +1,100 @@
+"""Recall among a year of memories: family called by role, one day named in a remark, a
+date misheard from a word, and common words that are not heard as others.
+
+Runs over the test doubles (hash embedder, in-memory store): the dense channel says
+little here, so each case rests on the words, names and dates the engine reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from omoide.memory.engine import MemoryEngine
+from omoide.memory.index.family_names import names_after
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.recall.robust.query import prepare
+from omoide.types import Memory
+
+JST = ZoneInfo("Asia/Tokyo")
+NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)   # a Wednesday
+MEMORIES = {
+    "visit": ("2027-03-20", "あなたの弟の拓真と姪の美羽が、春休みに岡山から遊びに来る予定だ。"),
+    "zoo": ("2027-03-27", "あなたは泊まりに来た美羽を連れて動物公園へ行き、レッサーパンダを見た。"),
+    "lunch": ("2027-05-15", "あなたは義母の節子さんと喫茶店でランチをして、オムライスを食べた。"),
+    "mother": ("2027-06-02", "あなたは母と電話で話した。"),
+    "pills": ("2027-06-22", "あなたは血圧の薬を、朝1錠から朝晩の2回に増やされた。"),
+    "pot": ("2027-09-28", "あなたは通販で圧力鍋を注文した。"),
+    "sports_day": ("2027-09-27", "あなたは、息子の運動会が来週の土曜日（2027年10月9日）に"
+                                 "延期になったと知らされた。"),
+    "friends": ("2027-04-10", "あなたは友達とランチに行って、パスタを食べた。"),
+    "friends2": ("2027-07-03", "あなたは友達と駅前のカフェでランチをした。"),
+    "sumo": ("2027-08-02", "あなたは大相撲の中継を見て、最後まで目が離せなかった。"),
+}
+
+
+@pytest.fixture
+async def engine(make_engine) -> MemoryEngine:  # type: ignore[no-untyped-def]
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
+    await engine.add_memories("me", [
+        Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
+        for k, (day, text) in MEMORIES.items()])
+    return engine
+
+
+async def recalled(engine: MemoryEngine, text: str) -> list[str]:
+    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
+
+
+def test_a_kin_word_followed_by_a_name_gives_the_name() -> None:
+    text = MEMORIES["visit"][1]
+    terms = analyzer().analyse(text, query=False).terms
+    assert "美羽" in names_after("姪", text, terms)
+    assert "拓真" in names_after("弟", text, terms)
+
+
+def test_the_mother_in_law_is_not_the_mother() -> None:
+    text = MEMORIES["lunch"][1]
+    terms = analyzer().analyse(text, query=False).terms
+    assert "節子" in names_after("義母", text, terms)
+    assert names_after("母", text, terms) == set()
+
+
+async def test_a_question_about_the_niece_finds_memories_that_only_name_her(
+        engine: MemoryEngine) -> None:
+    assert "zoo" in await recalled(engine, "姪っ子とどこ出かけたんだっけ?")
+
+
+async def test_a_question_about_the_mother_does_not_bring_the_mother_in_law(
+        engine: MemoryEngine) -> None:
+    assert "lunch" not in await recalled(engine, "母と最後に話したのいつだっけ?")
+
+
+async def test_a_remark_naming_one_day_brings_what_is_on_that_day_first(
+        engine: MemoryEngine) -> None:
+    # the lunches share words with the remark; the sports day is what the day holds
+    got = await recalled(engine, "来週の土曜、友達にランチ誘われたんだけど行っちゃおうかな")
+    assert got and got[0] == "sports_day"
+
+
+def test_a_word_heard_as_a_date_is_still_a_date_to_the_query() -> None:
+    # (けつあつ sounds like 月末: the date is heard; the next test shows it does not hide
+    # the word's own memory)
+    assert [s.label for s in prepare("けつあつの薬いま何錠飲んでるんだっけ", NOW).spans] == ["月末"]
+
+
+async def test_a_misheard_date_does_not_hide_the_memory_the_words_name(
+        engine: MemoryEngine) -> None:
+    assert "pills" in await recalled(engine, "けつあつの薬いま何錠飲んでるんだっけ")
+
+
+def test_a_common_word_written_in_kanji_is_not_heard_as_another() -> None:
+    # 最近 (サイキン) is not 最後 (サイゴ) misheard: where it begins, no word is heard
+    a = prepare("最近何時ごろに寝るようにしてるんだっけ", NOW).analysis
+    assert 0 not in a.sound_starts
+
+
+async def test_a_sound_alike_of_a_common_word_brings_nothing(engine: MemoryEngine) -> None:
+    assert "sumo" not in await recalled(engine, "最近何時ごろに寝るようにしてるんだっけ")
