@@ -26,7 +26,9 @@ Order guarantees, for every subscriber of a turn:
 - ``Heard`` precedes ``Recalled``, which precedes ``PromptBuilt``; the reply's events
   follow: ``EmotionChosen`` (exactly once when there is a reply) before the first
   ``Sentence``; ``FirstToken`` at most once; ``Sentence`` events in the order they are
-  spoken; ``ToolCalled`` and the chat's ``Degraded`` where they happened among them.
+  spoken; ``ToolCalled`` and the chat's ``Degraded`` where they happened among them;
+  ``ReplyText`` (when asked for) after ``EmotionChosen`` and before the ``Sentence``
+  that holds its text.
 - ``ReplyEnded`` closes the reply (the trace's ``done``); a journaling failure is
   reported by a ``Degraded`` after it; ``Done`` follows.
 
@@ -118,6 +120,15 @@ class FirstToken(TurnEventBase):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReplyText(TurnEventBase):
+    """A piece of the reply's text as the chat model produced it (the face tag taken
+    off), before the sentence it belongs to is complete. Only for a turn that asks
+    (``TurnRequest.stream_text``: a text client streaming the reply)."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class EmotionChosen(TurnEventBase):
     """The face of the reply, known before its first sentence."""
 
@@ -174,8 +185,8 @@ class Done(TurnEventBase):
 
 
 TurnEvent = (TurnStarted | StageStarted | StageEnded | Heard | Recalled | PromptBuilt
-             | FirstToken | EmotionChosen | Sentence | ToolCalled | Degraded | ReplyEnded
-             | Done)
+             | FirstToken | ReplyText | EmotionChosen | Sentence | ToolCalled | Degraded
+             | ReplyEnded | Done)
 """Any event of a turn."""
 
 TurnEventSubscriber = Callable[[TurnEvent], Awaitable[None]]

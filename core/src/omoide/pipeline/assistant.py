@@ -43,6 +43,7 @@ from omoide.components.turn_events import (
     PromptBuilt,
     Recalled,
     ReplyEnded,
+    ReplyText,
     Sentence,
     StageEnded,
     StageStarted,
@@ -62,6 +63,8 @@ from omoide.pipeline.prompt import (
     PromptSection,
     assemble_system_prompt,
     build_messages,
+    client_messages,
+    with_client_system,
 )
 from omoide.pipeline.recognition import recognition_context
 from omoide.pipeline.splitter import SentenceSplitter
@@ -89,6 +92,7 @@ class _Reply:
     sentences: list[str] = field(default_factory=list)
     audio: list[AudioClip | None] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    client_tool_calls: list[ToolCall] = field(default_factory=list)
     opener: str = ""
     """Words the reply begins with, before the model's (a moment said at the start of a
     conversation: 「そういえば、明日は箱根だね。」)."""
@@ -272,13 +276,18 @@ class Assistant:
 
     async def _prompt(self, request: TurnRequest, transcript: str, recall: Recall | None,
                       now: datetime, events: TurnEvents) -> list[ChatMessage]:
-        history = self.history.recent(_history_key(request), now)
+        conversation = request.conversation   # a chat client keeps its own history
+        history = [] if conversation else self.history.recent(_history_key(request), now)
         await events.emit(StageStarted(stage="prompt"))
         context = PromptContext(request.user, now, transcript, recall.memories if recall
                                 else [], history, self.settings, request.device,
                                 recall.profile if recall else Profile())
-        system = assemble_system_prompt(self._sections(context))
-        messages = build_messages(system, history, transcript)
+        sections = self._sections(context)
+        if conversation is not None:
+            sections = with_client_system(sections, conversation)
+        system = assemble_system_prompt(sections)
+        messages = (build_messages(system, history, transcript) if conversation is None
+                    else client_messages(system, conversation, transcript))
         await events.emit(StageEnded(stage="prompt"))
         await events.emit(PromptBuilt(messages=tuple(messages)))
         return messages
@@ -385,9 +394,17 @@ class Assistant:
         splitter = SentenceSplitter(
             first_sentence_comma_split=self.settings.first_sentence_comma_split)
         parser = StreamingEmotionParser()
-        relay(StageStarted(stage="chat", component=self.chat.name))
-        emotion_sent = False
-        first_token = False
+        chat = request.chat or self.chat
+        relay(StageStarted(stage="chat", component=chat.name))
+        emotion_sent = first_token = False
+
+        def add_text(text: str) -> list[str]:
+            if text and reply.opener:
+                text, reply.opener = reply.opener + text, ""
+            reply.text += text
+            if request.stream_text and text:
+                relay(ReplyText(text=text))
+            return splitter.feed(text)
 
         def emit(text: str) -> list[str]:
             nonlocal emotion_sent
@@ -398,11 +415,7 @@ class Assistant:
                 reply.emotion = tagged.emotion
                 emotion_sent = True
                 relay(EmotionChosen(emotion=tagged.emotion))
-            body = tagged.text
-            if body and reply.opener:
-                body, reply.opener = reply.opener + body, ""
-            reply.text += body
-            return splitter.feed(body)
+            return add_text(tagged.text)
 
         tools = self.tools.for_turn(request, request.now or datetime.now(UTC))
         rounds = self.tools.settings.max_rounds
@@ -412,17 +425,20 @@ class Assistant:
                 calls: list[ToolCall] = []
                 # the last round offers no tools: the model has to answer
                 offered = tools.specs if round_ < rounds else ()
-                async for delta in self.chat.stream(messages, tools=offered):
+                async for delta in chat.stream(messages, tools=offered):
                     if delta.tool_call is not None:
                         calls.append(delta.tool_call)
                         continue
                     if delta.text:
                         if not first_token:
                             first_token = True
-                            relay(FirstToken(component=self.chat.name))
+                            relay(FirstToken(component=chat.name))
                         for s in emit(delta.text):
                             yield s
                 if not calls or not tools:
+                    break
+                reply.client_tool_calls = tools.client_calls(calls)
+                if reply.client_tool_calls:   # the client runs its own tools
                     break
                 messages = [*messages, ChatMessage("assistant", "", tool_calls=tuple(calls))]
                 results = await asyncio.gather(*(self._call_tool(tools, call, relay)
@@ -440,18 +456,15 @@ class Assistant:
                 if not emotion_sent:
                     emotion_sent = True
                     relay(EmotionChosen(emotion=Emotion.SAD))
-                reply.text = APOLOGY
-                for s in splitter.feed(APOLOGY):
+                reply.text = reply.opener = ""   # an apology opens with nothing else
+                for s in add_text(APOLOGY):
                     yield s
         tail = parser.finish()
         if not emotion_sent:
             reply.emotion = tail.emotion
             relay(EmotionChosen(emotion=tail.emotion))
-        if tail.text:
-            body, reply.opener = reply.opener + tail.text, ""
-            reply.text += body
-            for s in splitter.feed(body):
-                yield s
+        for s in add_text(tail.text):
+            yield s
         for s in splitter.flush():
             yield s
 
@@ -473,8 +486,11 @@ class Assistant:
             exchange = Exchange(uuid.uuid4().hex, _history_key(request), transcript,
                                 reply.text.strip() if not interrupted else
                                 "".join(reply.sentences), now, request.session_id)
-            self.history.add(exchange)
-            if request.guest:          # no one's: not journaled, extracted or in the feed
+            if request.conversation is None:   # a chat client keeps its own history
+                self.history.add(exchange)
+            if request.guest or reply.client_tool_calls:
+                # a guest's is no one's: not journaled, extracted or in the feed; a reply
+                # waiting on the client's tools is journaled when the client comes back
                 exchange = None
             else:
                 await self._journal(exchange, reply, events)
@@ -509,7 +525,8 @@ class Assistant:
         return TurnResult(turn_id, request.user, transcript, reply.text.strip(), reply.emotion,
                           list(recall.memories) if recall else [], reply.sentences, reply.audio,
                           trace.to_json(), reply.degraded, interrupted=interrupted,
-                          profile=list(recall.profile.facts) if recall else [])
+                          profile=list(recall.profile.facts) if recall else [],
+                          client_tool_calls=reply.client_tool_calls)
 
 
 def _history_key(request: TurnRequest) -> str:

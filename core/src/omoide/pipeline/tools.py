@@ -50,6 +50,9 @@ CANCEL_GRACE_S = 1.0
 """How long past its budget a call is waited for after being cancelled; a call that
 ignores cancellation is then abandoned (left to finish on its own)."""
 ERROR_PREVIEW_CHARS = 300
+CLIENT_SOURCE = "client"
+"""The source of a chat client's own tools (``ClientConversation.tools``): calls of them
+end the turn and go back to the client, which runs them."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,14 @@ class ToolRunner:
                     continue
                 routes[spec.name] = _Route(spec.name, "device", handler=request.tool_handler)
                 specs.append(spec)
+        client = request.conversation.tools if request.conversation is not None else ()
+        for spec in client:   # a chat client's tools: offered, and run by the client
+            if spec.name in routes:
+                self._warn_once(f"client:{spec.name}", "client tool %r has the name of a "
+                                "tool of this server; left out", spec.name)
+                continue
+            routes[spec.name] = _Route(spec.name, CLIENT_SOURCE)
+            specs.append(spec)
         context = ToolContext(request.user, now, self.timezone, request.device,
                               request.session_id)
         return TurnTools(self, specs, routes, context)
@@ -194,6 +205,13 @@ class TurnTools:
     @property
     def limit(self) -> int:
         return self._runner.settings.max_result_chars
+
+    def client_calls(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """The calls of a chat client's own tools among ``calls``: when there is one, the
+        turn ends with them (the client runs them); the server's own calls of that round
+        are not run (the model asks again once the client has answered)."""
+        return [c for c in calls if (route := self._routes.get(c.name)) is not None
+                and route.source == CLIENT_SOURCE]
 
     async def call(self, call: ToolCall, report: ToolCallReport | TurnTrace) -> str:
         """Run one call the model asked for; always returns the text for the model.

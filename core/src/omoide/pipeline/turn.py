@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from omoide.components.asr import RecognitionStream
+from omoide.components.chat import ChatModel
 from omoide.components.memory_types import ProfileFact
 from omoide.components.turn_events import (
     EmotionChosen,
@@ -17,9 +18,38 @@ from omoide.components.turn_events import (
     TurnEventSink,
 )
 from omoide.pipeline.trace import TurnTrace
-from omoide.types import AudioClip, Emotion, Exchange, RetrievedMemory, ToolCall, ToolSpec
+from omoide.types import (
+    AudioClip,
+    ChatMessage,
+    Emotion,
+    Exchange,
+    RetrievedMemory,
+    ToolCall,
+    ToolSpec,
+)
 
 ToolHandler = Callable[[ToolCall], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class ClientConversation:
+    """The conversation a chat client (an OpenAI-compatible one) sent with its new
+    message: the client keeps the history, omoide does not.
+
+    ``system`` is the client's own instructions (its system messages): they replace
+    omoide's persona, and omoide's date, profile and memory sections follow them (the
+    face-tag instructions are left out of a client's turn either way). ``before`` is
+    the conversation before the new user message: the session's history, sent to the
+    model but never journaled again. ``after`` is what followed the new message in this
+    same turn (the model's calls of the client's tools and the client's results).
+    ``tools`` are the client's tools: offered to the model, and a call of one ends the
+    turn with that call for the client to run.
+    """
+
+    system: str = ""
+    before: tuple[ChatMessage, ...] = ()
+    after: tuple[ChatMessage, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +84,13 @@ class TurnRequest:
     """The utterance heard while it was spoken (finished by the turn; see above)."""
     guest: bool = False
     """No one's memory is read or written for this turn (see above)."""
+    conversation: ClientConversation | None = None
+    """A chat client's own conversation (see :class:`ClientConversation`): it replaces
+    the short-term history, which this turn neither reads nor extends."""
+    chat: ChatModel | None = None
+    """The chat model that answers (None: the assistant's own)."""
+    stream_text: bool = False
+    """Emit the reply's text as it arrives (``ReplyText`` events), not only sentences."""
 
 
 class TurnSink(Protocol):
@@ -122,6 +159,9 @@ class TurnResult:
     interrupted: bool = False
     profile: list[ProfileFact] = field(default_factory=list)
     """The person's profile facts the prompt carried (always there, unlike ``memories``)."""
+    client_tool_calls: list[ToolCall] = field(default_factory=list)
+    """Calls of the client's tools the reply ended with (the client runs them and sends
+    the results in its next request; the exchange is journaled with the final reply)."""
 
 
 @dataclass(frozen=True)

@@ -333,6 +333,7 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     admin token is created in ``<data_dir>/auth/`` if there is none yet.
     """
     from omoide.server.console_routes import ConsoleServices, console_router
+    from omoide.server.openai_routes import openai_router
 
     server = OmoideServer(settings, registry, runtime, on_fatal, memory)
     console = ConsoleServices.build(server)
@@ -352,6 +353,7 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     _install_error_handlers(app)
     app.include_router(_core_routes(server))
     app.include_router(console_router(server, console))
+    app.include_router(openai_router(server))
     memory_router = _memory_router(server, console)
     if memory_router is not None:
         app.include_router(memory_router)

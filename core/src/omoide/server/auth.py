@@ -56,6 +56,8 @@ _PERSON_ROUTES: dict[str, frozenset[str]] = {
     "/v1/traces": frozenset({"GET", "HEAD"}),
     "/v1/memory/pending": frozenset({"GET", "HEAD"}),
     "/v1/memory/quarantine": frozenset({"GET", "HEAD"}),
+    "/v1/chat/completions": frozenset({"POST"}),  # as the token's person (openai_routes)
+    "/v1/models": frozenset({"GET", "HEAD"}),
 }
 
 

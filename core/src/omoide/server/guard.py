@@ -45,6 +45,7 @@ from omoide.server.auth import (
     person_may_call,
 )
 from omoide.server.limits import body_rule, media_type
+from omoide.server.openai_shapes import OPENAI_PATHS, error_body
 from omoide.server.origins import HostPolicy
 from omoide.server.tokens import TokenStore
 
@@ -142,7 +143,7 @@ class RequestGuard:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
-            await _send_json(send, refusal.status, {"error": refusal.message},
+            await _send_json(send, refusal.status, _refusal_body(path, refusal),
                              refusal.headers, close=has_body)
             return
         if scope["type"] == "websocket":
@@ -260,9 +261,10 @@ class RequestGuard:
                 if received > limit:
                     refused = True
                     if not response_started:
-                        await _send_json(send, 413, {"error": f"request body larger than "
-                                                              f"{limit} bytes ({setting})"},
-                                         close=True)
+                        too_large = _Refusal(413, f"request body larger than {limit} bytes"
+                                                  f" ({setting})")
+                        await _send_json(send, 413, _refusal_body(scope.get("path", ""),
+                                                                  too_large), close=True)
                     raise _BodyTooLarge()
             return message
 
@@ -287,6 +289,14 @@ class RequestGuard:
         except Exception:
             if not refused:
                 raise
+
+
+def _refusal_body(path: str, refusal: _Refusal) -> dict[str, Any]:
+    """``{"error": message}``, or OpenAI's error shape on the OpenAI-compatible routes
+    (their clients read ``error.message``)."""
+    if path in OPENAI_PATHS:
+        return error_body(refusal.status, refusal.message)
+    return {"error": refusal.message}
 
 
 async def _send_json(send: Send, status: int, body: dict[str, Any],

@@ -46,6 +46,8 @@ def body_rule(path: str, limits: LimitSettings, *, device_path: bool) -> BodyRul
         return BodyRule(limits.max_body_bytes, None, "server.limits.max_body_bytes")
     if path == "/v1/turns/audio":
         return BodyRule(limits.max_audio_bytes, AUDIO_TYPES, "server.limits.max_audio_bytes")
+    if path == "/v1/chat/completions":   # the whole conversation, each time
+        return BodyRule(limits.max_chat_bytes, JSON_TYPES, "server.limits.max_chat_bytes")
     if _IMPORT_PATH.fullmatch(path):
         return BodyRule(limits.max_import_bytes, IMPORT_TYPES,
                         "server.limits.max_import_bytes")
@@ -93,6 +95,10 @@ class NewUserLimiter:
     def know(self, users: Iterable[str]) -> None:
         """Mark ``users`` as known (existing people are never limited)."""
         self._known.update(users)
+
+    def is_known(self, user: str) -> bool:
+        """Whether this server knows ``user`` (from the journal, added, or admitted)."""
+        return user in self._known
 
     def admit(self, user: str, client_host: str | None) -> float | None:
         """None when ``user`` may start a turn; otherwise the seconds until a new id
