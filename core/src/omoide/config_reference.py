@@ -11,6 +11,7 @@ from pydantic_core import PydanticUndefined
 from omoide.config import AssistantSettings, ServerSettings, ToolCallSettings
 from omoide.config_schema import DatabaseSettings
 from omoide.memory.config import MemoryConfig
+from omoide.moments.config import MomentsSettings
 from omoide.plugins import PluginRegistry
 
 SECTION_OF_KIND = {"vad": "vad", "asr": "asr", "embedder": "embed", "store": "store",
@@ -67,7 +68,8 @@ def markdown_reference(registry: PluginRegistry) -> str:
     out: list[str] = []
     for title, model in (("assistant", AssistantSettings), ("server", ServerSettings),
                          ("memory", MemoryConfig), ("database", DatabaseSettings),
-                         ("tool_calls", ToolCallSettings)):
+                         ("tool_calls", ToolCallSettings),
+                         ("moments", MomentsSettings)):
         out += [f"#### `{title}:`", "", *model_table(model), ""]
     for kind, by_name in registry.components.items():
         for name, cls in sorted(by_name.items()):

@@ -40,6 +40,7 @@ from pydantic import (
 from omoide.config_moves import without_moved_settings
 from omoide.errors import ConfigError, ConfigProblem
 from omoide.memory.config import DEFAULT_ENGINE, DEFAULT_EXTRACTOR, MemoryConfig
+from omoide.moments.config import MomentsSettings
 from omoide.stage_spec import StageSpec as StageSpec
 
 if TYPE_CHECKING:
@@ -353,6 +354,9 @@ class Envelope(_Strict):
                                                "each is enabled by listing it.")
     tool_calls: ToolCallSettings = Field(default_factory=ToolCallSettings,
                                          description="How tool calls run in a turn.")
+    moments: MomentsSettings = Field(default_factory=MomentsSettings,
+                                     description="When omoide speaks first: moments "
+                                     "planned from memory (plans, birthdays, reminders).")
 
     @field_validator("chat_models")
     @classmethod

@@ -196,10 +196,11 @@ class MomentScheduler:
         return None
 
     async def run(self) -> None:
-        """Look for moments to push every ``check_seconds`` until cancelled."""
+        """Look for moments to push every ``check_seconds`` until cancelled (the first
+        look after one interval: a server starting has other work first)."""
         while True:
+            await asyncio.sleep(self.settings.check_seconds)
             try:
                 await self.tick()
             except Exception:
                 log.exception("looking for moments failed; trying again later")
-            await asyncio.sleep(self.settings.check_seconds)

@@ -125,6 +125,10 @@ class OmoideServer:
         self.assistant: Assistant | None = None
         self._scheduler: ExtractionScheduler | None = None
         self.announcer, self.tools = _tools_for(self)
+        from omoide.moments.serving import MomentsService
+        self.moments = MomentsService(settings.envelope.moments, self.data_dir,
+                                      settings.assistant.timezone, self.announcer)
+        """Moments: omoide speaks first (plans, birthdays, reminders from memory)."""
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
         limits = settings.server.limits
@@ -165,6 +169,7 @@ class OmoideServer:
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
                                    tools=self.tools, observers=self.turn_observers)
+        self.moments.start(memory, rt.chat, self.assistant, self.turn_observers)
         long_lived.settle("the server's components")  # models: never garbage, never walked
         self.ready.set()
         log.info("omoide is ready")
@@ -200,6 +205,7 @@ class OmoideServer:
             # into a stopped memory engine
             self.registry.pm.unregister(self._scheduler)
             self._scheduler = None
+        await self.moments.stop()
         if self.memory_state is ComponentState.READY:
             try:
                 await self.memory.stop()

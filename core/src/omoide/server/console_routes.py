@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from omoide.components.turn_events import TurnEventSubscriber
     from omoide.config import Settings
     from omoide.memory.api import MemoryService
+    from omoide.moments.delivery import Delivery
     from omoide.server.limits import NewUserLimiter
 
 log = logging.getLogger("omoide.server.console")
@@ -96,11 +97,17 @@ class ConsoleServices:
         return cls(feed, RelevanceJudge(memory),
                    ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE))
 
+    def _publish_moment(self, delivery: Delivery) -> None:
+        self.feed.publish(delivery.feed_json())
+
     def start(self, server: ConsoleServer) -> None:
         """Listen for completed turns and start the purger of expired undo copies (call
         inside the server's loop, when it starts)."""
         if self.feed.on_event not in server.turn_observers:
             server.turn_observers.append(self.feed.on_event)
+        moments = getattr(server, "moments", None)   # the moments said feed it too
+        if moments is not None and self._publish_moment not in moments.listeners:
+            moments.listeners.append(self._publish_moment)
         if self.forget_undo is not None:
             self._tasks.append(asyncio.create_task(self.forget_undo.run_purger()))
 

@@ -45,6 +45,15 @@ class AnnouncingService(Protocol):
     def host(self) -> DeviceHost: ...
 
 
+def _serves(conn: DeviceConnection, user: str) -> bool:
+    """The robot is ``user``'s: paired to them, or its household counts them (a moment
+    for a household's second member reaches the robot they share)."""
+    if conn.identity.user == user:
+        return True
+    household = getattr(conn, "_household", None)
+    return household is not None and user in household().members
+
+
 def _ready(conn: DeviceConnection) -> bool:
     """The robot said hello and the connection is open."""
     return bool(getattr(conn, "_hello_done", False)) and conn.stats.closed_reason is None
@@ -78,7 +87,7 @@ class StackChanAnnouncer:
 
     def _connections(self, user: str) -> list[DeviceConnection]:
         return [c for c in list(self._service.connections.values())
-                if c.identity.user == user and _ready(c)]
+                if _serves(c, user) and _ready(c)]
 
     def reaches(self, user: str) -> bool:
         return bool(self._connections(user))
