@@ -1,13 +1,17 @@
 """Time ``omoide memory import`` of N memories into a fresh data dir (not a test).
 
     .venv/bin/python tests/reliability/measure_import.py [--count N] [--embed e5|fake]
+        [--fill]
 
 Writes N distinct memories as JSON lines and a config for a fresh data dir — the
 offline config's embedder (e5; ``fake``: the hashing double, to time everything but the
 embedding) and Qdrant local store, test doubles for the stages an import never starts —
 and times the command twice: the first import (every memory new) and the same file
 again (every memory skipped: imports are idempotent). Prints the wall and CPU time of
-each (CPU time says what the import costs when other work shares the cores).
+each (CPU time says what the import costs when other work shares the cores). A large
+import stores first and embeds afterwards; ``--fill`` also times ``omoide memory
+vectors --fill``, which embeds what the import left waiting (a server does it in the
+background).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--embed", choices=("e5", "fake"), default="e5")
+    parser.add_argument("--fill", action="store_true",
+                        help="also time embedding the memories the import left waiting")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="omoide-import-"))
     config = {"server": {"data_dir": str(work / "data")},
@@ -51,11 +57,16 @@ def main() -> None:
     source = work / "memories.jsonl"
     source.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n"
                               for m in memories(args.count)), encoding="utf-8")
-    for label in ("first import", "same file again"):
+    command = ["memory", "import", "--config", str(config_path), "--user", "alice",
+               str(source)]
+    runs = [("first import", command), ("same file again", command)]
+    if args.fill:
+        runs.append(("vectors --fill", ["memory", "vectors", "--config", str(config_path),
+                                        "--fill"]))
+    for label, arguments in runs:
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "omoide.cli", "memory", "import",
-                               "--config", str(config_path), "--user", "alice", str(source)],
+        done = subprocess.run([sys.executable, "-m", "omoide.cli", *arguments],
                               capture_output=True, text=True)
         took = time.monotonic() - started
         used = resource.getrusage(resource.RUSAGE_CHILDREN)

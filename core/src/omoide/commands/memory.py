@@ -114,6 +114,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--user", required=True, type=user_id_argument, help="user id")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(handler=_repair)
+    c = msub.add_parser("vectors", help="memories stored before their vectors (a large "
+                                        "import, a repair): how many wait; --fill embeds "
+                                        "them now (stop the server first)")
+    c.add_argument("--config", required=True, help="config file (YAML)")
+    c.add_argument("--fill", action="store_true", help="embed every waiting memory now")
+    c.set_defaults(handler=_vectors)
     from omoide.commands.memory_profile import add_profile_command
     add_profile_command(msub, _run, user_id_argument)
     from omoide.commands.memory_verify import add_verify_command
@@ -226,7 +232,15 @@ async def _import(client: MemoryClient, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     print(f"imported {body['imported']} memories into {args.user}; skipped "
           f"{body['skipped']} already there; {body.get('invalid', 0)} invalid")
+    _say_vectors_pending(int(body.get("vectors_pending") or 0))
     return 0
+
+
+def _say_vectors_pending(waiting: int) -> None:
+    if waiting:
+        print(f"{waiting} memories wait for their vectors: found by their words now, by "
+              "meaning once embedded (a running server does it in the background; "
+              "without one: omoide memory vectors --fill)")
 
 
 async def _pending(client: MemoryClient, args: argparse.Namespace) -> int:
@@ -278,6 +292,8 @@ async def _repair_store(settings: Any, args: argparse.Namespace) -> int:
     """Claim the data dir (no server may hold the store), open the embedder, the store
     and the journal, and rebuild ``args.user``'s store (:mod:`omoide.memory.control.repair`)."""
     from omoide.data_dir_owner import DataDirClaim
+    from omoide.memory.control.pending_vectors import FILE_NAME as PENDING_FILE
+    from omoide.memory.control.pending_vectors import PendingVectors
     from omoide.memory.control.repair import repair_person
     from omoide.memory.journal.exchange_log import Journal
     from omoide.runtime import Runtime
@@ -289,11 +305,48 @@ async def _repair_store(settings: Any, args: argparse.Namespace) -> int:
             await runtime.start("embed", "store")
             journal.open()
             await runtime.store.open(await runtime.embedder.fingerprint())
-            report = await repair_person(journal, runtime.embedder, runtime.store, args.user)
+            pending = PendingVectors(settings.data_dir / PENDING_FILE)
+            try:
+                report = await repair_person(journal, runtime.embedder, runtime.store,
+                                             args.user, pending=pending)
+                waiting = await pending.count()
+            finally:
+                pending.close()
         finally:
             journal.close()
             await runtime.stop()
     print(json.dumps(report.to_json(), ensure_ascii=False) if args.json else report.summary())
+    if not args.json:
+        _say_vectors_pending(waiting)
+    return 0
+
+
+def _vectors(args: argparse.Namespace) -> int:
+    from omoide.commands._common import load_or_exit, report_failures
+
+    settings = load_or_exit(args.config)
+    return asyncio.run(report_failures(_fill_vectors(settings, args.fill)))
+
+
+async def _fill_vectors(settings: Any, fill: bool) -> int:
+    """Say how many memories wait for their vectors; with ``fill``, embed them now
+    through the engine (so the person's saved index gets the vectors too)."""
+    from omoide.data_dir_owner import DataDirClaim
+    from omoide.memory.control.pending_vectors import FillProgress
+    from omoide.memory_client.local import LocalMemoryClient
+
+    def report(progress: FillProgress, waiting: int) -> None:
+        print(f"{progress.filled} filled, {waiting} still waiting", file=sys.stderr)
+
+    with DataDirClaim.acquire(settings.data_dir, "omoide memory vectors"):
+        async with LocalMemoryClient.open(settings, ("embed", "store") if fill else ()
+                                          ) as client:
+            waiting = await client.engine.vectors.count()
+            if fill and waiting:
+                done = await client.engine.fill_vectors(report)
+                print(f"{done.filled} vectors filled ({done.dropped} memories were gone)")
+                waiting = await client.engine.vectors.count()
+    print(f"{waiting} memories wait for their vectors")
     return 0
 
 

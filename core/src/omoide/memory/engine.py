@@ -52,6 +52,17 @@ from omoide.memory.control.import_format import (
     ImportReport,
     imported_memory_id,
 )
+from omoide.memory.control.pending_vectors import (
+    FILE_NAME as PENDING_VECTORS_FILE,
+)
+from omoide.memory.control.pending_vectors import (
+    INLINE_EMBED_MAX,
+    VECTORS_WAITING,
+    FillProgress,
+    PendingVectors,
+    fill_pending,
+    placeholder_vector,
+)
 from omoide.memory.extract.runner import ExtractionRunner
 from omoide.memory.facts.profile import Classification, Profile
 from omoide.memory.index.cache import IndexCache, dense_only_index
@@ -121,6 +132,11 @@ class MemoryEngine:
         """Recent dense recalls from the store, so a recall starts one only if it fits."""
         self._extract_locks: dict[str, asyncio.Lock] = {}
         self._import_locks: dict[str, asyncio.Lock] = {}
+        self._write_locks: dict[str, asyncio.Lock] = {}
+        self.vectors = PendingVectors(self.data_dir / PENDING_VECTORS_FILE)
+        """Memories stored before their vectors (a large import, a repair)."""
+        self._fill_task: asyncio.Task[None] | None = None
+        self._fill_wanted = asyncio.Event()
         self._extract_tasks: dict[str, asyncio.Task[ExtractionReport]] = {}
         self._idle_timers: dict[str, asyncio.TimerHandle] = {}
         self._count_tasks: set[asyncio.Task[None]] = set()
@@ -152,9 +168,10 @@ class MemoryEngine:
             timer.cancel()
         self._idle_timers.clear()
         tasks: list[asyncio.Task[Any]] = list(self._extract_tasks.values())
-        if self._retry_task is not None:
-            tasks.append(self._retry_task)
-            self._retry_task = None
+        for task in (self._retry_task, self._fill_task):
+            if task is not None:
+                tasks.append(task)
+        self._retry_task = self._fill_task = None
         for t in tasks:
             if not t.done():
                 t.cancel()
@@ -162,6 +179,7 @@ class MemoryEngine:
         await self.keeper.close()
         await self._indexes.stop()
         self.journal.close()
+        self.vectors.close()
         for stage in reversed(self._own_stages):
             try:
                 await stage.stop()
@@ -204,6 +222,8 @@ class MemoryEngine:
             person.close()
         if recall.timed_out or recall.error:  # the store may have found the damage just now
             return self._unavailable(user, reader.name) or recall
+        if await self.vectors.is_waiting(user):
+            recall = replace(recall, shortfalls=(*recall.shortfalls, VECTORS_WAITING))
         return recall
 
     def _unavailable(self, user: str, engine: str) -> Recall | None:
@@ -247,6 +267,8 @@ class MemoryEngine:
         background (``memory.index.warm_people``): for a server, whose next turns are
         theirs; a one-off command has no use for them. Returns at once."""
         self._indexes.warm()
+        if self._fill_task is None:
+            self._fill_task = asyncio.create_task(self._fill_vectors_forever())
 
     @property
     def engine_name(self) -> str:
@@ -461,9 +483,52 @@ class MemoryEngine:
         vectors = await self.embedder.embed([m.text for m in memories], "document",
                                             Priority.BATCH)
         await self._put(user, zip(memories, vectors, strict=True))
+        await self.vectors.settle(user, [m.id for m in memories])
         if self.journal.is_open:
             await self.journal.note_user(user)
         return list(memories)
+
+    async def store_before_embedding(self, user: str, memories: Sequence[Memory]) -> None:
+        """Store memories at once with a placeholder vector, noted as waiting for their
+        own (filled in the background: :mod:`omoide.memory.control.pending_vectors`);
+        noted before they are written, so a kill between the two loses nothing."""
+        if not memories:
+            return
+        await self.vectors.add(user, [m.id for m in memories])
+        placeholder = placeholder_vector(self.embedder.dims)
+        await self._put(user, [(m, placeholder) for m in memories])
+        if self.journal.is_open:
+            await self.journal.note_user(user)
+        self._fill_wanted.set()
+
+    def _write_lock(self, user: str) -> asyncio.Lock:
+        return self._write_locks.setdefault(user, asyncio.Lock())
+
+    async def fill_vectors(self, report: Any = None) -> FillProgress:
+        """Embed every memory still waiting for its vector (see :meth:`store_before_
+        embedding`); ``report(progress, waiting)`` is called now and then."""
+        async def put(user: str, records: Sequence[VectorRecord]) -> None:
+            await self._put(user, [(from_payload(r.id, r.payload), r.vector)
+                                   for r in records])
+        return await fill_pending(self.vectors, self.store, self.embedder, put,
+                                  self._write_lock, report=report)
+
+    async def _fill_vectors_forever(self) -> None:
+        """A server's background fill: after an import is done, and at start (what a
+        killed server or a one-off command left waiting)."""
+        def report(progress: FillProgress, waiting: int) -> None:
+            log.info("vectors: %d filled, %d still waiting", progress.filled, waiting)
+        self._fill_wanted.set()
+        while True:
+            await self._fill_wanted.wait()
+            self._fill_wanted.clear()
+            while any(lock.locked() for lock in self._import_locks.values()):
+                await asyncio.sleep(1.0)  # an import first: it stores, then we embed
+            try:
+                if await self.vectors.count():
+                    await self.fill_vectors(report)
+            except Exception:  # logged; tried again after the next import
+                log.exception("filling vectors failed; they stay waiting")
 
     async def list_memories(self, user: str) -> Sequence[Memory]:
         records = await self.store.scroll(user)
@@ -516,9 +581,10 @@ class MemoryEngine:
 
     async def forget(self, user: str, memory_id: str) -> bool:
         """Delete a memory from the store and the index; True if it existed."""
-        if not await self.store.get(user, [memory_id]):
-            return False
-        await self.store.delete(user, [memory_id])
+        async with self._write_lock(user):  # not written back by a vector fill
+            if not await self.store.get(user, [memory_id]):
+                return False
+            await self.store.delete(user, [memory_id])
         self._indexes.forgotten(user, memory_id)
         for reader in self._known_read_engines():
             await reader.forgotten(self.person(user), [memory_id])
@@ -528,7 +594,8 @@ class MemoryEngine:
         return [to_json(m) for m in await self.list_memories(user)]
 
     async def import_memories(self, user: str, items: Sequence[ImportItem | dict[str, Any]],
-                              *, batch_size: int = IMPORT_BATCH) -> ImportReport:
+                              *, batch_size: int = IMPORT_BATCH,
+                              embed_inline_max: int = INLINE_EMBED_MAX) -> ImportReport:
         """Import memories (an export, checked by :class:`ImportItem`) into ``user``.
 
         Idempotent: an item whose id or canonical text is already one of ``user``'s
@@ -536,17 +603,19 @@ class MemoryEngine:
         stores it once. Items are stored under ids derived from ``user`` and the file's
         id (an export of another user can never overwrite anyone's memories);
         superseded links are remapped. Stored in batches of ``batch_size``, embedded at
-        batch priority, yielding to interactive work between batches. Raises
+        batch priority, yielding to interactive work between batches; more than
+        ``embed_inline_max`` new memories are stored first and embedded afterwards
+        (:meth:`store_before_embedding`). Raises
         :class:`InvalidInput` for an invalid item (nothing stored) and
         :class:`ImportFailed` (with what was stored) when storing fails part-way.
         """
         validate_user_id(user)
         # Two imports for one person at once would both miss each other's texts.
         async with self._import_locks.setdefault(user, asyncio.Lock()):
-            return await self._import_checked(user, items, batch_size)
+            return await self._import_checked(user, items, batch_size, embed_inline_max)
 
     async def _import_checked(self, user: str, items: Sequence[ImportItem | dict[str, Any]],
-                              batch_size: int) -> ImportReport:
+                              batch_size: int, embed_inline_max: int) -> ImportReport:
         checked: list[ImportItem] = []
         for i, item in enumerate(items, 1):
             result = item if isinstance(item, ImportItem) else check_item(item)
@@ -584,15 +653,20 @@ class MemoryEngine:
         fresh = [replace(m, superseded_by=resolved.get(m.superseded_by))
                  if m.superseded_by else m for m in fresh]
         skipped = len(checked) - len(fresh)
+        later = len(fresh) > embed_inline_max
         stored: list[Memory] = []
-        for start in range(0, len(fresh), batch_size):
-            batch = fresh[start:start + batch_size]
+        for start in range(0, len(fresh), batch_size * 8 if later else batch_size):
+            batch = fresh[start:start + (batch_size * 8 if later else batch_size)]
             try:
-                stored += await self.add_memories(user, batch)
+                if later:
+                    await self.store_before_embedding(user, batch)
+                    stored += batch
+                else:
+                    stored += await self.add_memories(user, batch)
             except Exception as exc:
                 raise ImportFailed(ImportReport(stored, skipped), len(fresh), exc) from exc
             await asyncio.sleep(0)  # let waiting turns run between batches
-        return ImportReport(stored, skipped)
+        return ImportReport(stored, skipped, await self.vectors.count(user) if later else 0)
 
     async def pending(self, user: str | None = None) -> list[PendingSummary]:
         return await self.journal.pending_summary(user)

@@ -120,6 +120,15 @@ def _add_transfer_routes(router: APIRouter, service: MemoryEngine,
             max_bytes=limits.max_import_bytes, skip_invalid=skip_invalid)
         return JSONResponse(body, status)
 
+    @router.get("/v1/users/{user}/vectors")
+    async def vectors(request: Request, user: UserId) -> dict[str, Any]:
+        """How many of the person's memories wait for their vectors (a large import
+        stores first and embeds in the background; until then a memory is found by its
+        words and dates, not by meaning)."""
+        require_user(request, user)
+        check_ready()
+        return {"user": user, "vectors_pending": await service.vectors.count(user)}
+
 
 def _add_one_memory_routes(router: APIRouter, service: MemoryEngine,
                            check_ready: Callable[[], None],

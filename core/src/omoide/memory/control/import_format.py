@@ -182,13 +182,18 @@ def iter_problem_lines(parsed: ParsedImport) -> Iterable[str]:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What an import did: memories stored, items skipped as already present."""
+    """What an import did: memories stored, items skipped as already present, and how
+    many of the person's memories still wait for their vectors (a large import stores
+    first and embeds in the background: found by their words at once, by meaning
+    once embedded)."""
 
     stored: list[Memory]
     skipped: int
+    vectors_pending: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {"imported": len(self.stored), "skipped": self.skipped,
+                "vectors_pending": self.vectors_pending,
                 "ids": [m.id for m in self.stored]}
 
 

@@ -7,7 +7,9 @@ plan: each memory in full, and what it supersedes; see
 
 1. collect the memories of that person's planned and finished batches, oldest first,
    each later supersession marked on the memory it replaced;
-2. embed their texts with the configured embedder (the vectors are not journaled);
+2. embed their texts with the configured embedder (the vectors are not journaled; more
+   than a few hundred are restored first and embedded afterwards, as a large import's
+   are: :mod:`.pending_vectors`);
 3. hand them to :meth:`omoide.components.VectorStore.rebuild_person`, which sets the
    lost store aside, keeps whatever can still be read of it, and writes only memories
    it had recorded for the person (a memory forgotten since stays forgotten).
@@ -25,6 +27,11 @@ from dataclasses import dataclass, replace
 
 from omoide.components import Embedder, VectorStore
 from omoide.components.store import RebuildReport
+from omoide.memory.control.pending_vectors import (
+    INLINE_EMBED_MAX,
+    PendingVectors,
+    placeholder_vector,
+)
 from omoide.memory.journal.storage import ExchangeJournal
 from omoide.memory.store_payload import to_payload
 from omoide.types import Memory, Priority, VectorRecord
@@ -90,11 +97,21 @@ async def journaled_memories(journal: ExchangeJournal, user: str) -> list[Memory
 
 
 async def repair_person(journal: ExchangeJournal, embedder: Embedder, store: VectorStore,
-                        user: str) -> RepairReport:
+                        user: str, *, pending: PendingVectors | None = None,
+                        ) -> RepairReport:
     """Rebuild ``user``'s store from the journal (see the module docstring). The store
-    must be open (:meth:`VectorStore.open`) and no server may be using it."""
+    must be open (:meth:`VectorStore.open`) and no server may be using it.
+
+    With ``pending``, more than :data:`INLINE_EMBED_MAX` memories are restored at once
+    with placeholder vectors and noted there (before the store write), to be embedded
+    afterwards as a large import's are (:mod:`.pending_vectors`)."""
     memories = await journaled_memories(journal, user)
-    records = await _embedded(embedder, memories)
+    if pending is not None and len(memories) > INLINE_EMBED_MAX:
+        await pending.add(user, [m.id for m in memories])
+        placeholder = placeholder_vector(embedder.dims)
+        records = [VectorRecord(m.id, placeholder, to_payload(m)) for m in memories]
+    else:
+        records = await _embedded(embedder, memories)
     report: RebuildReport = await store.rebuild_person(user, records)
     return RepairReport(user, len(memories), report.restored, report.not_restored,
                         report.left_out, report.set_aside)
