@@ -24,15 +24,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pluggy
 
 from omoide.components import ASR, TTS, ChatModel, RecognitionContext
 from omoide.components.asr import RecognitionStream
+from omoide.components.device import GUEST
 from omoide.components.memory_types import MemoryService, Profile, Recall
 from omoide.components.turn_events import (
     Degraded,
@@ -73,6 +75,7 @@ from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
 from omoide.text_controls import strip_controls
 from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
+from omoide.voices.identifier import SpeakerIdentifier, TurnSpeaker
 
 log = logging.getLogger("omoide.pipeline")
 
@@ -114,8 +117,12 @@ class Assistant:
     def __init__(self, *, settings: AssistantSettings, asr: ASR | None, chat: ChatModel,
                  tts: TTS | None, memory: MemoryService | None, hooks: pluggy.PluginManager,
                  traces: TraceLog | None = None, tools: ToolRunner | None = None,
-                 observers: list[TurnEventSubscriber] | None = None) -> None:
+                 observers: list[TurnEventSubscriber] | None = None,
+                 speaker: SpeakerIdentifier | None = None) -> None:
         self.settings = settings
+        self.speaker = speaker
+        """Identifies a household's voice (``TurnRequest.household``); None: no speaker
+        stage, every turn is its ``user``'s."""
         self.asr = asr
         self.chat = chat
         self.tts = tts
@@ -145,8 +152,11 @@ class Assistant:
         transcript = ""
         recall: Recall | None = None
         interrupted = False
+        speaking = await self._start_identification(request, events)
         try:
             transcript = await self._transcribe(request, events)
+            if speaking is not None:
+                request = await self._identified(request, speaking, trace, events)
             await events.emit(Heard(transcript=transcript))
             if transcript:
                 recall = await (self._guest_recall(events) if request.guest else
@@ -160,9 +170,46 @@ class Assistant:
             await events.emit(ReplyEnded(note="interrupted (barge-in)"))
             raise
         finally:
+            if speaking is not None and not speaking.done():
+                speaking.cancel()
             result = await asyncio.shield(self._finish(request, transcript, reply, recall,
                                                        trace, events, now, interrupted))
         return result
+
+    # -- who is speaking ---------------------------------------------------------------
+    async def _start_identification(
+            self, request: TurnRequest, events: TurnEvents
+    ) -> asyncio.Task[tuple[TurnSpeaker, float]] | None:
+        """Identify the voice of a household's audio turn beside recognition (None when
+        there is nothing to identify: no speaker stage, text, no one enrolled)."""
+        speaker, household, audio = self.speaker, request.household, request.audio
+        if speaker is None or household is None or audio is None \
+                or not speaker.applies(household):
+            return None
+        await events.emit(StageStarted(stage="speaker", component=speaker.encoder.name))
+
+        async def identify() -> tuple[TurnSpeaker, float]:
+            found = await speaker.identify(audio, household)
+            return found, time.perf_counter()
+
+        return asyncio.create_task(identify())
+
+    async def _identified(self, request: TurnRequest,
+                          speaking: asyncio.Task[tuple[TurnSpeaker, float]],
+                          trace: TurnTrace, events: TurnEvents) -> TurnRequest:
+        """The turn as the identified voice's: its person (or a guest), in the trace and
+        on every later event."""
+        found, at = await speaking
+        ident = found.identification
+        note = (f"{found.voice or 'unknown'}"
+                + (f" (score {ident.score:.2f}, margin {ident.margin:.2f}, "
+                   f"{ident.reason.value})" if ident else f" ({found.note})")
+                + f" -> {found.person or GUEST}")
+        await events.emit(StageEnded(stage="speaker", note=note, at=at))
+        user = found.person or GUEST
+        trace.user, trace.guest, trace.speaker = user, found.person is None, found.to_json()
+        events.user = user
+        return replace(request, user=user, guest=found.person is None, speaker=found)
 
     async def open_recognition(self, user: str, sample_rate: int, *,
                                guest: bool = False) -> RecognitionStream | None:

@@ -30,7 +30,7 @@ from omoide.components.turn_events import (
 
 log = logging.getLogger("omoide.trace")
 
-STAGES = ("end_of_speech", "asr", "retrieve", "prompt", "chat_first_token",
+STAGES = ("end_of_speech", "speaker", "asr", "retrieve", "prompt", "chat_first_token",
           "first_sentence_audio", "chat", "tts", "done")
 
 
@@ -56,6 +56,9 @@ class TurnTrace:
     """Which device the turn came from (a robot's device id, "http"), if known."""
     guest: bool = False
     """A guest's turn: no one's memory was read or written (``"guest": true`` in JSON)."""
+    speaker: dict[str, Any] | None = None
+    """Who the voice was identified as (person, voice, score, margin, reason, note), when
+    the turn identified one (``"speaker"`` in JSON)."""
     tools: list[dict[str, Any]] = field(default_factory=list)
     """Each tool call: name, source (tool component or ``device``), start and duration
     in ms, outcome (ok, error, timeout, refused, needs_confirmation, confirmed,
@@ -141,6 +144,8 @@ class TurnTrace:
             "tools": list(self.tools)}
         if self.guest:
             data["guest"] = True
+        if self.speaker is not None:
+            data["speaker"] = self.speaker
         return data
 
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from omoide.components.asr import RecognitionStream
 from omoide.components.chat import ChatModel
+from omoide.components.device import Household
 from omoide.components.memory_types import ProfileFact
 from omoide.components.turn_events import (
     EmotionChosen,
@@ -27,6 +28,7 @@ from omoide.types import (
     ToolCall,
     ToolSpec,
 )
+from omoide.voices.identifier import TurnSpeaker
 
 ToolHandler = Callable[[ToolCall], Awaitable[str]]
 
@@ -67,6 +69,12 @@ class TurnRequest:
     extracted, the recognition is biased with no one's words, only the device's own
     tools are offered, and the trace says ``guest``; ``user`` then only labels the
     turn (:data:`omoide.components.device.GUEST`).
+
+    ``household``, when given with ``audio``, is who may be speaking: if a speaker stage
+    is configured and a member is enrolled, the voice is identified (beside recognition)
+    and the turn becomes the identified member's, or the household's default person's
+    (a guest's when it has none) for a voice no one recognised; ``user`` and ``guest``
+    are the turn's until then. ``speaker`` is filled in by the turn (who was heard).
     """
 
     user: str
@@ -91,6 +99,10 @@ class TurnRequest:
     """The chat model that answers (None: the assistant's own)."""
     stream_text: bool = False
     """Emit the reply's text as it arrives (``ReplyText`` events), not only sentences."""
+    household: Household | None = None
+    """Who may be speaking (see above); None: ``user`` is the turn's person."""
+    speaker: TurnSpeaker | None = None
+    """Who the voice was identified as (set by the turn when it identified one)."""
 
 
 class TurnSink(Protocol):

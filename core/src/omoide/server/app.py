@@ -30,6 +30,7 @@ from omoide import long_lived
 from omoide.announcements import Announcement, Announcer
 from omoide.audio import read_wav, resample, write_wav
 from omoide.components import ComponentState, EndOfSpeechDetector, TurnDetector
+from omoide.components.speaker import SpeakerEncoder
 from omoide.components.store import PersonMemoryUnavailable
 from omoide.components.turn_events import TurnEventSubscriber
 from omoide.config import ServerSettings, Settings
@@ -57,6 +58,7 @@ from omoide.server.origins import HostPolicy
 from omoide.server.tokens import TokenStore
 from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
+from omoide.voices import SpeakerIdentifier, VoiceprintStore
 
 if TYPE_CHECKING:
     from omoide.components.asr import RecognitionStream
@@ -168,11 +170,18 @@ class OmoideServer:
         pm.register(self._scheduler, name=f"core.extraction.{id(self)}")
         self.assistant = Assistant(settings=self.settings.assistant, asr=rt.asr, chat=rt.chat,
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
-                                   tools=self.tools, observers=self.turn_observers)
+                                   tools=self.tools, observers=self.turn_observers,
+                                   speaker=self.speaker_identifier(rt.speaker))
         self.moments.start(memory, rt.chat, self.assistant, self.turn_observers)
         long_lived.settle("the server's components")  # models: never garbage, never walked
         self.ready.set()
         log.info("omoide is ready")
+
+    def speaker_identifier(self, encoder: SpeakerEncoder | None) -> SpeakerIdentifier | None:
+        """The speaker stage with the voiceprints of the data dir (None without one)."""
+        if encoder is None:
+            return None
+        return SpeakerIdentifier(encoder, VoiceprintStore(self.data_dir))
 
     async def _know_existing_users(self, memory: MemoryService) -> None:
         """People the journal knows are never "new" for the new-user limit."""

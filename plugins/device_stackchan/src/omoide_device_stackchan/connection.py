@@ -262,6 +262,9 @@ class DeviceConnection:
         self._household = household
         """Who the robot serves, read at each turn (None: ``identity.user`` alone)."""
         self._people_heard: set[str] = set()
+        self.last_speaker: dict[str, Any] | None = None
+        """Who spoke in the last turn, when the voice was identified (the trace's
+        ``speaker``: person, voice, score, margin, reason); None before any."""
         self.host = host
         self.config = config
         self.identity = identity
@@ -741,12 +744,14 @@ class DeviceConnection:
             log.info("device %s: speech while a turn runs; listening (it is answered next)",
                      self.identity.device_id)
 
-    def _turn_person(self) -> str | None:
-        """Whose memory the next turn uses: the household's default person, None for a
-        guest. (Speaker identification, when it comes, chooses among the members.)"""
-        household = self._household() if self._household is not None \
+    def _turn_household(self) -> Household:
+        return self._household() if self._household is not None \
             else Household.of_one(self.identity.user)
-        return household.person_for(None)
+
+    def _turn_person(self) -> str | None:
+        """Whose memory the next turn uses until its voice is identified: the
+        household's default person, None for a guest."""
+        return self._turn_household().person_for(None)
 
     # -- recognition while the person speaks ------------------------------------------
     async def _open_recognition(self) -> None:
@@ -757,7 +762,10 @@ class DeviceConnection:
         if not callable(opener):
             return
         start, buffer = self._speech_from, self._buffer
-        person = self._turn_person()
+        household = self._turn_household()
+        # with several members the voice decides whose turn it is, after the audio:
+        # no one's memory words bias what is heard before that
+        person = household.person_for(None) if len(household.members) == 1 else None
         try:
             stream = await (opener(person, UPLINK_RATE) if person is not None else
                             opener(GUEST, UPLINK_RATE, guest=True))
@@ -883,7 +891,8 @@ class DeviceConnection:
         if self.mcp is not None:
             tools = self.mcp.tool_specs()
             handler = self._call_tool if tools else None
-        person = self._turn_person()
+        household = self._turn_household()
+        person = household.person_for(None)
         if person is not None:
             self._people_heard.add(person)
         request = TurnRequest(
@@ -891,14 +900,18 @@ class DeviceConnection:
             device=self.identity.device_id, text=text,
             audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
             tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at,
-            recognition=recognition)
+            recognition=recognition, household=household if audio is not None else None)
         self.stats.turns += 1
         if recognition is not None:
             self.stats.streamed += 1
 
         async def turn(sink: DeviceTurnSink) -> None:
             try:
-                await self.host.run_turn(request, sink)
+                result = await self.host.run_turn(request, sink)
+                trace = getattr(result, "trace", None) or {}
+                if not trace.get("guest") and result is not None:
+                    self._people_heard.add(result.user)   # the voice's, when identified
+                self.last_speaker = trace.get("speaker")
             finally:   # a host that did not finish it (it failed, or was interrupted)
                 if recognition is not None:
                     await recognition.cancel()

@@ -1,0 +1,109 @@
+"""Who is speaking: the configured speaker encoder and the enrolled voiceprints.
+
+A turn on a robot of a household is identified among the household's members who have
+a voiceprint in the encoder's space. The identified member's memory is the turn's; an
+unknown or ambiguous voice (or bad audio: silence, a cough, clipping) gets the
+household's default person, or is a guest when the household has none. A household in
+which no one is enrolled is never identified: its turns are the default person's, as
+before voiceprints existed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omoide.components.device import Household
+from omoide.components.speaker import Identification, SpeakerEncoder, SpeakerReason
+from omoide.types import AudioClip
+from omoide.voices.store import Voiceprint, VoiceprintStore
+
+log = logging.getLogger("omoide.voices")
+
+
+@dataclass(frozen=True)
+class TurnSpeaker:
+    """Whose turn it is. ``person`` is whose memory the turn uses (None: a guest);
+    ``voice`` the member the voice was identified as (None: unknown); ``identification``
+    the encoder's verdict (None when nothing was identified: no one enrolled, no audio,
+    the encoder failed — ``note`` says which)."""
+
+    person: str | None
+    voice: str | None
+    identification: Identification | None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        ident = self.identification
+        return {"person": self.person, "voice": self.voice,
+                "score": round(ident.score, 4) if ident else None,
+                "margin": round(ident.margin, 4) if ident else None,
+                "reason": ident.reason.value if ident else None,
+                "note": self.note or (ident.explanation if ident else "")}
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """What an enrolment kept: the voiceprint, and each utterance refused with why."""
+
+    voiceprint: Voiceprint | None
+    used: int
+    refused: tuple[tuple[int, SpeakerReason], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"used": self.used,
+                "refused": [{"utterance": i, "reason": r.value} for i, r in self.refused],
+                "voiceprint": self.voiceprint.to_json(vectors=False)
+                if self.voiceprint else None}
+
+
+class SpeakerIdentifier:
+    """The speaker encoder with everyone's voiceprints."""
+
+    def __init__(self, encoder: SpeakerEncoder, store: VoiceprintStore) -> None:
+        self.encoder = encoder
+        self.store = store
+
+    def enrolled(self, household: Household) -> dict[str, Voiceprint]:
+        """The household's members with a voiceprint in this encoder's space."""
+        return self.store.enrolled(household.members, self.encoder.model_id)
+
+    def applies(self, household: Household | None) -> bool:
+        """True when a turn of ``household`` is identified (someone in it is enrolled)."""
+        return household is not None and bool(self.enrolled(household))
+
+    async def identify(self, audio: AudioClip, household: Household) -> TurnSpeaker:
+        """Whose turn ``audio`` is, among ``household``'s enrolled members. Never raises:
+        an encoder failure is an unknown voice (the default person or a guest)."""
+        enrolled = self.enrolled(household)
+        if not enrolled:
+            return TurnSpeaker(household.person_for(None), None, None, "no one is enrolled")
+        try:
+            embedding = await self.encoder.embed(audio)
+            ident = self.encoder.identify(
+                embedding, {p: v.vectors for p, v in enrolled.items()})
+        except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
+            log.warning("speaker identification failed: %s", exc)
+            return TurnSpeaker(household.person_for(None), None, None,
+                               f"identification failed ({type(exc).__name__}: {exc})")
+        return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
+
+    async def enrol(self, person: str, clips: Sequence[AudioClip], *, source: str,
+                    replace: bool = False) -> Enrolment:
+        """Enrol ``person`` from ``clips`` (a few sentences each): every clip the encoder
+        finds usable adds a vector; the others are refused with their reason. Nothing is
+        stored when no clip is usable."""
+        vectors, refused = [], []
+        for i, clip in enumerate(clips):
+            embedding = await self.encoder.embed(clip)
+            if embedding.usable and embedding.vector is not None:
+                vectors.append(embedding.vector)
+            else:
+                refused.append((i, embedding.reason or SpeakerReason.SILENCE))
+        if not vectors:
+            return Enrolment(None, 0, tuple(refused))
+        voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
+                                      source=source, replace=replace)
+        return Enrolment(voiceprint, len(vectors), tuple(refused))
