@@ -54,3 +54,25 @@ def test_a_sqlite_setup_loads_no_postgresql_driver(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_second_worker_on_the_same_data_dir_is_told_to_use_its_own(tmp_path: Path,
+                                                                    ) -> None:
+    from omoide.data_dir_owner import DataDirClaim
+
+    data = tmp_path / "data"
+    config = tmp_path / "omoide.yaml"
+    config.write_text(f"server: {{data_dir: {data}}}\n"
+                      "database: {url: 'postgresql://omoide@127.0.0.1:9/omoide'}\n"
+                      + "".join(f"{s}: {{use: fake}}\n"
+                                for s in ("asr", "embed", "store", "chat", "tts")),
+                      encoding="utf-8")
+    claim = DataDirClaim.acquire(data, "omoide serve")
+    try:
+        out = subprocess.run([sys.executable, "-m", "omoide.cli", "serve", "--config",
+                              str(config)], capture_output=True, text=True, timeout=120)
+    finally:
+        claim.release()
+    assert out.returncode == 1
+    assert "is in use by omoide serve" in out.stderr
+    assert "their own server.data_dir" in out.stderr

@@ -141,3 +141,29 @@ async def test_a_batch_left_by_a_dead_worker_is_finished_by_another_without_aski
     stored = await live.list_memories("mika")
     assert sorted(m.id for m in stored) == sorted(memory_id(batch.id, n) for n in range(3))
     assert [b.state for b in await live.journal.batches("mika")] == ["done"]
+
+
+class LocalFilesStoreConfig(MemoryStoreConfig):
+    path: str = "./data/qdrant"
+
+
+class LocalFilesStore(InMemoryStore):
+    """The store double, configured as a store in local files (Qdrant's path:)."""
+
+    Config = LocalFilesStoreConfig
+
+
+async def test_a_shared_journal_with_a_store_in_local_files_is_reported(
+        postgres_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    store = LocalFilesStore(LocalFilesStoreConfig())
+    await store.start()
+    embedder = HashEmbedder(HashEmbedderConfig(dims=64))
+    await embedder.start()
+    engine = MemoryEngine(MemoryConfig(), embedder=embedder, store=store, chat=None,
+                          data_dir=tmp_path / "worker", timezone="Asia/Tokyo",
+                          database=DatabaseSettings(url=postgres_url))
+    with caplog.at_level("WARNING", logger="omoide.memory.journal"):
+        await engine.start()
+    await engine.stop()
+    [warning] = [r.getMessage() for r in caplog.records if "shared" in r.getMessage()]
+    assert "./data/qdrant" in warning and "store server" in warning

@@ -49,6 +49,9 @@ def _serve(args: argparse.Namespace) -> int:
         claim = DataDirClaim.acquire(settings.data_dir, "omoide serve")
     except DataDirBusy as exc:
         print(f"omoide: {exc}", file=sys.stderr)
+        if settings.envelope.database.url:
+            print("omoide: several workers on one database each need their own"
+                  " server.data_dir (e.g. {$env: OMOIDE_DATA_DIR})", file=sys.stderr)
         return EXIT_FAILED
     try:
         if TokenStore(settings.data_dir).ensure_admin_token():

@@ -5,6 +5,23 @@
 - :mod:`.migrations` — numbered SQL migrations, each applied once, in order, under an
   advisory lock, recorded in a versioned schema table.
 
+Which setups allow several ``omoide serve`` workers:
+
+=====================  ========================  ===========================================
+``database.url``       store                     workers
+=====================  ========================  ===========================================
+unset (SQLite files)   any                       one per data dir (the data-dir lock)
+PostgreSQL             in local files (path:)    one that matters: another worker's memories
+                                                 would land in its own store (warned at start)
+PostgreSQL             a server (Qdrant url:,    several, each with its own ``server.data_dir``
+                       Chroma host:)             (e.g. ``{$env: OMOIDE_DATA_DIR}``): the journal
+                                                 and extraction are shared and leased
+=====================  ========================  ===========================================
+
+A data dir still belongs to one process: it holds per-worker files (the spill file, the
+manifest, saved indexes, traces) and, until they move to the database too, the tokens,
+pairings and timers — so several workers do not yet share those (issue 30 goes on).
+
 Without ``database.url`` nothing here is used: the journal and the rest stay in SQLite
 files in the data dir. May import the shared modules (errors) only; the rooms that keep
 state on PostgreSQL (the journal first) import this package, never the other way round.

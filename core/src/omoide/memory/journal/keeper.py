@@ -40,6 +40,14 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def store_in_local_files(store: VectorStore) -> str | None:
+    """Where ``store`` keeps its data in this machine's files (its ``path:``), or None
+    for a store server or one in memory: only a store server can be shared by several
+    workers."""
+    path = getattr(store.config, "path", None)
+    return str(path) if path else None
+
+
 class JournalKeeper:
     """The journal of one data directory, with its spill file and manifest."""
 
@@ -82,6 +90,12 @@ class JournalKeeper:
             moved = guard.set_aside(problems)
             guard.accepted()
         await asyncio.to_thread(self.journal.open)
+        local = store_in_local_files(store)
+        if not self.journal.file_backed and local is not None:
+            log.warning("the journal is shared (database.url) but the store keeps its data"
+                        " in %s: memories this worker stores are not seen by another"
+                        " worker. Several workers need a store server (Qdrant url:,"
+                        " Chroma host:)", local)
         if moved is not None:
             await asyncio.to_thread(guard.salvage, moved, self.journal)
         spilled = await asyncio.to_thread(self.spill.replay, self.journal.append_sync)
