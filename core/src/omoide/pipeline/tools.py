@@ -17,7 +17,10 @@ turn or after ``confirm_window_s``) and handed to the model to ask. At the perso
 next turn :meth:`TurnTools.settle_confirmation` reads their answer
 (:func:`omoide.pipeline.confirmation.read_answer`); on a clear yes the call runs with
 ``confirmed=True`` and its result is put in front of the model as the result of that
-call, so it can say what was done.
+call, so it can say what was done. When the asking turn's voice was identified (a
+household's robot), only that voice may answer: an answer in another or an unknown
+voice cancels the question, and another voice speaking on the same robot while the
+question is open closes it.
 """
 
 from __future__ import annotations
@@ -66,6 +69,28 @@ class PendingConfirmation:
     question: str
     expires_at: float
     """``time.monotonic()`` after which the question is closed."""
+    voice: VoiceCheck | None = None
+    """The voice that was asked, when the asking turn identified its speaker: only that
+    voice may answer (another voice cancels the question)."""
+
+
+@dataclass(frozen=True)
+class VoiceCheck:
+    """Who a turn's voice was (``voice``: the member identified, None: unknown) on
+    which device; present only for turns whose speaker was identified."""
+
+    voice: str | None
+    device: str | None
+
+    @classmethod
+    def of(cls, request: TurnRequest) -> VoiceCheck | None:
+        if request.speaker is None:
+            return None
+        return cls(request.speaker.voice, request.device)
+
+    def answers(self, asked: VoiceCheck) -> bool:
+        """True when this voice may answer a question put to ``asked``."""
+        return asked.voice is not None and self.voice == asked.voice
 
 
 @dataclass(frozen=True)
@@ -165,7 +190,21 @@ class ToolRunner:
             specs.append(spec)
         context = ToolContext(request.user, now, self.timezone, request.device,
                               request.session_id)
-        return TurnTools(self, specs, routes, context)
+        voice = VoiceCheck.of(request)
+        if voice is not None:
+            self._cancel_for_other_voices(request.user, voice)
+        return TurnTools(self, specs, routes, context, voice)
+
+    def _cancel_for_other_voices(self, user: str, voice: VoiceCheck) -> None:
+        """A different voice on the device mid-confirmation closes its question (the
+        person asked is no longer the one speaking)."""
+        for other, pending in list(self._pending.items()):
+            asked = pending.voice
+            if other != user and asked is not None and asked.device == voice.device \
+                    and not voice.answers(asked):
+                del self._pending[other]
+                log.info("confirmation of %s for %s cancelled: another voice spoke",
+                         pending.function, other)
 
     def _warn_once(self, key: str, msg: str, *args: Any) -> None:
         if key not in self._warned:
@@ -193,8 +232,11 @@ class TurnTools:
     """The tools offered in one turn and the one way to call them."""
 
     def __init__(self, runner: ToolRunner, specs: list[ToolSpec],
-                 routes: dict[str, _Route], context: ToolContext) -> None:
+                 routes: dict[str, _Route], context: ToolContext,
+                 voice: VoiceCheck | None = None) -> None:
         self._runner = runner
+        self.voice = voice
+        """Who spoke this turn, when the voice was identified."""
         self.specs = specs
         self._routes = routes
         self.context = context
@@ -270,7 +312,7 @@ class TurnTools:
         prepared = dict(request.arguments) if request.arguments is not None else arguments
         self._runner.ask(PendingConfirmation(
             self.context.user, tool, function, prepared, request.question,
-            time.monotonic() + self._runner.settings.confirm_window_s))
+            time.monotonic() + self._runner.settings.confirm_window_s, self.voice))
         text, _ = render_result({
             "status": "needs_confirmation", "question": request.question,
             "message": request.question,
@@ -293,6 +335,15 @@ class TurnTools:
         answer = read_answer(messages[-1].content)
         started = time.perf_counter()
         report = _reporter(report)
+        if pending.voice is not None and (self.voice is None
+                                          or not self.voice.answers(pending.voice)):
+            report(ToolCalled(name=pending.function, source=pending.tool.name,
+                              started_at=started, outcome="cancelled",
+                              error="answered by another voice than the one asked; not done"))
+            text, _ = render_result({"status": "cancelled", "message":
+                                     "確認した人とは違う声だったので、やめておくね。"},
+                                    self.limit)
+            return self._with_result(messages, pending, text)
         if answer is Answer.UNCLEAR:
             report(ToolCalled(name=pending.function, source=pending.tool.name,
                               started_at=started, outcome="unconfirmed",
@@ -314,6 +365,12 @@ class TurnTools:
                 outcome = "error" if error else "confirmed"
         report(ToolCalled(name=pending.function, source=pending.tool.name, started_at=started,
                           outcome=outcome, error=error))
+        return self._with_result(messages, pending, text)
+
+    @staticmethod
+    def _with_result(messages: list[ChatMessage], pending: PendingConfirmation,
+                     text: str) -> list[ChatMessage]:
+        """``messages`` with the settled call and its result (what the model reports)."""
         call = ToolCall(f"confirmed-{uuid.uuid4().hex[:8]}", pending.function,
                         json.dumps(pending.arguments, ensure_ascii=False))
         return [*messages, ChatMessage("assistant", "", tool_calls=(call,)),
