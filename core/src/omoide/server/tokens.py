@@ -30,7 +30,7 @@ import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from omoide.errors import OmoideError
 from omoide.user_ids import validate_user_id
@@ -73,6 +73,22 @@ class TokenMatch:
     role: Role
     user: str | None
     fingerprint: str
+
+
+class TokenStorage(Protocol):
+    """What the guard, the sign-in and ``omoide token`` use of a token store: the files
+    of one data dir (:class:`TokenStore`) or the tables every worker shares
+    (:class:`omoide.server.postgres_tokens.PostgresTokenStore`)."""
+
+    def ensure_admin_token(self) -> bool: ...
+    def admin_token(self) -> str: ...
+    def rotate_admin_token(self) -> str: ...
+    def create_person_token(self, user: str, label: str = "") -> tuple[str, PersonToken]: ...
+    def person_tokens(self, user: str | None = None) -> list[PersonToken]: ...
+    def revoke(self, *, token_id: str | None = None, user: str | None = None,
+               ) -> list[PersonToken]: ...
+    def identify(self, token: str) -> TokenMatch | None: ...
+    def still_valid(self, match: TokenMatch) -> bool: ...
 
 
 def fingerprint(token: str) -> str:
