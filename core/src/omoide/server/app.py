@@ -369,6 +369,7 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
     app.include_router(_core_routes(server))
     app.include_router(console_router(server, console))
     app.include_router(openai_router(server))
+    app.include_router(_voice_router(server))
     memory_router = _memory_router(server, console)
     if memory_router is not None:
         app.include_router(memory_router)
@@ -414,6 +415,16 @@ def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenSt
 def _version() -> str:
     from omoide import __version__
     return __version__
+
+
+def _voice_router(server: OmoideServer) -> APIRouter:
+    from omoide.server.voice_routes import voice_router
+
+    def identifier() -> SpeakerIdentifier | None:
+        assistant = getattr(server, "assistant", None) if server.ready.is_set() else None
+        return assistant.speaker if assistant is not None else None
+
+    return voice_router(VoiceprintStore(server.data_dir), identifier)
 
 
 def _memory_router(server: OmoideServer, console: ConsoleServices) -> APIRouter | None:

@@ -1,8 +1,8 @@
 """Bounds on what one request, or one client, may cost.
 
 - :func:`body_rule`: the largest body and the accepted content types of each route.
-  Every route has a limit (device routes included); only audio turns and imports get
-  more than ``server.limits.max_body_bytes``. The guard refuses a declared
+  Every route has a limit (device routes included); only audio turns, voice enrolment and
+  imports get more than ``server.limits.max_body_bytes``. The guard refuses a declared
   ``Content-Length`` over the limit before reading anything, and counts the bytes of
   a chunked body as they arrive, so an oversize body is never buffered.
 - :class:`NewUserLimiter`: how many user ids this server has not seen before one
@@ -28,6 +28,7 @@ AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wa
                          "application/octet-stream"})
 
 _IMPORT_PATH = re.compile(r"/v1/users/[^/]+/memories/import")
+_VOICES_PATH = re.compile(r"/v1/users/[^/]+/voices")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ def body_rule(path: str, limits: LimitSettings, *, device_path: bool) -> BodyRul
         return BodyRule(limits.max_audio_bytes, AUDIO_TYPES, "server.limits.max_audio_bytes")
     if path == "/v1/chat/completions":   # the whole conversation, each time
         return BodyRule(limits.max_chat_bytes, JSON_TYPES, "server.limits.max_chat_bytes")
+    if _VOICES_PATH.fullmatch(path):     # a few WAV recordings (base64) to enrol
+        return BodyRule(limits.max_audio_bytes, JSON_TYPES, "server.limits.max_audio_bytes")
     if _IMPORT_PATH.fullmatch(path):
         return BodyRule(limits.max_import_bytes, IMPORT_TYPES,
                         "server.limits.max_import_bytes")
