@@ -28,11 +28,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo
 
+from omoide.components.device import GUEST
+from omoide.components.turn_events import Heard, TurnEvent
 from omoide.moments.config import MomentsSettings
 from omoide.moments.ledger import MomentLedger
 from omoide.moments.model import Moment
 from omoide.moments.planning import MemorySource, plan_moments
 from omoide.moments.presence import Presence
+from omoide.moments.voice_switch import VoiceSwitch
 from omoide.moments.writing import write_line
 
 if TYPE_CHECKING:
@@ -102,7 +105,28 @@ class MomentScheduler:
         self.clock = clock or SystemClock()
         self.presence = Presence(settings.guest_minutes, clock=self.clock.now)
         self.on_delivered = on_delivered
+        self.voice = VoiceSwitch()
         self._lock = asyncio.Lock()
+
+    # -- listening -------------------------------------------------------------------
+    async def on_event(self, event: TurnEvent) -> None:
+        """Turn-event subscriber: who is present and busy, and 「そういうのは言わなくて
+        いいよ」 heard soon after a moment. Never raises."""
+        await self.presence.on_event(event)
+        if isinstance(event, Heard) and event.transcript and event.user \
+                and event.user != GUEST:
+            try:
+                await self.heard(event.user, event.transcript)
+            except Exception:
+                log.exception("reading what %s said for the moments failed", event.user)
+
+    async def heard(self, person: str, text: str) -> None:
+        """``person`` said ``text``: maybe asks to stop moments, or answers that question."""
+        now = self.clock.now()
+        last = await self.ledger.last_delivered_at(person)
+        if self.voice.heard(person, text, now, last):
+            await self.ledger.set_off(person, True, now)
+            log.info("%s switched moments off by voice", person)
 
     # -- what is planned and what may be said ----------------------------------------
     async def planned(self, person: str, now: datetime | None = None) -> list[Moment]:
@@ -184,6 +208,9 @@ class MomentScheduler:
         when nothing is due."""
         if request.guest:
             return None
+        answer = self.voice.opener(request.user)
+        if answer is not None:
+            return answer
         now = now or request.now or self.clock.now()
         gap = timedelta(minutes=self.settings.conversation_gap_minutes)
         if not self.presence.new_conversation(request.user, now, gap):
@@ -194,6 +221,31 @@ class MomentScheduler:
                 if delivery is not None:
                     return OPENER_LEAD + self._published(delivery).text
         return None
+
+    # -- in the person's hands -------------------------------------------------------
+    async def listing(self, person: str, now: datetime | None = None) -> dict[str, Any]:
+        """``person``'s moments to come (window, reasons, open now?), the ones said or
+        cancelled lately, and their switch and limits (the console and the CLI)."""
+        now = now or self.clock.now()
+        quiet, limit, off_in_config = self.settings.for_person(person)
+        return {"person": person, "off": off_in_config or await self.ledger.is_off(person),
+                "off_in_config": off_in_config, "quiet_hours": str(quiet),
+                "max_per_day": limit,
+                "upcoming": [{**m.to_json(), "open": m.open_at(now)}
+                             for m in await self.planned(person, now)],
+                "said": [e.to_json() for e in await self.ledger.entries(person, 20)]}
+
+    async def cancel(self, person: str, key: str, by: str) -> bool:
+        """Never say ``person``'s planned moment ``key``; False when there is none."""
+        now = self.clock.now()
+        for moment in await self.planned(person, now):
+            if moment.key == key:
+                return await self.ledger.cancel(moment, now, by)
+        return False
+
+    async def switch_off(self, person: str, off: bool) -> None:
+        """``person``'s off switch (the config's ``people.P.off`` wins over it)."""
+        await self.ledger.set_off(person, off, self.clock.now())
 
     async def run(self) -> None:
         """Look for moments to push every ``check_seconds`` until cancelled (the first

@@ -153,3 +153,9 @@ class MomentLedger:
     async def unrecord(self, key: str) -> None:
         """Take back a delivery that nobody heard (the robot went away): still due."""
         await self._sql("DELETE FROM moments WHERE key = ? AND state = 'delivered'", (key,))
+
+    async def last_delivered_at(self, person: str) -> datetime | None:
+        """When a moment was last said to ``person``."""
+        rows = await self._sql("SELECT at FROM moments WHERE person = ? AND state = "
+                               "'delivered'", (person,))
+        return max((datetime.fromisoformat(r[0]) for r in rows), default=None)

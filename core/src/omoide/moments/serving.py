@@ -97,7 +97,7 @@ class MomentsService:
             self.settings, self.ledger, EngineMemories(engine), people,
             timezone=self.timezone, chat=chat, speaker=AnnouncerSpeaker(self.announcer),
             on_delivered=self._delivered)
-        observers.append(self.scheduler.presence.on_event)
+        observers.append(self.scheduler.on_event)
         self._observers = observers
         assistant.openers.append(self.scheduler.opener)
         self._task = asyncio.create_task(self.scheduler.run())
@@ -110,5 +110,5 @@ class MomentsService:
             self._task = None
         if self.scheduler is not None and self._observers is not None:
             with contextlib.suppress(ValueError):
-                self._observers.remove(self.scheduler.presence.on_event)
+                self._observers.remove(self.scheduler.on_event)
         self.ledger.close()

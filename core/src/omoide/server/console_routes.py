@@ -151,6 +151,9 @@ def console_router(server: ConsoleServer, services: ConsoleServices) -> APIRoute
     asset_route("/favicon.ico", "icon.svg", "image/svg+xml")
 
     router.include_router(turn_feed_router(services.feed))
+    if hasattr(server, "moments"):
+        from omoide.server.moments_routes import moments_router
+        router.include_router(moments_router(server))  # type: ignore[arg-type]
     engine = server.memory
     if isinstance(engine, MemoryEngine):
         router.include_router(people_router(

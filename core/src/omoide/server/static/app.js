@@ -425,7 +425,8 @@ function turnCardHtml(t) {
     <header><h3 id="${esc(id)}-h">${esc(fmtTime(t.started_at, { seconds: true }))} <span class="muted small">${esc(state.zoneName)}</span> · ${esc(t.user)}</h3>
       <span class="badge">${esc(device)}</span>
       <span class="badge">face: ${esc(t.face)}</span>
-      ${t.interrupted ? `<span class="badge superseded">interrupted</span>` : ""}</header>
+      ${t.interrupted ? `<span class="badge superseded">interrupted</span>` : ""}
+      ${t.moment ? `<span class="badge profile">spoke first: ${esc(t.moment.kind)} (${esc(t.moment.how)})</span>` : ""}</header>
     <dl class="grid2 kv">
       <div><dt>Heard</dt><dd lang="ja">${esc(t.transcript)}</dd></div>
       <div><dt>Replied</dt><dd lang="ja">${esc(t.reply) || `<span class="muted">(nothing)</span>`}</dd></div>
@@ -510,10 +511,15 @@ async function personView(view, user, seq) {
       ${isAdmin() ? `<div class="row"><button type="button" id="extract">Extract now</button></div>
       <div id="extract-report" role="status"></div>` : ""}
       <h3>Quarantined exchanges</h3><div id="quarantine">Loading…</div></section>
+    <section aria-labelledby="moments-title"><h2 id="moments-title">Moments</h2>
+      <p class="muted small">What omoide will say first, from ${esc(user)}'s memories: the day before and the
+        morning of a plan, how it went, a birthday, a reminder asked for. Each is said once.</p>
+      <div id="moments">Loading…</div></section>
     <section aria-labelledby="turns-title"><h2 id="turns-title">Turns, live</h2>${turnListHtml(user)}</section>`;
   renderSummary(person);
   const ctx = { user, base, memories: [] };
   loadProfile(ctx);
+  loadMoments(ctx);
   await loadMemories(ctx);
   restorePendingUndo(ctx);
   $("#search").addEventListener("submit", (e) => { e.preventDefault(); loadMemories(ctx); });
@@ -521,6 +527,37 @@ async function personView(view, user, seq) {
   $("#import").addEventListener("submit", (e) => { e.preventDefault(); importFile(ctx); });
   if (isAdmin()) $("#extract").addEventListener("click", () => extractNow(ctx));
   loadQuarantine(ctx);
+}
+
+async function loadMoments(ctx) {
+  const box = $("#moments");
+  let m;
+  try { m = await api(`${ctx.base}/moments`); }
+  catch (err) {
+    box.innerHTML = `<p class="muted">${err.status === 503 ? "Moments are not running on this server." : `<span class="error">${esc(err.message)}</span>`}</p>`;
+    return;
+  }
+  const rows = m.upcoming.map((x) => `<li><span class="badge">${esc(x.kind)}</span> <span lang="ja">${esc(x.topic)}</span>
+      <span class="muted small">${timeHtml(x.starts)} – ${timeHtml(x.ends)}${x.open ? " (now)" : ""}</span>
+      <button type="button" class="secondary" data-cancel="${esc(x.key)}">Cancel</button></li>`).join("");
+  const said = m.said.slice(0, 5).map((e) => `<li><span class="badge">${esc(e.state)}</span> ${esc(e.kind)} ${timeHtml(e.at)}
+      <span lang="ja">${esc(e.text)}</span></li>`).join("");
+  box.innerHTML = `<p><label><input type="checkbox" id="moments-off" ${m.off ? "checked" : ""} ${m.off_in_config ? "disabled" : ""}>
+      Never speak first to ${esc(ctx.user)}</label> <span class="muted small">quiet hours ${esc(m.quiet_hours)},
+      at most ${m.max_per_day} a day</span></p>
+    <h3 class="small">To come</h3>${rows ? `<ul class="plain">${rows}</ul>` : `<p class="muted small">nothing planned</p>`}
+    <h3 class="small">Said or cancelled lately</h3>${said ? `<ul class="plain">${said}</ul>` : `<p class="muted small">none</p>`}
+    <p id="moments-note" role="status" class="muted small"></p>`;
+  $("#moments-off").addEventListener("change", async (e) => {
+    await api(`${ctx.base}/moments/switch`, { method: "PUT", json: { off: e.target.checked } });
+    loadMoments(ctx);
+  });
+  for (const b of $$("[data-cancel]", box)) {
+    b.addEventListener("click", async () => {
+      await api(`${ctx.base}/moments/${enc(b.dataset.cancel)}/cancel`, { method: "POST" });
+      loadMoments(ctx);
+    });
+  }
 }
 
 function renderSummary(p) {
