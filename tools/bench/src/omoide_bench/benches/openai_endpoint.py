@@ -46,18 +46,26 @@ def _settings(data_dir: Path, args: argparse.Namespace) -> Any:
 
     return settings_from_data({
         "server": {"data_dir": str(data_dir), "limits": {"new_users_per_source": 0}},
+        # no extraction during the measure: the chat double answers it with no facts
+        "memory": {"extraction": {"max_exchanges": 1_000_000, "idle_minutes": 1440,
+                                  "on_disconnect": False}},
         "asr": {"use": "fake"}, "embed": {"use": "fake"}, "store": {"use": "fake"},
         "chat": {"use": "fake", "reply": REPLY, "first_token_ms": args.first_token_ms,
                  "per_token_ms": args.token_ms},
         "tts": {"use": "fake"}}, source="<bench openai>")
 
 
-async def _timed_turn(http: Any) -> float:
+async def _timed_turn(http: Any) -> tuple[float, float]:
+    """The turn's wall time, and the part before it started (as for a stream below)."""
+    from datetime import datetime
+
+    sent_at = time.time()
     t0 = time.perf_counter()
     r = await http.post("/v1/turns", json={"user": "bench", "text": TEXT})
     elapsed = (time.perf_counter() - t0) * 1000
     assert r.status_code == 200, r.text
-    return elapsed
+    started = datetime.fromisoformat(r.json()["trace"]["started_at"]).timestamp()
+    return elapsed, (started - sent_at) * 1000
 
 
 async def _timed_completion(http: Any) -> float:
@@ -69,9 +77,13 @@ async def _timed_completion(http: Any) -> float:
     return elapsed
 
 
-async def _first_chunk_over_first_token(http: Any) -> float:
+async def _first_chunk_over_first_token(http: Any) -> tuple[float, float]:
     """Client's first content chunk (ms after sending) minus the turn's first token (ms
-    after the turn started, from its trace)."""
+    after the turn started, from its trace); and of that, the part before the turn
+    started (request, guard, parsing: wall clocks of client and server, one machine)."""
+    from datetime import datetime
+
+    sent_at = time.time()
     t0 = time.perf_counter()
     first: float | None = None
     turn_id = None
@@ -91,7 +103,8 @@ async def _first_chunk_over_first_token(http: Any) -> float:
     assert first is not None and turn_id is not None
     traces = (await http.get("/v1/traces", params={"user": "bench", "limit": 5})).json()
     [trace] = [t for t in traces["traces"] if t["turn_id"] == turn_id]
-    return first - float(trace["stages"]["chat_first_token"]["start_ms"])
+    before_turn = (datetime.fromisoformat(trace["started_at"]).timestamp() - sent_at) * 1000
+    return first - float(trace["stages"]["chat_first_token"]["start_ms"]), before_turn
 
 
 async def _bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -108,14 +121,18 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
             token, _ = TokenStore(settings.data_dir).create_person_token("bench")
             async with httpx.AsyncClient(base_url=server.url, timeout=60, headers={
                     "Authorization": f"Bearer {token}"}) as http:
-                for _ in range(5):                       # warm both paths
+                for _ in range(5):                       # warm every path
                     await _timed_turn(http)
                     await _timed_completion(http)
-                turns, completions, streamed = [], [], []
+                turns, completions, streamed, before, turn_before = [], [], [], [], []
                 for _ in range(args.turns):
-                    turns.append(await _timed_turn(http))
+                    took, waited = await _timed_turn(http)
+                    turns.append(took)
+                    turn_before.append(waited)
                     completions.append(await _timed_completion(http))
-                    streamed.append(await _first_chunk_over_first_token(http))
+                    added, before_turn = await _first_chunk_over_first_token(http)
+                    streamed.append(added)
+                    before.append(before_turn)
         finally:
             await server.stop()
     t, c = percentiles(turns), percentiles(completions)
@@ -124,7 +141,9 @@ async def _bench(args: argparse.Namespace) -> dict[str, Any]:
             "v1_turns_ms": t, "chat_completions_ms": c,
             "overhead_ms": {"p50": round(c["p50"] - t["p50"], 2),
                             "p95": round(c["p95"] - t["p95"], 2)},
-            "first_streamed_token_after_turn_first_token_ms": percentiles(streamed)}
+            "first_streamed_token_after_turn_first_token_ms": percentiles(streamed),
+            "of_which_before_the_turn_started_ms": percentiles(before),
+            "v1_turns_before_the_turn_started_ms": percentiles(turn_before)}
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -144,4 +163,10 @@ def _run(args: argparse.Namespace) -> int:
     s = result["first_streamed_token_after_turn_first_token_ms"]
     print(f"  {'first streamed token - turn first token':46s} p50 {s['p50']:8.2f}  "
           f"p95 {s['p95']:8.2f}  max {s['max']:8.2f}")
+    for key, label in (("of_which_before_the_turn_started_ms",
+                        "  of which before the turn started"),
+                       ("v1_turns_before_the_turn_started_ms",
+                        "  (POST /v1/turns: before its turn started)")):
+        s = result[key]
+        print(f"  {label:46s} p50 {s['p50']:8.2f}  p95 {s['p95']:8.2f}  max {s['max']:8.2f}")
     return 0
