@@ -39,8 +39,8 @@ def _serve(args: argparse.Namespace) -> int:
     from omoide.plugins import build_registry
     from omoide.server.app import create_app
     from omoide.server.log_safety import uvicorn_log_config
+    from omoide.server.postgres_tokens import token_store
     from omoide.server.runner import build_server
-    from omoide.server.tokens import TokenStore
 
     settings = load_or_exit(args.config)
     if args.accept_data_loss:
@@ -54,10 +54,14 @@ def _serve(args: argparse.Namespace) -> int:
                   " server.data_dir (e.g. {$env: OMOIDE_DATA_DIR})", file=sys.stderr)
         return EXIT_FAILED
     try:
-        if TokenStore(settings.data_dir).ensure_admin_token():
-            print(f"omoide: created the admin token in {settings.data_dir}/auth/admin.token "
+        tokens = token_store(settings.data_dir, settings.envelope.database.url)
+        if tokens.ensure_admin_token():
+            where = ("the database" if settings.envelope.database.url
+                     else f"{settings.data_dir}/auth/admin.token")
+            print(f"omoide: created the admin token in {where} "
                   f"(print it with: omoide token show --config {args.config})",
                   file=sys.stderr)
+        tokens.close()
         registry = build_registry(wanted_components(settings.envelope))
         fatal: list[str] = []
         server_box: list[uvicorn.Server] = []

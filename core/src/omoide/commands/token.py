@@ -23,7 +23,7 @@ from omoide.commands._common import EXIT_FAILED, load_or_exit
 from omoide.commands.memory import user_id_argument
 
 if TYPE_CHECKING:
-    from omoide.server.tokens import TokenStore
+    from omoide.server.tokens import TokenStorage
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,10 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.set_defaults(handler=_revoke)
 
 
-def _tokens(args: argparse.Namespace) -> TokenStore:
-    from omoide.server.tokens import TokenStore
+def _tokens(args: argparse.Namespace) -> TokenStorage:
+    from omoide.server.postgres_tokens import token_store
 
-    return TokenStore(load_or_exit(args.config).data_dir)
+    settings = load_or_exit(args.config)
+    return token_store(settings.data_dir, settings.envelope.database.url)
 
 
 def _guarded(action: Callable[[], int]) -> int:

@@ -17,7 +17,7 @@ import httpx
 from omoide.config import Settings
 from omoide.data_dir_owner import RunningServer, find_server
 from omoide.memory_client.interface import MemoryClientError, NeedsLocalStore
-from omoide.server.tokens import TokenStore
+from omoide.server.postgres_tokens import token_store
 
 
 def _path_user(user: str) -> str:
@@ -47,7 +47,7 @@ class RemoteMemoryClient:
             if found is None:
                 raise MemoryClientError("the server holding the data dir stopped")
             server = found
-        token = TokenStore(settings.data_dir).admin_token()
+        token = token_store(settings.data_dir, settings.envelope.database.url).admin_token()
         async with httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(600, connect=5),
                                      headers={"Authorization": f"Bearer {token}"}) as http:
             client = cls(http, server)

@@ -55,7 +55,8 @@ from omoide.server.guard import GuardConfig, RequestGuard
 from omoide.server.inputs import TurnText, UserId
 from omoide.server.limits import NewUserLimiter
 from omoide.server.origins import HostPolicy
-from omoide.server.tokens import TokenStore
+from omoide.server.postgres_tokens import token_store
+from omoide.server.tokens import TokenStorage
 from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
 from omoide.voices import SpeakerIdentifier, VoiceprintStore
@@ -386,16 +387,18 @@ def create_app(settings: Settings, registry: PluginRegistry, *,
             device_prefixes.append(prefix)
         app.include_router(device.router(server.host_for(owner)))
         log.debug("mounted device %s from %s", device.name, path)
-    install_guard(app, settings.server, TokenStore(settings.data_dir),
+    install_guard(app, settings.server,
+                  token_store(settings.data_dir, settings.envelope.database.url),
                   device_prefixes=tuple(device_prefixes))
     return app
 
 
-def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenStore, *,
+def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenStorage, *,
                   device_prefixes: tuple[str, ...] = ()) -> None:
     """Put ``app`` behind the guard (tokens, Host/Origin, limits) and add the sign-in
     routes. Creates the admin token if there is none. ``app.state.tokens`` is then the
-    :class:`TokenStore` (``omoide.testing.auth`` reads it)."""
+    token store (``omoide.testing.auth`` reads it): the data dir's files, or the
+    database's tables with ``database.url``."""
     from omoide.server.session_routes import session_router
 
     tokens.ensure_admin_token()

@@ -33,7 +33,7 @@ from typing import Literal
 from fastapi import HTTPException, Request
 
 from omoide.server.console_assets import CONSOLE_ASSETS
-from omoide.server.tokens import TokenMatch, TokenStore
+from omoide.server.tokens import TokenMatch, TokenStorage
 
 PUBLIC_ROUTES: dict[str, frozenset[str]] = {
     "/": frozenset({"GET", "HEAD"}),
@@ -170,7 +170,7 @@ class SessionStore:
     (:class:`SessionTableFull`) rather than pushing out another person's.
     """
 
-    def __init__(self, tokens: TokenStore, lifetime_s: float, capacity: int = 10_000,
+    def __init__(self, tokens: TokenStorage, lifetime_s: float, capacity: int = 10_000,
                  per_token: int = SESSIONS_PER_TOKEN) -> None:
         self._tokens = tokens
         self._lifetime_s = lifetime_s

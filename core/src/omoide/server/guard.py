@@ -47,7 +47,7 @@ from omoide.server.auth import (
 from omoide.server.limits import body_rule, media_type
 from omoide.server.openai_shapes import OPENAI_PATHS, error_body
 from omoide.server.origins import HostPolicy
-from omoide.server.tokens import TokenStore
+from omoide.server.tokens import TokenStorage
 
 log = logging.getLogger("omoide.server.guard")
 
@@ -68,7 +68,7 @@ _SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"),
 class GuardConfig:
     """What the guard needs to know about one server."""
 
-    tokens: TokenStore
+    tokens: TokenStorage
     sessions: SessionStore
     hosts: HostPolicy
     auth: AuthSettings

@@ -36,7 +36,7 @@ from omoide.server.auth import (
     SessionTableFull,
 )
 from omoide.server.limits import source_key
-from omoide.server.tokens import TokenStore
+from omoide.server.tokens import TokenStorage
 
 SIGN_INS_PER_SOURCE = 30
 """Sign-in attempts one source address (an IPv6 /64) may make in a minute."""
@@ -87,7 +87,7 @@ def _refuse_if_limited(window: MovingWindow, key: str, what: str) -> None:
                             headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
-def session_router(tokens: TokenStore, sessions: SessionStore, *,
+def session_router(tokens: TokenStorage, sessions: SessionStore, *,
                    per_source: int = SIGN_INS_PER_SOURCE,
                    per_token: int = SIGN_INS_PER_TOKEN) -> APIRouter:
     router = APIRouter(tags=["session"])

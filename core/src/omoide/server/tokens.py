@@ -89,6 +89,9 @@ class TokenStorage(Protocol):
                ) -> list[PersonToken]: ...
     def identify(self, token: str) -> TokenMatch | None: ...
     def still_valid(self, match: TokenMatch) -> bool: ...
+    def close(self) -> None:
+        """Release what the store holds open (a database pool)."""
+        ...
 
 
 def fingerprint(token: str) -> str:
@@ -133,6 +136,9 @@ class TokenStore:
         self._admin_fingerprint: str | None = None
         self._person_stamp: tuple[int, int, int] | None = None
         self._persons: dict[str, PersonToken] = {}
+
+    def close(self) -> None:
+        """Nothing to release: the tokens are files."""
 
     # -- the admin token -------------------------------------------------------------
     def ensure_admin_token(self) -> bool:

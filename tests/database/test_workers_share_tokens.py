@@ -1,0 +1,107 @@
+"""Two ``omoide serve`` workers (real processes, their own data dirs) on one PostgreSQL
+database: a person token made with ``omoide token`` opens both at once, its revocation
+closes both at once, and a turn taken by either is journaled in the one journal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+CONFIG = """
+server: {{data_dir: {data}, host: 127.0.0.1, port: {port}}}
+database: {{url: {{$env: OMOIDE_DATABASE_URL}}}}
+asr: {{use: fake}}
+embed: {{use: fake}}
+store: {{use: fake}}
+chat: {{use: fake}}
+tts: {{use: fake}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def omoide(*args: str, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "omoide.cli", *args], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "OMOIDE_DATABASE_URL": url})
+
+
+def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 90  # a start-up bound on a busy machine, not a measure
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{base} did not become ready")
+
+
+@pytest.fixture
+def workers(postgres_url: str, tmp_path: Path) -> Iterator[list[tuple[str, Path]]]:
+    started: list[tuple[str, Path, subprocess.Popen[str]]] = []
+    try:
+        for n in range(2):
+            port = free_port()
+            config = tmp_path / f"worker{n}.yaml"
+            config.write_text(CONFIG.format(data=tmp_path / f"data{n}", port=port),
+                              encoding="utf-8")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
+            started.append((f"http://127.0.0.1:{port}", config, proc))
+        for base, _, proc in started:
+            wait_ready(base, proc)
+        yield [(base, config) for base, config, _ in started]
+    finally:
+        for _, _, proc in started:
+            proc.send_signal(signal.SIGTERM)
+        for _, _, proc in started:
+            proc.wait(timeout=60)
+
+
+def turn(base: str, token: str, text: str) -> int:
+    return httpx.post(f"{base}/v1/turns", json={"user": "mika", "text": text},
+                      headers={"Authorization": f"Bearer {token}"}, timeout=60).status_code
+
+
+@pytest.mark.slow
+def test_tokens_and_the_journal_are_shared_by_the_workers(
+        workers: list[tuple[str, Path]], postgres_url: str) -> None:
+    (first, first_config), (second, second_config) = workers
+    made = omoide("token", "create", "--config", str(first_config), "--user", "mika",
+                  url=postgres_url)
+    assert made.returncode == 0, made.stdout + made.stderr
+    token = next(w for w in made.stdout.split() if w.startswith("omoide_user_"))
+    assert turn(first, token, "週末は箱根に行くよ") == 200
+    assert turn(second, token, "温泉が楽しみ") == 200
+    admin = omoide("token", "show", "--config", str(second_config), url=postgres_url)
+    assert admin.stdout.strip() == omoide("token", "show", "--config", str(first_config),
+                                          url=postgres_url).stdout.strip()
+    listed = omoide("token", "list", "--config", str(second_config), url=postgres_url)
+    token_id = listed.stdout.split()[0]
+    gone = omoide("token", "revoke", "--config", str(second_config), token_id,
+                  url=postgres_url)
+    assert gone.returncode == 0, gone.stdout + gone.stderr
+    assert turn(first, token, "もう一度") == 401
+    assert turn(second, token, "もう一度") == 401
+    with psycopg.connect(postgres_url) as conn:
+        said = conn.execute('SELECT user_text FROM exchanges WHERE "user"=%s ORDER BY at_ts',
+                            ("mika",)).fetchall()
+    assert [r[0] for r in said] == ["週末は箱根に行くよ", "温泉が楽しみ"]
