@@ -82,3 +82,19 @@ async def test_what_was_said_is_in_the_data_folders_ledger(client: TestClient,
     client.post("/v1/turns", json={"user": "aki", "text": "ただいま"}, headers=h)
     [entry] = await MomentLedger(tmp_path / "data" / "moments.sqlite3").entries("aki")
     assert entry.kind == "follow_up" and entry.how == "opener"
+
+
+def test_the_answer_to_a_follow_up_becomes_a_memory_of_the_plan(client: TestClient) -> None:
+    h = admin_headers(client.app)
+    _import_trip(client, h)
+    client.post("/v1/turns", json={"user": "aki", "text": "ただいま"}, headers=h)
+    answer = client.post("/v1/turns", json={"user": "aki", "text": "雨だったけど楽しかったよ"},
+                         headers=h).json()
+    report = client.post("/v1/memory/extract", json={"user": "aki"}, headers=h)
+    assert report.status_code == 200, report.text
+    memories = client.get("/v1/users/aki/memories", headers=h).json()["memories"]
+    [heard] = [m for m in memories if m["id"] != "trip" and "雨" in m["text"]]
+    assert heard["text"] == "あなたは箱根は雨だったけど楽しかった。"
+    trip = next(m for m in memories if "旅行する予定" in m["text"])
+    assert set(trip["entities"]) & set(heard["entities"]) == {"箱根"}
+    assert answer["reply"]   # the turn answered as any other

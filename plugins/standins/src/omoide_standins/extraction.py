@@ -128,19 +128,36 @@ def decide_profile(fact: Fact, said_at: datetime) -> Fact:
 
 
 def parse_conversation(prompt: str) -> list[Utterance]:
-    """The user lines of the ``<conversation>`` block of ``prompt`` (none if absent)."""
+    """The user lines of the ``<conversation>`` block of ``prompt`` (none if absent).
+
+    An answer to the assistant asking how something went (「箱根、どうだった？」, omoide's
+    follow-up of a plan) is heard as about that thing: 「雨だったけど楽しかった」 reads
+    「箱根は雨だったけど楽しかった」, so the fact names the plan it answers."""
     block = _CONVERSATION.search(prompt)
     if block is None:
         return []
     out: list[Utterance] = []
+    asked: str | None = None
     for line in block.group(1).splitlines():
         m = _LINE.match(line)
-        if m is None or m.group("role") not in ("user", "ユーザー"):
+        if m is None:
+            continue
+        if m.group("role") not in ("user", "ユーザー"):
+            found = _HOW_WAS_IT.search(m.group("text"))
+            asked = found.group(1) if found else None
             continue
         said_at = datetime(int(m.group("y")), int(m.group("mo")), int(m.group("d")),
                            int(m.group("h") or 0), int(m.group("mi") or 0))
-        out.append(Utterance(said_at, m.group("text").strip()))
+        text = m.group("text").strip()
+        if asked and asked not in text and not is_question(text):
+            text = f"{asked}は{text}"
+        asked = None
+        out.append(Utterance(said_at, text))
     return out
+
+
+_HOW_WAS_IT = re.compile(r"(?:^|[、。！？\s])([^、。！？\s]{1,16}?)、?(?:は|って)?どうだった[？?]")
+"""The assistant asking how something went: 「そういえば、箱根、どうだった？」 -> 箱根."""
 
 
 def split_sentences(text: str) -> list[str]:
