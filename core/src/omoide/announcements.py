@@ -25,6 +25,7 @@ from typing import Any
 from omoide.components import TTS, AnnounceOutcome, Device
 from omoide.pipeline.emotion import parse_emotion
 from omoide.pipeline.splitter import SentenceSplitter
+from omoide.private_files import open_private
 from omoide.types import AudioClip, Emotion
 
 log = logging.getLogger("omoide.announcements")
@@ -84,10 +85,10 @@ class AnnouncementQueue:
         return out
 
     def _write(self, items: Sequence[Announcement]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"announcements": [a.to_json() for a in items]},
-                                  ensure_ascii=False, indent=1), encoding="utf-8")
+        with open_private(tmp, "w") as f:
+            f.write(json.dumps({"announcements": [a.to_json() for a in items]},
+                               ensure_ascii=False, indent=1))
         os.replace(tmp, self.path)
 
     async def add(self, announcement: Announcement) -> None:

@@ -141,6 +141,7 @@ from omoide.errors import (
 )
 from omoide.hookspecs import hookimpl
 from omoide.openai_compat import error_message, to_component_error
+from omoide.private_files import connect_private, open_private, private_folder
 from omoide.types import (
     AudioClip,
     ChatDelta,
@@ -328,6 +329,7 @@ __all__ = [
     "WheelModel",
     "assemble_model",
     "configured_or_packaged",
+    "connect_private",
     "device_data_dir",
     "error_message",
     "hookimpl",
@@ -336,6 +338,8 @@ __all__ = [
     "load_on_own_thread",
     "model_cache_dir",
     "onnx_session",
+    "open_private",
+    "private_folder",
     "profile_or_episodic",
     "read_wav",
     "resample",

@@ -80,6 +80,7 @@ from omoide.memory.recall.robust import prepare
 from omoide.memory.stage_loader import build_stage
 from omoide.memory.stage_views import ExtractorHostView, PersonView
 from omoide.memory.store_payload import from_payload, to_payload
+from omoide.private_files import open_private
 from omoide.stage_spec import StageSpec
 from omoide.types import Exchange, Memory, Priority, RetrievedMemory, VectorRecord
 from omoide.user_ids import validate_user_id
@@ -704,8 +705,7 @@ class MemoryEngine:
         for u in users:
             saved[u] = [from_payload(r.id, r.payload) for r in await self.store.scroll(u)]
         backup = backup or self.data_dir / f"reembed-backup-{int(time.time())}.jsonl"
-        backup.parent.mkdir(parents=True, exist_ok=True)
-        with backup.open("w", encoding="utf-8") as f:
+        with open_private(backup, "w") as f:  # every memory of everyone: owner only
             for ms in saved.values():
                 for m in ms:
                     f.write(json.dumps(to_json(m), ensure_ascii=False) + "\n")

@@ -27,6 +27,7 @@ from omoide.components.turn_events import (
     TurnEvent,
     TurnStarted,
 )
+from omoide.private_files import open_private, private_folder
 
 log = logging.getLogger("omoide.trace")
 
@@ -157,7 +158,7 @@ class TraceLog:
         self._recent: deque[dict[str, Any]] = deque(maxlen=max(kept, 1))
         self._lock = threading.Lock()
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
 
     def record(self, trace: TurnTrace) -> dict[str, Any]:
         data = trace.to_json()
@@ -165,7 +166,7 @@ class TraceLog:
         with self._lock:
             self._recent.append(data)
             if self._path is not None:
-                with self._path.open("a", encoding="utf-8") as f:
+                with open_private(self._path, "a") as f:  # transcripts: owner only
                     f.write(line + "\n")
         log.info("turn %s", line)
         return data

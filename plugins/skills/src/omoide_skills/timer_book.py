@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from omoide.api import open_private
+
 log = logging.getLogger("omoide.skills.timers")
 
 TimerKind = Literal["timer", "alarm"]
@@ -116,11 +118,11 @@ class TimerBook:
         return timers
 
     def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         items = sorted(self._timers.values(), key=lambda t: t.due_at)
-        tmp.write_text(json.dumps({"timers": [t.to_json() for t in items]},
-                                  ensure_ascii=False, indent=1), encoding="utf-8")
+        with open_private(tmp, "w") as f:
+            f.write(json.dumps({"timers": [t.to_json() for t in items]},
+                               ensure_ascii=False, indent=1))
         os.replace(tmp, self.path)
 
     # -- changes ---------------------------------------------------------------------

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from omoide.api import connect_private
+
 MANIFEST_FILE = "manifest.sqlite3"
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -83,8 +85,7 @@ class ShardManifest:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, isolation_level=None)
+            db = connect_private(self.path, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")  # the record must not lag the store
             db.executescript(_SCHEMA)

@@ -52,7 +52,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from omoide.api import ComponentError, EmbedderFingerprint, PersonDamage
+from omoide.api import ComponentError, EmbedderFingerprint, PersonDamage, open_private
 from omoide_store_qdrant.shard_manifest import MANIFEST_FILE, ShardManifest, file_problem
 
 if TYPE_CHECKING:
@@ -104,8 +104,7 @@ class ShardPool:
         """Take the directory for this process (local mode allows one process per path)."""
         import portalocker
 
-        self.root.mkdir(parents=True, exist_ok=True)
-        handle = (self.root / LOCK_FILE).open("a+")
+        handle = open_private(self.root / LOCK_FILE, "a+")
         try:
             portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE
                              | portalocker.LockFlags.NON_BLOCKING)
@@ -306,10 +305,10 @@ class ShardPool:
         return EmbedderFingerprint.from_json(json.loads(path.read_text(encoding="utf-8")))
 
     def write_fingerprint(self, fingerprint: EmbedderFingerprint) -> None:
-        self.base.mkdir(parents=True, exist_ok=True)
         path = self.base / FINGERPRINT_FILE
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(fingerprint.to_json()), encoding="utf-8")
+        with open_private(tmp, "w") as f:
+            f.write(json.dumps(fingerprint.to_json()))
         os.replace(tmp, path)  # never a half-written fingerprint
 
 

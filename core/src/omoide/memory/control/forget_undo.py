@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from omoide.memory.store_payload import from_payload, to_payload
+from omoide.private_files import connect_private
 from omoide.types import Memory
 
 if TYPE_CHECKING:
@@ -90,8 +91,7 @@ class ForgetWithUndo:
     # -- storage ---------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db = connect_private(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.executescript(_SCHEMA)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import sqlite3
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from omoide.components import Embedder, VectorStore
+from omoide.private_files import connect_private
 from omoide.types import FloatArray, Priority, VectorRecord
 
 log = logging.getLogger("omoide.memory.vectors")
@@ -68,10 +68,7 @@ class PendingVectors:
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            if not self.path.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db = connect_private(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA synchronous=FULL")
             db.execute("CREATE TABLE IF NOT EXISTS pending (user TEXT NOT NULL, "
                        "id TEXT NOT NULL, PRIMARY KEY (user, id))")
