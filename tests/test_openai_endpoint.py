@@ -343,6 +343,20 @@ def test_a_message_list_over_the_body_limit_is_refused_before_it_is_read(
     assert "server.limits.max_chat_bytes" in message
 
 
+def test_a_streamed_message_list_over_the_body_limit_is_refused_while_it_arrives(
+        served: Served) -> None:
+    def body() -> Iterator[bytes]:   # no Content-Length: chunked, counted as it comes
+        yield b'{"model": "omoide", "messages": ['
+        for _ in range(20):
+            yield json.dumps({"role": "user", "content": "あ" * 1000}).encode() + b","
+        yield '{"role": "user", "content": "で？"}]}'.encode()
+
+    r = httpx.post(f"{served.url}/v1/chat/completions", content=body(), timeout=30,
+                   headers={"Authorization": f"Bearer {served.token('dave')}",
+                            "Content-Type": "application/json"})
+    _refused(r, 413, "request_too_large")
+
+
 def test_an_image_part_is_refused_as_not_supported(served: Served) -> None:
     body = ask("")
     body["messages"][0]["content"] = [
