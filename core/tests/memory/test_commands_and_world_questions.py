@@ -48,7 +48,9 @@ async def injected(engine: MemoryEngine, text: str) -> list[str]:
 
 @pytest.mark.parametrize("text", [
     "15分たったら教えて", "じゅっぷんタイマーお願い", "5分のタイマーお願い",
-    "ごふんたったら知らせて", "朝6時に目覚ましお願い", "キッチンタイマー15分お願い"])
+    "ごふんたったら知らせて", "朝6時に目覚ましお願い", "キッチンタイマー15分お願い",
+    # as a recogniser wrote them: お願い as ご願い / を願い, タイマー without its long vowel
+    "きっちんタイマは15分ご願い", "朝6時に目覚ましを願い"])
 def test_a_request_with_a_duration_or_a_timer_is_a_command(text: str) -> None:
     assert detect(text).command
 

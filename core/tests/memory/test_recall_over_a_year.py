@@ -32,6 +32,10 @@ MEMORIES = {
     "friends": ("2027-04-10", "あなたは友達とランチに行って、パスタを食べた。"),
     "friends2": ("2027-07-03", "あなたは友達と駅前のカフェでランチをした。"),
     "sumo": ("2027-08-02", "あなたは大相撲の中継を見て、最後まで目が離せなかった。"),
+    "hair": ("2027-07-29", "あなたは湿気で髪が広がってしまい、朝から何度もくしでとかした。"),
+    "bath": ("2027-08-03", "あなたはお風呂にひのきの香りの入浴剤を入れて、体の芯まで温まった。"),
+    "aquarium": ("2027-08-29", "あなたは家族で鴨川の水族館に行き、シャチのショーを見た。"),
+    "cake": ("2027-08-12", "あなたは駅前のケーキ屋でモンブランを買った。"),
 }
 
 
@@ -98,3 +102,11 @@ def test_a_common_word_written_in_kanji_is_not_heard_as_another() -> None:
 
 async def test_a_sound_alike_of_a_common_word_brings_nothing(engine: MemoryEngine) -> None:
     assert "sumo" not in await recalled(engine, "最近何時ごろに寝るようにしてるんだっけ")
+
+
+async def test_where_the_user_went_in_a_period_is_a_memory_of_going_out(
+        engine: MemoryEngine) -> None:
+    assert prepare("夏休みって結局どこ行ったんだっけ", NOW).intent.asks_where_to
+    assert not prepare("鍵どこに置いたっけ", NOW).intent.asks_where_to
+    got = await recalled(engine, "夏休みって結局どこ行ったんだっけ")
+    assert got and got[0] == "aquarium"

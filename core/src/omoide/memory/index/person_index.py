@@ -12,6 +12,7 @@ another store call. Small per memory (about 1.7 KB with its vector, see
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from collections import defaultdict
@@ -49,6 +50,7 @@ from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
 from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
+from omoide.memory.language.word_classes import OUTING_STEMS, regex_alternation
 from omoide.types import FloatArray, Memory
 
 
@@ -107,6 +109,8 @@ class LexicalMatch:
     their reading (not one kanji inside a compound, not a fragment inside a longer word):
     what a remark must share to be about a memory."""
 
+
+_OUTING = re.compile(regex_alternation(OUTING_STEMS))
 
 LARGE_INDEX = 5000
 """Memories above which the lexical channel scores only likely matches (see
@@ -524,6 +528,11 @@ class UserIndex:
             kept = _best_earned(earned, {bits: m.score for bits, m in matches.items()},
                                 LEXICAL_KEEP)
         return {mid: matches[earned[mid]] for mid in kept}
+
+    def tells_an_outing(self, memory_id: str) -> bool:
+        """Whether the memory tells of going somewhere (行った, 旅行, 泊まった)."""
+        e = self._entries.get(memory_id)
+        return e is not None and bool(_OUTING.search(e.memory.text))
 
     def _kin_names(self, kin: set[str] | frozenset[str]) -> set[str]:
         """The keys of the names the memories give these kin (「姪の美羽」: 美羽's keys

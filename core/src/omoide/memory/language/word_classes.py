@@ -137,6 +137,17 @@ from the speaker's now besides the date words the lexicon rewrites
 (「去年の文化祭の曲なんだっけ」), unlike one about the world (「うるう年って4年に1回だっけ」)."""
 
 
+# -- going out -------------------------------------------------------------------------
+
+OUTING_STEMS: tuple[str, ...] = (
+    "に行っ", "に行き", "に行く", "に行こ", "へ行っ", "へ行き", "へ行く", "へ行こ", "出かけ",
+    "でかけ", "出掛け", "遊びに", "訪ね", "訪れ", "泊ま", "観光", "ドライブ", "日帰り", "帰省",
+    "旅")
+"""Written stems of going somewhere (水族館に行った, 出かけた, 旅行, 泊まった):
+「どこ行ったっけ」 is answered by a memory of going out, not by whatever else happened in
+those weeks. The lexicon leaves 行く out as a stop word, so these are read from the text
+itself (に行った, not 行う)."""
+
 def regex_alternation(words: Iterable[str]) -> str:
     """A regular-expression group matching any one of ``words``: ``(?:a|b|c)``.
 

@@ -35,6 +35,7 @@ from omoide.memory.language.word_classes import (
     KIN_BY_READING,
     NAME_SUFFIXES,
     OUR_HOUSEHOLD,
+    OUTING_STEMS,
     PEOPLE_AROUND,
     PETS,
     regex_alternation,
@@ -53,7 +54,8 @@ _ADVICE = re.compile(r"(?:バ|タラ|ダラ|ト)イイ|イイト(?:オモウ|オ
 _QUESTION_END = re.compile(r"(?:ノ|カ|カイ|ノカ|カネ|カナ|カシラ|ッケ|ケ|デショ|デショウ|"
                            r"ダロ|ダロウ)$")
 _REQUEST_END = re.compile(r"(?:テ|デ)(?:クレル|クレナイ|クダサイ|ホシイ|チョウダイ|ヨ|ネ)?$|"
-                          r"ニシテ(?:クレル|クダサイ)?$|オネガイ(?:シマス|シタイ|ネ)?$|タノ(?:ム|ミマス)$")
+                          r"ニシテ(?:クレル|クダサイ)?$|[オゴヲ]?ネガイ(?:シマス|シタイ|ネ)?$|タノ(?:ム|ミマス)$")
+# (お願い as a recogniser may write it: ご願い, を願い, 願い)
 # -- on the surface (canonical text) -------------------------------------------------
 _SELF = re.compile(regex_alternation(FIRST_PERSON) + r"(?:の|が|って|は|に|と|も)|"
                    + OUR_HOUSEHOLD)
@@ -69,6 +71,8 @@ _WORLD_FACT = re.compile(r"満点|標高|人口|首都|面積|語源|由来|読�
 _WH_EN = re.compile(r"^(?:what|where|who|whom|whose|which|why|how|when)\b", re.I)
 _CALENDAR = re.compile(r"何曜|何日|なんにち|なんようび|何月")
 _ASKS_WHEN = re.compile(r"いつ|何時|何日|何曜|なんじ|なんにち|なんようび|^when\b", re.I)
+_ASKS_WHERE_TO = re.compile(r"(?:どこ|何処)(?:に|へ|まで|か)?[^。?？]{0,4}?"
+                            + regex_alternation(("行", "いっ", "いく", *OUTING_STEMS)))
 
 # Words that ask (Sudachi normalised forms); 何か/なんか "something" does not ask.
 _WH_WORDS = frozenset({"何処", "どこ", "誰", "だれ", "何時", "いつ", "如何", "どう", "何故", "なぜ",
@@ -84,6 +88,8 @@ _DEVICE_NOUNS = frozenset({"アラーム", "タイマー", "電気", "ライト"
                            "音楽", "曲", "ラジオ", "テレビ", "エアコン", "目覚まし", "音", "明かり",
                            "電灯", "声"})
 _COMMAND_WORDS = _CONTROL_VERBS | _DEVICE_NOUNS
+# the same without long-vowel marks, as a recogniser may drop them (タイマ for タイマー)
+_COMMAND_WORDS_UNMARKED = frozenset(w.replace("ー", "") for w in _COMMAND_WORDS)
 # The weather and what one takes against it (normalised forms): a question made only of
 # these and of time words (「明日って晴れる?」「きょう傘いるかな」) is about the world,
 # whatever plans that day holds. (The skills and stand-in plugins keep their own lists of
@@ -130,6 +136,9 @@ class Intent:
     past_action: bool = False
     """It asks what the user *did* (した, 行った, 作った; not あった or だった, which
     Japanese also uses to recall plans): a bare weekday then means the last one."""
+    asks_where_to: bool = False
+    """It asks where the user went (「夏休みどこ行ったっけ」): a memory of going out
+    answers it better than anything else in the weeks it names."""
     impersonal: bool = False
     """It is shaped like recall only by its ending (〜だっけ) and has nothing of the user
     in its grammar (「1ガロンって何リットルだっけ」): like a remark, it needs a memory
@@ -211,6 +220,7 @@ def detect(text: str) -> Intent:
     return Intent(recall=recall,
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
+                  asks_where_to=bool(_ASKS_WHERE_TO.search(text)),
                   general=general, command=command, personal=personal, question=question,
                   wh=wh, past_action=past_action, impersonal=impersonal,
                   markers=tuple(markers))
@@ -222,7 +232,8 @@ def _commands(words: list[Any], reading: str, request: bool) -> bool:
     if not request:
         return False
     lemmas = {w.normalized_form() for w in words} | {w.surface() for w in words}
-    return bool(lemmas & _COMMAND_WORDS) or bool(_COUNTDOWN.search(reading))
+    return bool(lemmas & _COMMAND_WORDS) or bool(lemmas & _COMMAND_WORDS_UNMARKED) or \
+        bool(_COUNTDOWN.search(reading))
 
 
 def _content(word: Any) -> bool:

@@ -74,6 +74,10 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
             score += 0.5 / rrf
         elif on_the_day and seen.temporal.get(c, 0.0) >= SAME_DAY:
             score += 0.5 / rrf
+        if q.intent.asks_where_to and c in (seen.temporal if q.spans else seen.lexical) \
+                and index.tells_an_outing(c):
+            # (in the period named, if any: not an outing heard by a sound-alike word)
+            score += 0.5 / rrf
         if people and not q.intent.asks_when and index.about(c, people, own=True):
             # (a question about when ranks by date; who said it matters less there)
             score += settings.subject_boost / rrf * asked.own_shares.get(c, 1.0)
