@@ -1,14 +1,11 @@
-"""Moments' tests: the simulated fortnight lives in ``moments_fortnight``."""
+"""Moments' tests (the simulated fortnight is ``omoide bench moments``'s,
+:mod:`omoide_bench.benches.moments`)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A simulated fortnight (``moments_fortnight``): three people with plans, birthdays, a
+"""A simulated fortnight (``omoide bench moments``): three people with plans, birthdays, a
 cancelled and a moved plan, quiet hours, a robot off for two days and a guest. The
 issue's targets: nothing missed, duplicated, said in quiet hours, said about a stale
 plan or said to a guest — and a restart in the middle changes none of it. Run with
@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from moments_fortnight import DAYS, STALE, STEP, score, simulate
+import pytest
+
+from omoide_bench.benches.moments import DAYS, STALE, STEP, score, simulate
 
 ZERO = ("missed", "duplicated", "quiet hours", "stale", "to a guest")
 
@@ -61,3 +63,14 @@ async def test_the_chat_model_writes_each_line(tmp_path: Path, standin_chat: obj
     assert said["a-hakone:follow_up"] == "箱根、どうだった？"
     assert said["a-mother:birthday:2026"].startswith("明日は母の誕生日だね。")
     assert said["c-medicine:reminder:2026-12-07"] == "そろそろ薬を飲む時間だよ。"
+
+
+def test_omoide_bench_moments_reports_the_figures_per_person(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from omoide.cli import main
+
+    assert main(["bench", "moments", "--chat", "none", "--restart", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert runs["straight"] == runs["restarted halfway"]
+    assert set(runs["straight"]) == {"aki", "ben", "chie"}
+    assert all(figures["missed"] == 0 for figures in runs["straight"].values())

@@ -1,4 +1,5 @@
-"""A simulated fortnight of moments on a fake clock, scored per person.
+"""``omoide bench moments``: a simulated fortnight of moments on a fake clock, scored
+per person (issue 29's figures; ``--restart`` also runs it with a restart halfway).
 
 Three people from Monday 7 December 2026 (Asia/Tokyo), looked at every 15 minutes:
 
@@ -15,11 +16,16 @@ Three people from Monday 7 December 2026 (Asia/Tokyo), looked at every 15 minute
 The ledger is a real SQLite file; moments are written by the chat model (the offline
 stand-in) when one is given. With ``restart_at`` the scheduler, its ledger and its
 presence are thrown away at that step and built again from the same files, as a restarted
-server would be.
+server would be. The lines are written by the chat model registered as ``--chat``
+(default ``standin``, the offline stand-in's rule per kind).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -242,3 +248,53 @@ def score(run: Run) -> dict[str, dict[str, int]]:
         r["stale"] += bool(set(d.moment.reasons) & STALE.get(d.moment.person, set()))
         r["to a guest"] += _guest_near(d.moment.person, d.at) and d.how == "pushed"
     return {p: {n: report[p][n] for n in names} for p in PEOPLE}
+
+
+# -- the command ---------------------------------------------------------------------
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("moments", help="a simulated fortnight of moments: due, on time, "
+                       "late, missed, duplicated, in quiet hours, stale, to a guest")
+    p.add_argument("--chat", default="standin",
+                   help="the chat model (registered name) that writes the lines; "
+                        "'none' says the plain line per kind")
+    p.add_argument("--restart", action="store_true",
+                   help="also run it with a restart halfway and compare")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from omoide_bench.benches._components import build_component
+
+    chat = None
+    if args.chat != "none":
+        chat = build_component("chat", args.chat, {}, needs=f"no chat model {args.chat!r}:"
+                               " install its plugin, or pass --chat none")
+        await chat.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = {"straight": score(await simulate(Path(tmp) / "a", chat))}
+            if args.restart:
+                halfway = int(timedelta(days=DAYS) / STEP) // 2
+                runs["restarted halfway"] = score(await simulate(Path(tmp) / "b", chat,
+                                                                 restart_at=halfway))
+    finally:
+        if chat is not None:
+            await chat.stop()
+    if args.json:
+        print(json.dumps(runs, ensure_ascii=False, indent=1))
+        return 0
+    for title, report in runs.items():
+        print(f"{title}:")
+        names = list(next(iter(report.values())))
+        print("  person " + " ".join(f"{n:>10}" for n in names))
+        for person, figures in report.items():
+            print(f"  {person:<6} " + " ".join(f"{figures[n]:>10}" for n in names))
+    if args.restart:
+        print("a restart changes nothing" if len({json.dumps(r) for r in runs.values()}) == 1
+              else "THE RESTART CHANGED THE FIGURES")
+    return 0
