@@ -10,8 +10,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from omoide.server.postgres_tokens import PostgresTokenStore, token_store
-from omoide.server.tokens import TokenStorage, TokenStore, fingerprint
+from omoide.server.auth import BrowserSessions, SessionStore, SessionTableFull
+from omoide.server.postgres_tokens import (
+    PostgresSessionStore,
+    PostgresTokenStore,
+    session_store,
+    token_store,
+)
+from omoide.server.tokens import TokenMatch, TokenStorage, TokenStore, fingerprint
 from omoide.user_ids import InvalidUserId
 
 StoreFactory = Callable[[], TokenStorage]
@@ -103,3 +109,74 @@ def test_person_tokens_are_kept_as_hashes_only(postgres_url: str) -> None:
     with psycopg.connect(postgres_url) as conn:
         rows = conn.execute("SELECT * FROM auth_person_tokens").fetchall()
     assert token not in repr(rows) and fingerprint(token) in repr(rows)
+
+
+# -- browser sessions --------------------------------------------------------------
+def sessions_of(tokens: TokenStorage, capacity: int = 10_000) -> BrowserSessions:
+    if isinstance(tokens, PostgresTokenStore):
+        return PostgresSessionStore(tokens, 3600, capacity=capacity)
+    return SessionStore(tokens, 3600, capacity=capacity)
+
+
+def person(tokens: TokenStorage, user: str) -> TokenMatch:
+    token, _ = tokens.create_person_token(user)
+    match = tokens.identify(token)
+    assert match is not None
+    return match
+
+
+def test_sessions_are_kept_where_the_tokens_are(make_store: StoreFactory,
+                                                backend: str) -> None:
+    expected = PostgresSessionStore if backend == "postgresql" else SessionStore
+    assert isinstance(session_store(make_store(), 3600), expected)
+
+
+def test_a_session_opens_until_it_ends_or_its_token_is_revoked(make_store: StoreFactory,
+                                                               ) -> None:
+    tokens = make_store()
+    sessions = sessions_of(tokens)
+    alice = person(tokens, "alice")
+    key = sessions.create(alice)
+    assert sessions.lookup(key) == alice
+    assert sessions.lookup("not-a-session") is None
+    assert sessions.end(key) is True and sessions.lookup(key) is None
+    again = sessions.create(alice)
+    tokens.revoke(user="alice")
+    assert sessions.lookup(again) is None
+
+
+def test_a_token_keeps_ten_sessions_its_own_oldest_going_first(make_store: StoreFactory,
+                                                               ) -> None:
+    tokens = make_store()
+    sessions = sessions_of(tokens)
+    alice, bob = person(tokens, "alice"), person(tokens, "bob")
+    bobs = sessions.create(bob)
+    keys = [sessions.create(alice) for _ in range(12)]
+    assert [sessions.lookup(k) is not None for k in keys] == [False] * 2 + [True] * 10
+    assert sessions.lookup(bobs) == bob
+
+
+def test_a_full_table_refuses_rather_than_signing_out_another(make_store: StoreFactory,
+                                                              ) -> None:
+    tokens = make_store()
+    sessions = sessions_of(tokens, capacity=2)
+    alice, bob, carol = (person(tokens, u) for u in ("alice", "bob", "carol"))
+    kept = [sessions.create(alice), sessions.create(bob)]
+    with pytest.raises(SessionTableFull):
+        sessions.create(carol)
+    assert [sessions.lookup(k) for k in kept] == [alice, bob]
+    tokens.revoke(user="bob")  # a revoked token's session makes room
+    assert sessions.lookup(sessions.create(carol)) == carol
+
+
+def test_a_session_made_on_one_worker_opens_another(postgres_url: str) -> None:
+    first, second = PostgresTokenStore(postgres_url), PostgresTokenStore(postgres_url)
+    try:
+        alice = person(first, "alice")
+        key = PostgresSessionStore(first, 3600).create(alice)
+        assert PostgresSessionStore(second, 3600).lookup(key) == alice
+        assert PostgresSessionStore(second, 3600).end(key)
+        assert PostgresSessionStore(first, 3600).lookup(key) is None
+    finally:
+        first.close()
+        second.close()

@@ -1,6 +1,7 @@
 """Two ``omoide serve`` workers (real processes, their own data dirs) on one PostgreSQL
-database: a person token made with ``omoide token`` opens both at once, its revocation
-closes both at once, and a turn taken by either is journaled in the one journal."""
+database: a person token made with ``omoide token`` opens both at once, a browser
+signed in on one is signed in on the other, the token's revocation closes both at once
+(its session too), and a turn taken by either is journaled in the one journal."""
 
 from __future__ import annotations
 
@@ -91,6 +92,10 @@ def test_tokens_and_the_journal_are_shared_by_the_workers(
     token = next(w for w in made.stdout.split() if w.startswith("omoide_user_"))
     assert turn(first, token, "週末は箱根に行くよ") == 200
     assert turn(second, token, "温泉が楽しみ") == 200
+    signed = httpx.post(f"{first}/v1/session", json={"token": token}, timeout=30)
+    cookie = {"Cookie": f"omoide_session={signed.cookies['omoide_session']}"}
+    who = httpx.get(f"{second}/v1/session", headers=cookie, timeout=30).json()
+    assert (who["signed_in"], who.get("user")) == (True, "mika")
     admin = omoide("token", "show", "--config", str(second_config), url=postgres_url)
     assert admin.stdout.strip() == omoide("token", "show", "--config", str(first_config),
                                           url=postgres_url).stdout.strip()
@@ -101,6 +106,8 @@ def test_tokens_and_the_journal_are_shared_by_the_workers(
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert turn(first, token, "もう一度") == 401
     assert turn(second, token, "もう一度") == 401
+    assert httpx.get(f"{second}/v1/session", headers=cookie, timeout=30).json() == {
+        "signed_in": False}
     with psycopg.connect(postgres_url) as conn:
         said = conn.execute('SELECT user_text FROM exchanges WHERE "user"=%s ORDER BY at_ts',
                             ("mika",)).fetchall()

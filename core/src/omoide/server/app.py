@@ -46,7 +46,6 @@ from omoide.runtime import Runtime
 from omoide.server.auth import (
     PRINCIPAL_KEY,
     Principal,
-    SessionStore,
     device_path_problem,
     require_user,
     visible_user,
@@ -55,7 +54,7 @@ from omoide.server.guard import GuardConfig, RequestGuard
 from omoide.server.inputs import TurnText, UserId
 from omoide.server.limits import NewUserLimiter
 from omoide.server.origins import HostPolicy
-from omoide.server.postgres_tokens import token_store
+from omoide.server.postgres_tokens import session_store, token_store
 from omoide.server.tokens import TokenStorage
 from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
@@ -402,7 +401,7 @@ def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenSt
     from omoide.server.session_routes import session_router
 
     tokens.ensure_admin_token()
-    sessions = SessionStore(tokens, server_settings.auth.session_hours * 3600)
+    sessions = session_store(tokens, server_settings.auth.session_hours * 3600)
     app.state.tokens = tokens
     app.include_router(session_router(tokens, sessions))
     app.add_middleware(RequestGuard, config=GuardConfig(

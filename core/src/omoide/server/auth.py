@@ -28,7 +28,7 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from fastapi import HTTPException, Request
 
@@ -158,6 +158,18 @@ class _Session:
 
 class SessionTableFull(Exception):
     """Every session slot holds a live session of some token: no room for another."""
+
+
+class BrowserSessions(Protocol):
+    """What the guard and the sign-in use of browser sessions: :class:`SessionStore` (in
+    this process) or :class:`omoide.server.postgres_tokens.PostgresSessionStore`
+    (shared by every worker)."""
+
+    @property
+    def lifetime_s(self) -> float: ...
+    def create(self, credential: TokenMatch) -> str: ...
+    def lookup(self, key: str) -> TokenMatch | None: ...
+    def end(self, key: str) -> bool: ...
 
 
 class SessionStore:

@@ -39,8 +39,8 @@ from omoide.server.auth import (
     PRINCIPAL_KEY,
     PUBLIC_ROUTES,
     SESSION_COOKIE,
+    BrowserSessions,
     Principal,
-    SessionStore,
     is_device_path,
     person_may_call,
 )
@@ -69,7 +69,7 @@ class GuardConfig:
     """What the guard needs to know about one server."""
 
     tokens: TokenStorage
-    sessions: SessionStore
+    sessions: BrowserSessions
     hosts: HostPolicy
     auth: AuthSettings
     limits: LimitSettings

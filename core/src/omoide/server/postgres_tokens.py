@@ -1,22 +1,27 @@
-"""The admin token and the person tokens in PostgreSQL, shared by every worker.
+"""The admin token, the person tokens and browser sessions in PostgreSQL, shared by
+every worker.
 
 The same records as :class:`omoide.server.tokens.TokenStore` keeps in
 ``<data_dir>/auth/`` — the admin token in clear text (``omoide token show`` prints it;
 whoever can read the database owns omoide anyway), each person token as its SHA-256 —
 in two tables (:data:`MIGRATIONS`, component ``auth``). A presented token is looked up
 in the database on every check (one indexed read), so a rotation or a revocation made on
-one worker, or by ``omoide token`` anywhere, holds on every worker at once.
+one worker, or by ``omoide token`` anywhere, holds on every worker at once. A browser
+session signed in on one worker is known to all (:class:`PostgresSessionStore`, the
+rules of :class:`omoide.server.auth.SessionStore`; only each cookie's SHA-256 is kept).
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from omoide.database.connection import open_pool
 from omoide.database.migrations import Migration, apply_migrations
+from omoide.server.auth import SESSIONS_PER_TOKEN, SessionStore, SessionTableFull
 from omoide.server.tokens import (
     _MAX_TOKEN_LENGTH,
     ADMIN_PREFIX,
@@ -32,6 +37,7 @@ from omoide.user_ids import validate_user_id
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
+T = TypeVar("T")
 COMPONENT = "auth"
 MIGRATIONS = (
     Migration(1, "admin token and person tokens", """
@@ -49,6 +55,17 @@ CREATE TABLE auth_person_tokens (
     seq BIGSERIAL
 );
 CREATE INDEX auth_person_tokens_user ON auth_person_tokens ("user");
+"""),
+    Migration(2, "browser sessions", """
+CREATE TABLE auth_sessions (
+    key_sha256 TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    role TEXT NOT NULL,
+    "user" TEXT,
+    expires_at TIMESTAMPTZ NOT NULL,
+    seq BIGSERIAL
+);
+CREATE INDEX auth_sessions_token ON auth_sessions (fingerprint, seq);
 """),
 )
 
@@ -74,10 +91,16 @@ class PostgresTokenStore:
             self._pool.close()
             self._pool = None
 
-    def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    def transaction(self, work: Callable[[Any], T]) -> T:
+        """Run ``work(connection)`` in one transaction (the session store's too)."""
         with self._conn().connection() as conn, conn.transaction():
+            return work(conn)
+
+    def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        def read(conn: Any) -> list[tuple[Any, ...]]:
             cursor = conn.execute(sql, params)
             return cursor.fetchall() if cursor.description else []
+        return self.transaction(read)
 
     # -- the admin token -------------------------------------------------------------
     def ensure_admin_token(self) -> bool:
@@ -154,6 +177,87 @@ class PostgresTokenStore:
                                    (match.fingerprint,)))
         return bool(self._rows('SELECT 1 FROM auth_person_tokens WHERE sha256=%s AND'
                                ' "user"=%s', (match.fingerprint, match.user)))
+
+
+class PostgresSessionStore:
+    """Browser sessions in the database: a cookie made on one worker opens every worker.
+
+    The same rules as :class:`omoide.server.auth.SessionStore`: a session ends when it
+    expires, is deleted, or its token is rotated or revoked; a token keeps at most
+    ``per_token`` sessions (its own oldest go first); beyond ``capacity`` in all a new
+    one is refused (:class:`SessionTableFull`) after sessions of revoked tokens are
+    cleared, never another person's live one."""
+
+    def __init__(self, tokens: PostgresTokenStore, lifetime_s: float,
+                 capacity: int = 10_000, per_token: int = SESSIONS_PER_TOKEN) -> None:
+        self._tokens = tokens
+        self._lifetime_s = lifetime_s
+        self._capacity = capacity
+        self._per_token = per_token
+
+    @property
+    def lifetime_s(self) -> float:
+        return self._lifetime_s
+
+    def create(self, credential: TokenMatch) -> str:
+        """A new session for ``credential``; raises :class:`SessionTableFull`."""
+        key = secrets.token_urlsafe(32)
+
+        def write(conn: Any) -> bool:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('omoide-auth-sessions'))")
+            conn.execute("DELETE FROM auth_sessions WHERE expires_at <= now()")
+            conn.execute("DELETE FROM auth_sessions WHERE key_sha256 IN (SELECT key_sha256"
+                         " FROM auth_sessions WHERE fingerprint=%s ORDER BY seq DESC"
+                         " OFFSET %s)", (credential.fingerprint, self._per_token - 1))
+            if self._count(conn) >= self._capacity:
+                conn.execute(
+                    "DELETE FROM auth_sessions s WHERE NOT EXISTS (SELECT 1 FROM"
+                    " auth_admin_token a WHERE a.sha256=s.fingerprint) AND NOT EXISTS"
+                    ' (SELECT 1 FROM auth_person_tokens p WHERE p.sha256=s.fingerprint'
+                    ' AND p."user"=s."user")')
+            if self._count(conn) >= self._capacity:
+                return False
+            conn.execute('INSERT INTO auth_sessions(key_sha256, fingerprint, role, "user",'
+                         " expires_at) VALUES (%s, %s, %s, %s,"
+                         " now() + make_interval(secs => %s))",
+                         (fingerprint(key), credential.fingerprint, credential.role,
+                          credential.user, self._lifetime_s))
+            return True
+        if not self._tokens.transaction(write):
+            raise SessionTableFull(f"{self._capacity} browser sessions are open")
+        return key
+
+    @staticmethod
+    def _count(conn: Any) -> int:
+        return int(conn.execute("SELECT COUNT(*) FROM auth_sessions").fetchone()[0])
+
+    def lookup(self, key: str) -> TokenMatch | None:
+        rows = self._tokens.transaction(lambda c: c.execute(
+            'SELECT fingerprint, role, "user" FROM auth_sessions WHERE key_sha256=%s AND'
+            " expires_at > now()", (fingerprint(key),)).fetchall())
+        if not rows:
+            return None
+        fp, role, user = rows[0]
+        match = TokenMatch("admin" if role == "admin" else "person",
+                           None if user is None else str(user), str(fp))
+        if not self._tokens.still_valid(match):
+            self.end(key)
+            return None
+        return match
+
+    def end(self, key: str) -> bool:
+        gone = self._tokens.transaction(lambda c: c.execute(
+            "DELETE FROM auth_sessions WHERE key_sha256=%s", (fingerprint(key),)).rowcount)
+        return bool(gone)
+
+
+def session_store(tokens: TokenStorage, lifetime_s: float,
+                  ) -> SessionStore | PostgresSessionStore:
+    """Browser sessions kept where the tokens are: in this process's memory beside the
+    data dir's token files, in the database beside its token tables."""
+    if isinstance(tokens, PostgresTokenStore):
+        return PostgresSessionStore(tokens, lifetime_s)
+    return SessionStore(tokens, lifetime_s)
 
 
 def token_store(data_dir: Path, database_url: str | None) -> TokenStorage:

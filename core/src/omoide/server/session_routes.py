@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from omoide.server.auth import (
     PRINCIPAL_KEY,
     SESSION_COOKIE,
+    BrowserSessions,
     Principal,
-    SessionStore,
     SessionTableFull,
 )
 from omoide.server.limits import source_key
@@ -87,7 +87,7 @@ def _refuse_if_limited(window: MovingWindow, key: str, what: str) -> None:
                             headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
-def session_router(tokens: TokenStorage, sessions: SessionStore, *,
+def session_router(tokens: TokenStorage, sessions: BrowserSessions, *,
                    per_source: int = SIGN_INS_PER_SOURCE,
                    per_token: int = SIGN_INS_PER_TOKEN) -> APIRouter:
     router = APIRouter(tags=["session"])
