@@ -17,6 +17,8 @@ from omoide.memory.journal.exchange_log import Journal
 from omoide.memory.journal.extraction_batches import PlannedFact
 from omoide.memory.journal.postgres_journal import PostgresJournal
 from omoide.memory.journal.storage import ExchangeJournal
+from omoide.server.postgres_tokens import PostgresTokenStore
+from omoide.server.tokens import TokenStore
 from omoide.types import Exchange
 
 JST = timezone(timedelta(hours=9))
@@ -78,13 +80,26 @@ def test_a_migrated_journal_answers_as_the_sqlite_one_did(postgres_url: str,
     before = asyncio.run(answers(sqlite_journal))
     sqlite_journal.close()
 
+    files = TokenStore(data)
+    admin = files.admin_token()
+    alice, _ = files.create_person_token("mika", "phone")
+
     first = migrate(tmp_path, postgres_url)
     assert first.returncode == 0, first.stdout + first.stderr
+    assert "tokens: 1 person tokens copied now, the admin token copied" in first.stdout
     assert "8 exchanges (8 copied now), 2 extraction batches (2 copied now)" in first.stdout
     assert "verified" in first.stdout
     again = migrate(tmp_path, postgres_url)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "(0 copied now)" in again.stdout
+    assert "tokens: 0 person tokens copied now\n" in again.stdout
+    tokens = PostgresTokenStore(postgres_url)
+    try:
+        assert tokens.admin_token() == admin
+        match = tokens.identify(alice)
+        assert match is not None and match.user == "mika"
+    finally:
+        tokens.close()
 
     shared = PostgresJournal(postgres_url, path=data / "journal.sqlite3")
     shared.open()

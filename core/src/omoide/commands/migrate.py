@@ -11,9 +11,11 @@ by counts and checksums (:mod:`omoide.memory.journal.postgres_copy`). The data d
 claimed while it runs, so no server writes the journal meanwhile. Exit 0 when the copy
 is verified, 1 otherwise.
 
-What is not moved yet: device pairings, tokens, timers and the other files of the data
-dir stay where they are; the vector store is not touched (point the config at a store
-server separately).
+The tokens of the data dir (``auth/``) are copied too: the admin token unless the
+database has one already (then the database's stays: ``omoide token show`` prints it),
+every person token not there yet. What is not moved yet: device pairings, timers and
+the other files of the data dir stay where they are; the vector store is not touched
+(point the config at a store server separately).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ def _migrate(args: argparse.Namespace) -> int:
     from omoide.database.connection import is_postgresql_url
     from omoide.memory.journal.postgres_copy import copy_journal
     from omoide.memory.journal.postgres_journal import PostgresJournal
+    from omoide.server.postgres_tokens import PostgresTokenStore
+    from omoide.server.tokens import TokenStore
 
     settings = load_or_exit(args.config)
     url = args.to or settings.envelope.database.url
@@ -59,15 +63,20 @@ def _migrate(args: argparse.Namespace) -> int:
         print(f"omoide: {exc}")
         return EXIT_FAILED
     target = PostgresJournal(str(url), path=source, pool_size=2)
+    tokens = PostgresTokenStore(str(url), pool_size=1)
     try:
         target.open()
         report = copy_journal(source, target)
+        admin, people = tokens.import_tokens(TokenStore(settings.data_dir))
     except Exception as exc:  # noqa: BLE001 - the command's failure, said plainly
         print(f"omoide: the migration stopped: {type(exc).__name__}: {exc}")
         return EXIT_FAILED
     finally:
+        tokens.close()
         target.close()
         claim.release()
+    print(f"tokens: {people} person tokens copied now"
+          + (", the admin token copied" if admin else ""))
     return _print_report(source, report)
 
 

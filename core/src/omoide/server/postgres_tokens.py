@@ -91,6 +91,22 @@ class PostgresTokenStore:
             self._pool.close()
             self._pool = None
 
+    def import_tokens(self, files: TokenStore) -> tuple[bool, int]:
+        """Copy the tokens of a data dir's files in (``omoide migrate``): the admin token
+        unless the database has one, and every person token not there yet. Returns
+        whether the admin token was copied and how many person tokens were."""
+        admin = files.admin_token() if files.admin_path.exists() else None
+        copied_admin = bool(admin) and bool(self._rows(
+            "INSERT INTO auth_admin_token(id, token, sha256) VALUES (1, %s, %s)"
+            " ON CONFLICT (id) DO NOTHING RETURNING id", (admin, fingerprint(admin or ""))))
+        copied = 0
+        for e in files.person_tokens():
+            copied += len(self._rows(
+                'INSERT INTO auth_person_tokens(id, "user", created_at, label, sha256)'
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                (e.id, e.user, e.created_at, e.label, e.sha256)))
+        return copied_admin, copied
+
     def transaction(self, work: Callable[[Any], T]) -> T:
         """Run ``work(connection)`` in one transaction (the session store's too)."""
         with self._conn().connection() as conn, conn.transaction():
