@@ -82,10 +82,18 @@ class ThrowawayPostgres:
             shutil.chown(self.run_dir, "postgres")
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                   "-E", "UTF8", "--no-sync")
+        self.resume()
+        return self
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (a database restart: :meth:`resume`)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        """Start the server again on the same port, with the same data."""
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.run_dir / "log"), "-w",
                   "-o", f"-p {self.port} -k {self.run_dir} -c listen_addresses=127.0.0.1"
                         " -c fsync=off -c max_connections=200", "start")
-        return self
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").exists():

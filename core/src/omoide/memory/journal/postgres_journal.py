@@ -112,7 +112,7 @@ class PostgresJournal:
 
     def __init__(self, url: str, *, path: Path, pool_size: int = 8,
                  lease_seconds: float = 300.0, worker_id: str | None = None,
-                 busy_timeout_s: float = 10.0) -> None:
+                 busy_timeout_s: float = 3.0) -> None:
         self.url = url
         self.path = Path(path)
         """Not the database: where the spill file and the data manifest sit beside."""
@@ -120,7 +120,8 @@ class PostgresJournal:
         self.lease_seconds = lease_seconds
         self.worker_id = worker_id or default_worker_id()
         self.busy_timeout_s = busy_timeout_s
-        """How long a call waits for a connection before it fails."""
+        """How long a call waits for a connection before it fails (while the database
+        is down a turn's exchange goes to the spill file after this long)."""
         self._pool: ConnectionPool | None = None
 
     @property
