@@ -141,3 +141,22 @@ async def test_a_guest_turn_never_opens_with_a_moment(tmp_path: Path) -> None:
     s = _scheduler(tmp_path, None, Clock())
     request = TurnRequest(user=GUEST, text="こんにちは", guest=True)
     assert await s.opener(request, DAY_BEFORE) is None
+
+
+async def test_a_voice_identified_as_a_guest_mid_turn_keeps_pushes_away(
+        tmp_path: Path) -> None:
+    """Speaker identification names the speaker after the turn started (the turn began
+    as the household's default person): the ``Heard`` event carries who it was."""
+    from omoide.components.turn_events import Heard, TurnStarted
+
+    robot, clock = Robot(), Clock()
+    s = _scheduler(tmp_path, robot, clock)
+    s.presence.turn_started("t0", "aki", "robot-1", clock.at - timedelta(hours=1))
+    s.presence.turn_done("t0", clock.at - timedelta(hours=1))
+    await s.on_event(TurnStarted(turn_id="t1", user="aki", device="robot-1",
+                                 started_at=clock.at))
+    await s.on_event(Heard(turn_id="t1", user=GUEST, transcript="こんにちは"))
+    s.presence.turn_done("t1", clock.at)
+    await s.tick()
+    assert robot.heard == []
+    assert s.presence.guest_present("aki", clock.at)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from omoide.moments.model import MomentKind
-from omoide.moments.planning import ListedMemories, plan_moments, reminder_clock
+from omoide.moments.planning import ListedMemories, plan_moments, reminder_clock, topic_of
 from omoide.types import Memory
 
 ZONE = ZoneInfo("Asia/Tokyo")
@@ -92,3 +94,17 @@ def test_reminder_clocks_read_the_time_of_day() -> None:
     assert reminder_clock("夜9時半に") == time(21, 30)
     assert reminder_clock("午後3時15分に") == time(15, 15)
     assert reminder_clock("いつでも") is None
+
+
+@pytest.mark.parametrize(("text", "topic"), [
+    ("あなたは、颯太の保育園の運動会が園庭の工事のため来週の土曜日（2027年10月9日）に延期に"
+     "なったと知らされた。", "颯太の保育園の運動会"),
+    ("あなたは来月の14日（2027年10月14日）に、颯太のインフルエンザの予防接種を小児科で予約した。",
+     "颯太のインフルエンザの予防接種"),
+    ("あなたは小島先生から、来週の金曜日（2027年10月1日）までに工作で使う牛乳パックを3本持って"
+     "くるよう言われた。", "工作で使う牛乳パック"),
+    ("あなたは来月の2日（2027年1月2日）から2泊で、家族で横手の実家に帰る予定だ。", "横手の実家"),
+])
+def test_a_plan_without_named_entities_is_about_what_its_text_names(text: str,
+                                                                    topic: str) -> None:
+    assert topic_of(Memory("m", "aki", text, NOW)) == topic

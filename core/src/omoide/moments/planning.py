@@ -38,8 +38,8 @@ REMINDER_MINUTES = 60
 _BIRTHDAY = re.compile(r"(?:あなたの)?([^、。はが]{1,16}?)の誕生日(?:は|が)")
 _REMIND_ASKED = re.compile(r"声をかけ|知らせ|教えて|リマインド|言って|思い出させ|促し")
 _CLOCK = re.compile(r"(午前|午後|朝|夜|晩)?(\d{1,2})時(半|(\d{1,2})分)?")
-_TOPIC = re.compile(r"([^\s、。はがをにへでと（）()]{1,12}?)(?:[へに]?旅行|への|に行|へ行|で(?:の)?"
-                    r"[^、。]{0,6}予定|に出かけ|に遊びに)")
+_TOPIC = re.compile(r"([^\s、。はがをにへでと（）()]{1,12}?)(?:[へに]?旅行|への|に行|へ行|[にへ]帰|"
+                    r"で(?:の)?[^、。]{0,6}予定|に出かけ|に遊びに)")
 _DATE_NOTE = re.compile(r"（[^）]*）|\([^)]*\)")
 
 
@@ -194,7 +194,18 @@ def topic_of(memory: Memory) -> str:
     m = _TOPIC.search(text)
     if m:
         return m.group(1)
-    return re.sub(r"^あなたは、?", "", text).rstrip("。")[:24]
+    text = re.sub(r"^あなた(?:は|が)、?", "", text)
+    for chunk in text.split("、"):
+        found = _OBJECT.match(chunk)
+        if found:
+            return _WHEN_FIRST.sub("", found.group(1))
+    return text.rstrip("。")[:24]
+
+
+_OBJECT = re.compile(r"^(.{2,30}?)(?:を|が|は)")
+"""The first thing a clause is about: 「颯太の保育園の運動会が…」 -> 颯太の保育園の運動会."""
+_WHEN_FIRST = re.compile(r"^.*?(?:日|週|月|年|曜|時|朝|夜)(?:まで)?(?:に|から|は)")
+"""A time said before it (「来週の金曜日までに工作で使う牛乳パック」)."""
 
 
 def _habit_of(text: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from omoide.components.device import GUEST
-from omoide.components.turn_events import Done, TurnEvent, TurnStarted
+from omoide.components.turn_events import Done, Heard, TurnEvent, TurnStarted
 
 
 @dataclass
@@ -30,6 +30,8 @@ class Presence:
         """Turn-event subscriber (``Assistant.observers``); never raises."""
         if isinstance(event, TurnStarted):
             self.turn_started(event.turn_id, event.user, event.device, self.clock())
+        elif isinstance(event, Heard):
+            self.identified(event.turn_id, event.user, self.clock())
         elif isinstance(event, Done):
             self.turn_done(event.turn_id, self.clock())
 
@@ -43,6 +45,15 @@ class Presence:
         else:
             self._devices_of.setdefault(user, set()).add(device)
             self._guest_at.pop(device, None)
+
+    def identified(self, turn_id: str, user: str, at: datetime) -> None:
+        """The turn's speaker as identification heard them (``Heard`` carries the
+        turn's person once the voice is identified: a guest, or another member)."""
+        running = self._running.get(turn_id)
+        if running is None or not user or running[0] == user:
+            return
+        device = running[1]
+        self.turn_started(turn_id, user, device, at)
 
     def turn_done(self, turn_id: str, at: datetime) -> None:
         user, _device = self._running.pop(turn_id, ("", None))
