@@ -295,12 +295,13 @@ async def _repair_store(settings: Any, args: argparse.Namespace) -> int:
     from omoide.memory.control.pending_vectors import FILE_NAME as PENDING_FILE
     from omoide.memory.control.pending_vectors import PendingVectors
     from omoide.memory.control.repair import repair_person
-    from omoide.memory.journal.exchange_log import Journal
+    from omoide.memory.journal.opening import exchange_journal
     from omoide.runtime import Runtime
 
     with DataDirClaim.acquire(settings.data_dir, "omoide memory repair"):
         runtime = Runtime(settings)
-        journal = Journal(settings.data_dir / settings.memory.journal)
+        journal = exchange_journal(settings.data_dir / settings.memory.journal,
+                                   settings.envelope.database)
         try:
             await runtime.start("embed", "store")
             journal.open()
