@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 CONFIG = """
-server: {{host: 127.0.0.1, port: {port}, data_dir: {data}}}
+server: {server}
 asr: {{use: fake}}
 embed: {{use: fake, dims: 64}}
 store: {{use: qdrant, path: {data}/qdrant}}
@@ -75,9 +75,14 @@ class Server:
             self.process.wait(timeout=60)
 
 
-def write_config(data: Path, port: int, chat: str = "standin", extra: str = "") -> Path:
+def write_config(data: Path, port: int, chat: str = "standin", extra: str = "",
+                 server: dict[str, Any] | None = None) -> Path:
+    """The config of a server on ``data``: ``server`` adds settings to its ``server:``
+    section (e.g. ``{"limits": {"max_connections_per_source": 256}}``)."""
     path = data.with_name(data.name + ".yaml")
-    path.write_text(CONFIG.format(port=port, data=data, chat=chat) + extra, encoding="utf-8")
+    section = {"host": "127.0.0.1", "port": port, "data_dir": str(data), **(server or {})}
+    path.write_text(CONFIG.format(server=json.dumps(section), data=data, chat=chat) + extra,
+                    encoding="utf-8")
     return path
 
 
@@ -89,11 +94,17 @@ def start(config: Path, port: int, *flags: str) -> subprocess.Popen[str]:
 
 
 def serve(data: Path, *flags: str, chat: str = "standin", extra: str = "",
-          timeout: float = 180) -> Server:
+          server: dict[str, Any] | None = None, timeout: float = 180) -> Server:
     """Start ``omoide serve`` on ``data`` and wait until it is ready; ``chat`` is the
-    chat stage's YAML after ``use:``, ``extra`` more YAML for the config."""
+    chat stage's YAML after ``use:``, ``extra`` more YAML for the config, ``server``
+    settings for its ``server:`` section."""
     port = _free_port()
-    server = Server(start(write_config(data, port, chat, extra), port, *flags), port, data)
+    running = Server(start(write_config(data, port, chat, extra, server), port, *flags),
+                     port, data)
+    return _ready(running, timeout)
+
+
+def _ready(server: Server, timeout: float) -> Server:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -124,12 +135,14 @@ def refused(data: Path, *flags: str) -> tuple[int, str]:
 
 @pytest.fixture
 def serve_omoide() -> Iterator[Any]:
-    """``serve_omoide(data, *flags, chat=..., extra=...)`` starts ``omoide serve`` and
-    waits until it is ready; every server still running is killed after the test."""
+    """``serve_omoide(data, *flags, chat=..., extra=..., server={...})`` starts
+    ``omoide serve`` and waits until it is ready; every server still running is killed
+    after the test."""
     servers: list[Server] = []
 
-    def run(data: Path, *flags: str, chat: str = "standin", extra: str = "") -> Server:
-        server = serve(data, *flags, chat=chat, extra=extra)
+    def run(data: Path, *flags: str, chat: str = "standin", extra: str = "",
+            server: dict[str, Any] | None = None) -> Server:
+        server = serve(data, *flags, chat=chat, extra=extra, server=server)
         servers.append(server)
         return server
 
