@@ -108,3 +108,12 @@ def test_reminder_clocks_read_the_time_of_day() -> None:
 def test_a_plan_without_named_entities_is_about_what_its_text_names(text: str,
                                                                     topic: str) -> None:
     assert topic_of(Memory("m", "aki", text, NOW)) == topic
+
+
+def test_a_late_evening_reminder_is_still_due_just_after_midnight() -> None:
+    habit = Memory("r1", "aki", "あなたは毎晩23時半に薬を飲むので、声をかけてほしいと頼んだ。",
+                   datetime(2026, 12, 1, tzinfo=ZONE), (), "habit")
+    after_midnight = datetime(2026, 12, 8, 0, 10, tzinfo=ZONE)
+    [due] = [m for m in plan_moments("aki", [habit], after_midnight, ZONE)
+             if m.open_at(after_midnight)]
+    assert due.key == "r1:reminder:2026-12-07"

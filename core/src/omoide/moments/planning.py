@@ -174,8 +174,8 @@ def _reminder_moments(person: str, memory: Memory, today: date,
         return []
     said = memory.created_at.astimezone(zone)
     out = []
-    for day in (today, today + timedelta(days=1)):
-        starts = _at(day, clock, zone)
+    for day in (today - timedelta(days=1), today, today + timedelta(days=1)):
+        starts = _at(day, clock, zone)   # yesterday's 23:30 is still due at 00:10
         if starts < said:
             continue
         out.append(Moment(f"{memory.id}:{MomentKind.REMINDER.value}:{day.isoformat()}",
