@@ -123,7 +123,7 @@ async def test_a_push_nobody_heard_opens_the_next_conversation(tmp_path: Path) -
     s = _scheduler(tmp_path, robot, clock)
     await s.tick()
     assert await s.planned("aki") != []
-    words = await s.opener(TurnRequest(user="aki", text="ただいま"), clock.at)
+    words = await s.opener(TurnRequest(user="aki", text="ただいま", device="robot-1"), clock.at)
     assert words == "そういえば、明日は箱根だね。気をつけて行ってきてね。"
 
 
@@ -132,9 +132,10 @@ async def test_only_a_conversations_first_turn_opens_with_a_moment(tmp_path: Pat
     s = _scheduler(tmp_path, None, clock)
     s.presence.turn_started("t1", "aki", "robot-1", clock.at - timedelta(minutes=3))
     s.presence.turn_done("t1", clock.at - timedelta(minutes=2))
-    assert await s.opener(TurnRequest(user="aki", text="それでね"), clock.at) is None
-    later = clock.at + timedelta(minutes=30)
-    assert await s.opener(TurnRequest(user="aki", text="ただいま"), later) is not None
+    going_on = TurnRequest(user="aki", text="それでね", device="robot-1")
+    assert await s.opener(going_on, clock.at) is None
+    back = TurnRequest(user="aki", text="ただいま", device="robot-1")
+    assert await s.opener(back, clock.at + timedelta(minutes=30)) is not None
 
 
 async def test_a_guest_turn_never_opens_with_a_moment(tmp_path: Path) -> None:
@@ -160,3 +161,17 @@ async def test_a_voice_identified_as_a_guest_mid_turn_keeps_pushes_away(
     await s.tick()
     assert robot.heard == []
     assert s.presence.guest_present("aki", clock.at)
+
+
+async def test_typed_and_chat_client_turns_open_with_nothing_unless_asked(
+        tmp_path: Path) -> None:
+    from omoide.pipeline.turn import ClientConversation
+
+    s = _scheduler(tmp_path, None, Clock())
+    typed = TurnRequest(user="aki", text="ただいま", device="http")
+    assert await s.opener(typed, DAY_BEFORE) is None
+    client = TurnRequest(user="aki", text="ただいま", device="openai",
+                         conversation=ClientConversation())
+    assert await s.opener(client, DAY_BEFORE) is None
+    s.settings = MomentsSettings(text_turns=True)
+    assert (await s.opener(typed, DAY_BEFORE) or "").startswith("そういえば、明日は箱根")

@@ -39,7 +39,7 @@ store: {use: fake}
 asr: {use: fake}
 chat: {use: fake, reply: "箱根、どうだった？"}
 tts: {use: fake}
-moments: {quiet_hours: "00:00-00:00"}
+moments: {quiet_hours: "00:00-00:00", text_turns: true}
 """
 
 
@@ -135,7 +135,8 @@ def _scheduler(tmp_path: Path, clock: Clock) -> MomentScheduler:
 
 async def _turn(s: MomentScheduler, text: str) -> str | None:
     await s.heard("aki", text)
-    words = await s.opener(TurnRequest(user="aki", text=text), s.clock.now())
+    words = await s.opener(TurnRequest(user="aki", text=text, device="robot-1"),
+                           s.clock.now())
     s.presence.turn_done("t", s.clock.now())
     return words
 

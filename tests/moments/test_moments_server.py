@@ -27,7 +27,7 @@ embed: {use: fake}
 store: {use: fake}
 chat: {use: standin}
 tts: {use: fake}
-moments: {quiet_hours: "00:00-00:00"}
+moments: {quiet_hours: "00:00-00:00", text_turns: true}
 """
 
 

@@ -45,6 +45,9 @@ class MomentsSettings(_Strict):
     conversation_gap_minutes: float = Field(
         10.0, gt=0, le=1440, description="A turn after this much silence starts a new "
         "conversation (its first reply may open with a moment).")
+    text_turns: bool = Field(False, description="Also open typed turns (POST /v1/turns, "
+                             "the console) with a moment; a robot's turns always may, a chat "
+                             "client's (the OpenAI-compatible endpoint) never.")
     guest_minutes: float = Field(10.0, ge=0, le=1440, description="After a guest spoke "
                                  "to a person's robot, nothing is pushed to that robot "
                                  "for this long.")

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("omoide.moments")
 
 OPENER_LEAD = "そういえば、"
+TYPED_DEVICE = "http"
+"""The ``device`` of a typed turn (``POST /v1/turns``, the console)."""
 
 
 class Clock(Protocol):
@@ -114,7 +116,7 @@ class MomentScheduler:
         いいよ」 heard soon after a moment. Never raises."""
         await self.presence.on_event(event)
         if isinstance(event, Heard) and event.transcript and event.user \
-                and event.user != GUEST:
+                and event.user != GUEST and self._listens(event.turn_id):
             try:
                 await self.heard(event.user, event.transcript)
             except Exception:
@@ -206,7 +208,7 @@ class MomentScheduler:
         """The words a conversation's first reply begins with, when a moment is due
         for the person speaking; None for a guest, a turn inside a conversation, or
         when nothing is due."""
-        if request.guest:
+        if request.guest or not self._opens(request):
             return None
         answer = self.voice.opener(request.user)
         if answer is not None:
@@ -246,6 +248,22 @@ class MomentScheduler:
     async def switch_off(self, person: str, off: bool) -> None:
         """``person``'s off switch (the config's ``people.P.off`` wins over it)."""
         await self.ledger.set_off(person, off, self.clock.now())
+
+    def _listens(self, turn_id: str) -> bool:
+        """Whether the turn's words are read for 「そういうのは言わなくていいよ」: only
+        where its reply could ask back (a robot's turn; a typed one with ``text_turns``)."""
+        device = self.presence.device_of(turn_id)
+        return device not in (None, TYPED_DEVICE) or self.settings.text_turns
+
+    def _opens(self, request: TurnRequest) -> bool:
+        """Whether this kind of turn may begin with a moment: a robot's (the people
+        moments are for); a typed one when ``text_turns``; never a chat client's, which
+        keeps its own history and did not ask."""
+        if request.conversation is not None:
+            return False
+        if request.device in (None, TYPED_DEVICE):
+            return self.settings.text_turns
+        return True
 
     async def run(self) -> None:
         """Look for moments to push every ``check_seconds`` until cancelled (the first

@@ -60,6 +60,11 @@ class Presence:
         if user and user != GUEST:
             self._last_turn[user] = at
 
+    def device_of(self, turn_id: str) -> str | None:
+        """The device of a running turn (None: unknown, or none)."""
+        running = self._running.get(turn_id)
+        return running[1] if running else None
+
     def busy(self, person: str) -> bool:
         """A turn is running for ``person`` or on a robot of theirs."""
         mine = self._devices_of.get(person, set())
