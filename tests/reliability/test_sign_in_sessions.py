@@ -7,7 +7,9 @@ its oldest entry beyond 10,000, so any person's token could sign everyone out (s
 - a token keeps at most 10 sessions, its own oldest going first, never anyone else's;
 - sign-ins are limited per token (20 a minute) and per source address (30 a minute,
   failed ones included): 429 with ``Retry-After``;
-- ``HEAD /healthz`` answers 200 like ``GET``, as the README documents.
+- ``HEAD /healthz`` answers 200 like ``GET``, as the README documents;
+- those four numbers are the defaults of ``server.limits`` settings (sessions_per_token,
+  sign_ins_per_token, sign_ins_per_source, max_sessions) and a server follows others.
 
 The server is :func:`omoide.server.app.create_app` under a real uvicorn on 127.0.0.1
 (test doubles for every model); each test signs in from its own source address
@@ -68,15 +70,28 @@ class Server:
         return answer.get("user") if answer["signed_in"] else None
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def _serve(data_dir: Path, limits: dict[str, int] | None = None) -> Iterator[Server]:
     data = yaml.safe_load(CONFIG) | {
-        "server": {"data_dir": str(tmp_path_factory.mktemp("sessions"))}}
+        "server": {"data_dir": str(data_dir), "limits": limits or {}}}
     envelope = parse_envelope(data)
     registry = build_registry(wanted_components(envelope))
     app = create_app(validate_components(envelope, registry), registry)
     with LocalServer(app, lifespan="on") as url:
         yield Server(url, app)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from _serve(tmp_path_factory.mktemp("sessions"))
+
+
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server told to keep 2 sessions a token, 3 in all, and allow 4 sign-ins a minute
+    per token and 5 per address."""
+    yield from _serve(tmp_path_factory.mktemp("small"), {
+        "sessions_per_token": 2, "max_sessions": 3, "sign_ins_per_token": 4,
+        "sign_ins_per_source": 5})
 
 
 def test_a_token_signing_in_again_and_again_never_signs_out_another_person(
@@ -137,3 +152,25 @@ def test_head_healthz_answers_200_like_get(server: Server) -> None:
     assert head.status_code == get.status_code == 200
     assert head.content == b""
     assert head.headers["content-type"] == get.headers["content-type"]
+
+
+def test_the_session_limits_are_the_servers_settings(small_server: Server) -> None:
+    server = small_server
+    bob = server.token("bob9")
+    with server.client("127.0.9.1") as browser:
+        cookies = [server.sign_in(browser, bob).cookies["omoide_session"] for _ in range(3)]
+    assert [server.signed_in_as(c) for c in cookies] == [None, "bob9", "bob9"]
+    with server.client("127.0.9.2") as browser:
+        assert server.sign_in(browser, server.token("alice9")).status_code == 200
+        full = server.sign_in(browser, server.token("carol9"))     # 3 sessions in all
+    assert full.status_code == 503, full.text
+    with server.client("127.0.9.3") as browser:     # his own oldest makes room
+        assert server.sign_in(browser, bob).status_code == 200
+        assert server.sign_in(browser, bob).status_code == 429    # his 5th in a minute
+
+
+def test_the_sign_in_rate_per_address_is_the_servers_setting(small_server: Server) -> None:
+    with small_server.client("127.0.10.1") as browser:
+        codes = [small_server.sign_in(browser, f"omoide_user_guess{i:04d}").status_code
+                 for i in range(6)]
+    assert codes == [401] * 5 + [429]

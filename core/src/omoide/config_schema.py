@@ -219,6 +219,23 @@ class LimitSettings(_Strict):
         32 * 1024, ge=4096, le=1024 * 1024,
         description="Largest request head (request line and headers); larger is "
                     "answered 431 and the connection closed.")
+    sign_ins_per_source: int = Field(
+        30, ge=1, le=100_000,
+        description="Sign-in attempts (POST /v1/session, failed ones included) one client "
+                    "address (an IPv6 /64) may make in a moving minute; more get 429 "
+                    "with Retry-After.")
+    sign_ins_per_token: int = Field(
+        20, ge=1, le=100_000,
+        description="Sign-ins one token may make in a moving minute, from anywhere; more "
+                    "get 429 with Retry-After.")
+    sessions_per_token: int = Field(
+        10, ge=1, le=10_000,
+        description="Browser sessions one token keeps at once: signing in once more ends "
+                    "that token's own oldest session, never anyone else's.")
+    max_sessions: int = Field(
+        10_000, ge=1, le=1_000_000,
+        description="Browser sessions open at once in all; when full a new sign-in is "
+                    "refused (503) rather than ending someone's session.")
 
 
 class ServerSettings(_Strict):

@@ -401,9 +401,13 @@ def install_guard(app: FastAPI, server_settings: ServerSettings, tokens: TokenSt
     from omoide.server.session_routes import session_router
 
     tokens.ensure_admin_token()
-    sessions = session_store(tokens, server_settings.auth.session_hours * 3600)
+    limits = server_settings.limits
+    sessions = session_store(tokens, server_settings.auth.session_hours * 3600,
+                             capacity=limits.max_sessions,
+                             per_token=limits.sessions_per_token)
     app.state.tokens = tokens
-    app.include_router(session_router(tokens, sessions))
+    app.include_router(session_router(tokens, sessions, per_source=limits.sign_ins_per_source,
+                                      per_token=limits.sign_ins_per_token))
     app.add_middleware(RequestGuard, config=GuardConfig(
         tokens=tokens, sessions=sessions,
         hosts=HostPolicy.build(listen_host=server_settings.host,

@@ -267,13 +267,16 @@ class PostgresSessionStore:
         return bool(gone)
 
 
-def session_store(tokens: TokenStorage, lifetime_s: float,
+def session_store(tokens: TokenStorage, lifetime_s: float, *, capacity: int = 10_000,
+                  per_token: int = SESSIONS_PER_TOKEN,
                   ) -> SessionStore | PostgresSessionStore:
     """Browser sessions kept where the tokens are: in this process's memory beside the
-    data dir's token files, in the database beside its token tables."""
+    data dir's token files, in the database beside its token tables; at most
+    ``capacity`` in all and ``per_token`` for one token (server.limits)."""
     if isinstance(tokens, PostgresTokenStore):
-        return PostgresSessionStore(tokens, lifetime_s)
-    return SessionStore(tokens, lifetime_s)
+        return PostgresSessionStore(tokens, lifetime_s, capacity=capacity,
+                                    per_token=per_token)
+    return SessionStore(tokens, lifetime_s, capacity=capacity, per_token=per_token)
 
 
 def token_store(data_dir: Path, database_url: str | None) -> TokenStorage:

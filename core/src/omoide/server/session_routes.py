@@ -11,10 +11,11 @@ The guard adds the CSRF check: a change made with a cookie must carry this serve
 Origin.
 
 Signing in is bounded, so that no token can crowd out another person's sessions: a
-token keeps at most ``SESSIONS_PER_TOKEN`` sessions (its own oldest go first, see
-:class:`omoide.server.auth.SessionStore`), and sign-ins are limited per source address
-(every attempt, failed ones included) and per token, each within a moving minute:
-429 with ``Retry-After`` beyond.
+token keeps at most ``server.limits.sessions_per_token`` sessions (its own oldest go
+first, see :class:`omoide.server.auth.SessionStore`), and sign-ins are limited per
+source address (``sign_ins_per_source``: every attempt, failed ones included) and per
+token (``sign_ins_per_token``), each within a moving minute: 429 with ``Retry-After``
+beyond. The constants below are those settings' defaults.
 """
 
 from __future__ import annotations
