@@ -24,6 +24,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -192,3 +193,21 @@ def test_a_server_started_with_vectors_waiting_fills_them(tmp_path: Path) -> Non
         assert await engine.vectors.count() == 0
         assert not any(is_placeholder(v) for v in vectors.values())
     with_engine(config, as_a_server)
+
+
+def test_a_server_fills_the_vectors_of_an_import_it_took_and_says_how_many_wait(
+        tmp_path: Path, serve_omoide: Any) -> None:
+    server = serve_omoide(tmp_path / "data")
+    request = urllib.request.Request(
+        server.url("/v1/users/alice/memories/import"), export(COUNT),
+        {**server._headers(), "Content-Type": "application/x-ndjson"})
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        body = json.loads(answer.read())
+    assert (body["imported"], body["vectors_pending"]) == (COUNT, COUNT)
+    waiting = [server.get("/v1/users/alice/vectors")["vectors_pending"]]
+    while waiting[-1] and len(waiting) < 3000:
+        time.sleep(0.1)
+        waiting.append(server.get("/v1/users/alice/vectors")["vectors_pending"])
+    assert waiting[-1] == 0, waiting[-5:]
+    assert waiting == sorted(waiting, reverse=True)   # only ever fewer
+    assert len(server.get("/v1/users/alice/memories")["memories"]) == COUNT
