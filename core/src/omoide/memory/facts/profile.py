@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
 from datetime import date
 
 # The contract types, re-exported for the modules that still import them from here.
@@ -300,3 +300,32 @@ def select_profile(candidates: Iterable[ProfileFact], budget_chars: int) -> Prof
             overflow.append(f)
     return Profile(tuple(kept), tuple(overflow), tuple(superseded), budget_chars, used,
                    frozenset(f.memory.id for f in kept))
+
+
+def with_relevant(profile: Profile, relevant: Collection[str]) -> Profile:
+    """``profile`` with the overflow facts ``relevant`` to this turn brought in, in place
+    of the least important facts that make room for them (safety facts always stay): the
+    block is a view of the lasting facts, not a sink for the first that fit."""
+    wanted = [f for f in profile.overflow if f.memory.id in relevant]
+    if not wanted:
+        return profile
+    kept = list(profile.facts)
+    overflow = [f for f in profile.overflow if f.memory.id not in relevant]
+    used = profile.chars
+    for f in wanted:
+        size = len(line_text(f))
+        while used + size > profile.budget_chars:
+            drop = next((k for k in reversed(kept) if not k.safety
+                         and k.memory.id not in relevant), None)
+            if drop is None:
+                break
+            kept.remove(drop)
+            overflow.insert(0, drop)
+            used -= len(line_text(drop))
+        if used + size <= profile.budget_chars:
+            kept.append(f)
+            used += size
+        else:
+            overflow.append(f)
+    return replace(profile, facts=tuple(kept), overflow=tuple(overflow), chars=used,
+                   ids=frozenset(f.memory.id for f in kept))

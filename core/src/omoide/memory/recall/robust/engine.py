@@ -20,7 +20,9 @@ from omoide.components import (
 from omoide.memory.config import RobustSettings
 from omoide.memory.index.cache import dense_only_index
 from omoide.memory.index.person_index import UserIndex
+from omoide.memory.facts.profile import with_relevant
 from omoide.memory.recall.robust.gate import wants_embedding
+from omoide.memory.recall.robust.profile_view import about_the_person, relevant_overflow
 from omoide.memory.recall.robust.query import prepare
 from omoide.memory.recall.robust.read import RobustResult, robust_read
 from omoide.types import FloatArray
@@ -75,10 +77,19 @@ class RobustEngine(RecallEngine):
                 prepared, inputs.vector, request.now, settings, request.max_results,
                 profile.ids)
         notes.details.update(result.details)
+        memories = result.memories
         if inputs.index is None and budget is not None:
             # the index may have become ready meanwhile: the profile is never held back
             profile = self._ready_profile(memory, budget)
-        return RecallResult(result.memories, profile)
+        elif index is not None and inputs.vector is not None and profile.overflow and \
+                about_the_person(prepared):
+            relevant = relevant_overflow(index, profile, inputs.vector, result.dense)
+            if relevant:
+                profile = with_relevant(profile, relevant)
+                notes.details["profile_brought_in"] = sorted(relevant)
+                # (said once: in the block, not again among the recalled memories)
+                memories = [m for m in memories if m.memory.id not in profile.ids]
+        return RecallResult(memories, profile)
 
     async def _index_of_nearest(self, memory: PersonMemory, vector: FloatArray,
                                 settings: RobustSettings, budget: int | None, profile: Profile,

@@ -51,6 +51,8 @@ class RobustResult:
 
     memories: list[RetrievedMemory]
     details: dict[str, Any] = field(default_factory=dict)
+    dense: dict[str, float] = field(default_factory=dict)
+    """What the dense channel saw (memory id -> cosine), for the profile's view."""
 
 
 async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
@@ -86,7 +88,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
                                              now.date())
         why.gate = gate if gate is not None else why.gate
     if not candidates:
-        return RobustResult([], why.as_details())
+        return RobustResult([], why.as_details(), dense)
     return _ranked(index, q, settings, candidates, ChannelScores(dense, lexical, temporal),
                    asked, in_profile, max_results, why)
 
@@ -144,4 +146,4 @@ def _ranked(index: UserIndex, q: PreparedQuery, settings: RobustSettings, candid
         why.in_profile = len(answered)
     chosen = best_first(index, candidates - in_profile, fused, max_results)
     why.matched = {c: list(seen.lexical[c].matched) for c in chosen if c in seen.lexical}
-    return RobustResult(retrieved(index, chosen, fused, seen), why.as_details())
+    return RobustResult(retrieved(index, chosen, fused, seen), why.as_details(), seen.dense)
