@@ -165,3 +165,44 @@ def test_repair_sets_a_damaged_store_aside_and_rebuilds_it(data: Path,
     server = serve_omoide(data)
     memories = server.get("/v1/users/alice/memories")["memories"]
     assert any("ラーメン" in m["text"] for m in memories)
+
+
+def test_a_large_repair_restores_first_and_the_vectors_are_filled_after(
+        data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More than a few hundred memories (here: any, the threshold lowered) are restored
+    at once with placeholder vectors and embedded afterwards, as a large import's are."""
+    import argparse
+    import asyncio
+    import os
+
+    import numpy as np
+
+    from omoide.commands.memory import _repair_store
+    from omoide.config import load_settings
+    from omoide.memory.control import repair as repair_module
+    from omoide.memory.control.pending_vectors import FILE_NAME, placeholder_vector
+
+    monkeypatch.setattr(repair_module, "INLINE_EMBED_MAX", 0)
+    shutil.rmtree(shard_of(data, "alice"))
+    config = write_config(data, 1)
+    umask = os.umask(0o022)
+    try:   # claiming the data dir sets this process's umask: give it back after
+        args = argparse.Namespace(user="alice", json=True)
+        assert asyncio.run(_repair_store(load_settings(config), args)) == 0
+    finally:
+        os.umask(umask)
+    assert (data / FILE_NAME).exists()
+    filled = subprocess.run([sys.executable, "-m", "omoide.cli", "memory", "vectors",
+                             "--config", str(config), "--fill"],
+                            capture_output=True, text=True, timeout=300)
+    assert filled.returncode == 0, filled.stderr
+    restored = int(filled.stdout.split(" vectors filled")[0].split()[-1])
+    assert restored >= 4 and "0 memories wait for their vectors" in filled.stdout
+
+    async def vectors() -> list[np.ndarray]:
+        from omoide.memory_client.local import LocalMemoryClient
+        async with LocalMemoryClient.open(load_settings(config), ("embed", "store")) as c:
+            return [np.asarray(r.vector) for r in await c.engine.store.scroll("alice")]
+    stored = asyncio.run(vectors())
+    assert len(stored) == restored
+    assert not any(np.allclose(v, placeholder_vector(len(v)), atol=1e-5) for v in stored)
