@@ -211,3 +211,32 @@ def test_a_server_fills_the_vectors_of_an_import_it_took_and_says_how_many_wait(
     assert waiting[-1] == 0, waiting[-5:]
     assert waiting == sorted(waiting, reverse=True)   # only ever fewer
     assert len(server.get("/v1/users/alice/memories")["memories"]) == COUNT
+
+
+def test_a_fill_that_fails_is_tried_again_and_nothing_is_lost(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    import omoide.memory.engine as engine_module
+    monkeypatch.setattr(engine_module, "FILL_RETRY_S", 0.2)
+    config = config_file(tmp_path)
+
+    async def work(engine: MemoryEngine) -> None:
+        await engine.import_memories(
+            "alice", [json.loads(line) for line in export(COUNT).splitlines()])
+        embed = engine.embedder.embed
+        failures = []
+
+        async def down_once(*args: Any, **kwargs: Any) -> Any:
+            if not failures:
+                failures.append(1)
+                raise ConnectionError("embedder down")
+            return await embed(*args, **kwargs)
+        monkeypatch.setattr(engine.embedder, "embed", down_once)
+        engine.warm_indexes()
+        for _ in range(6000):
+            if failures and await engine.vectors.count() == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert failures and await engine.vectors.count() == 0
+        vectors = await vectors_of(engine, "alice")
+        assert len(vectors) == COUNT and not any(is_placeholder(v) for v in vectors.values())
+    with_engine(config, work)

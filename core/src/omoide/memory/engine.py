@@ -88,6 +88,8 @@ from omoide.user_ids import validate_user_id
 log = logging.getLogger("omoide.memory")
 
 IMPORT_BATCH = 64
+FILL_RETRY_S = 60.0
+"""After a failed vector fill (the embedder down), how long until it is tried again."""
 """Memories an import embeds and stores at a time before letting other work run."""
 
 
@@ -528,8 +530,9 @@ class MemoryEngine:
             try:
                 if await self.vectors.count():
                     await self.fill_vectors(report)
-            except Exception:  # logged; tried again after the next import
+            except Exception:  # logged; tried again in a minute (or after an import)
                 log.exception("filling vectors failed; they stay waiting")
+                asyncio.get_running_loop().call_later(FILL_RETRY_S, self._fill_wanted.set)
 
     async def list_memories(self, user: str) -> Sequence[Memory]:
         records = await self.store.scroll(user)
