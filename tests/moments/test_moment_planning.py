@@ -117,3 +117,25 @@ def test_a_late_evening_reminder_is_still_due_just_after_midnight() -> None:
     [due] = [m for m in plan_moments("aki", [habit], after_midnight, ZONE)
              if m.open_at(after_midnight)]
     assert due.key == "r1:reminder:2026-12-07"
+
+
+@pytest.mark.parametrize(("text", "day", "told", "plans"), [
+    ("あなたは昨日（12月6日）歯医者に行った。", date(2026, 12, 6), datetime(2026, 12, 7, 9,
+                                                                    tzinfo=ZONE), False),
+    ("あなたは今日（12月7日）歯医者に行った。", date(2026, 12, 7), datetime(2026, 12, 7, 18,
+                                                                    tzinfo=ZONE), False),
+    ("あなたは今日（12月7日）夕方に歯医者に行く。", date(2026, 12, 7), datetime(2026, 12, 7, 8,
+                                                                       tzinfo=ZONE), True),
+    ("あなたは12月14日に歯医者の予約を入れた。", date(2026, 12, 14), datetime(2026, 12, 7, 8,
+                                                                     tzinfo=ZONE), True),
+])
+def test_only_what_was_still_to_come_when_told_is_followed_up(
+        text: str, day: date, told: datetime, plans: bool) -> None:
+    memory = Memory("m", "aki", text, told, (day,), "event", ("歯医者",))
+    assert bool(plan_moments("aki", [memory], told, ZONE)) is plans
+
+
+def test_their_own_birthday_is_no_reminder() -> None:
+    own = Memory("b", "aki", "あなたの誕生日は12月20日だ。", NOW, (date(2026, 12, 20),),
+                 "profile_basics")
+    assert plan_moments("aki", [own], NOW, ZONE) == []

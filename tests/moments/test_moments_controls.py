@@ -159,3 +159,15 @@ async def test_saying_stop_after_a_moment_asks_then_a_clear_yes_switches_off(
 async def test_saying_stop_long_after_any_moment_asks_nothing(tmp_path: Path) -> None:
     s = _scheduler(tmp_path, Clock(datetime(2026, 12, 9, 18, 0, tzinfo=TOKYO)))
     assert await _turn(s, "そういうのは言わなくていいよ") is None
+
+
+def test_without_a_server_the_cli_opens_the_data_dir_itself(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "omoide.yaml"
+    data = yaml.safe_load(CONFIG) | {"server": {"data_dir": str(tmp_path / "data")}}
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert run(capsys, "off", "--config", str(config), "--user", "aki")[0] == 0
+    code, out, _ = run(capsys, "list", "--config", str(config), "--user", "aki", "--json")
+    [aki] = json.loads(out)
+    assert code == 0 and aki["off"] is True and aki["upcoming"] == []
+    assert (tmp_path / "data" / "moments.sqlite3").exists()

@@ -24,6 +24,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from omoide.memory.facts.profile import is_past, last_clause
 from omoide.memory.facts.validity import changes_in
 from omoide.memory.index.person_index import UserIndex
 from omoide.moments.model import Moment, MomentKind
@@ -35,6 +36,7 @@ DAY_BEFORE_FROM = time(12, 0)
 MORNING = (time(7, 0), time(12, 0))
 REMINDER_MINUTES = 60
 
+_SELF = frozenset({"あなた", "あなた自身", "自分"})
 _BIRTHDAY = re.compile(r"(?:あなたの)?([^、。はが]{1,16}?)の誕生日(?:は|が)")
 _REMIND_ASKED = re.compile(r"声をかけ|知らせ|教えて|リマインド|言って|思い出させ|促し")
 _CLOCK = re.compile(r"(午前|午後|朝|夜|晩)?(\d{1,2})時(半|(\d{1,2})分)?")
@@ -114,13 +116,24 @@ def _at(day: date, clock: time, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, clock, tzinfo=zone)
 
 
+def _still_to_come(memory: Memory, first: date, said: datetime) -> bool:
+    """Whether the memory was a plan when it was told: its day was still to come
+    (「来月の14日に予約した」), or it was that day and not told as done (「今日箱根に
+    行く」, not 「今日歯医者に行った」). What someone told after it happened asks for no
+    follow-up: they already said how it went."""
+    if first > said.date():
+        return True
+    return first == said.date() and not is_past(last_clause(memory.text))
+
+
 def _plan_moments(person: str, memory: Memory, today: date, zone: ZoneInfo) -> list[Moment]:
     if any(c.kind == "cancelled" for c in changes_in(memory.text)):
         return []
     first, last = min(memory.event_dates), max(memory.event_dates)
-    if last < today - timedelta(days=FOLLOW_UP_DAYS):
-        return []
     said = memory.created_at.astimezone(zone)
+    if last < today - timedelta(days=FOLLOW_UP_DAYS) or not _still_to_come(memory, first,
+                                                                             said):
+        return []
     topic = topic_of(memory)
     windows = (
         (MomentKind.DAY_BEFORE, _at(first - timedelta(days=1), DAY_BEFORE_FROM, zone),
@@ -139,6 +152,8 @@ def _birthday_moments(person: str, memory: Memory, today: date,
                       zone: ZoneInfo) -> list[Moment]:
     match = _BIRTHDAY.search(memory.text)
     assert match is not None
+    if match.group(1) in _SELF:
+        return []   # their own birthday: not something to remind them of
     born = min(memory.event_dates)
     out = []
     for year in (today.year, today.year + 1):
