@@ -91,13 +91,17 @@ async def test_quiet_hours_are_per_person(tmp_path: Path) -> None:
     assert robot.heard == []
 
 
-async def test_not_over_a_running_turn_nor_after_a_guest_spoke(tmp_path: Path) -> None:
+async def test_not_over_a_running_turn_in_a_conversation_nor_after_a_guest_spoke(
+        tmp_path: Path) -> None:
     robot, clock = Robot(), Clock()
     s = _scheduler(tmp_path, robot, clock)
     s.presence.turn_started("t1", "aki", "robot-1", clock.at)
     await s.tick()
     assert robot.heard == []
     s.presence.turn_done("t1", clock.at)
+    await s.tick()
+    assert robot.heard == []   # a conversation may be going on
+    clock.at += timedelta(minutes=3)
     s.presence.turn_started("t2", GUEST, "robot-1", clock.at)
     s.presence.turn_done("t2", clock.at)
     await s.tick()

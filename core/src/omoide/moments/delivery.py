@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("omoide.moments")
 
 OPENER_LEAD = "そういえば、"
+IDLE_AFTER = timedelta(minutes=2)
+"""A robot is idle this long after its person's last turn: a moment is not pushed into
+a conversation going on (their next conversation may open with it instead)."""
 TYPED_DEVICE = "http"
 """The ``device`` of a typed turn (``POST /v1/turns``, the console)."""
 
@@ -191,6 +194,7 @@ class MomentScheduler:
     async def _push(self, person: str, now: datetime) -> Delivery | None:
         assert self.speaker is not None
         if (self.presence.busy(person) or self.presence.guest_present(person, now)
+                or self.presence.talked_within(person, now, IDLE_AFTER)
                 or not self.speaker.reaches(person)):
             return None
         for moment in await self.due(person, now, pushed=True):

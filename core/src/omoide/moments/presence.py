@@ -71,6 +71,11 @@ class Presence:
         return any(user == person or (device is not None and device in mine)
                    for user, device in self._running.values())
 
+    def talked_within(self, person: str, now: datetime, span: timedelta) -> bool:
+        """``person``'s last turn ended less than ``span`` before ``now``."""
+        last = self._last_turn.get(person)
+        return last is not None and now - last < span
+
     def guest_present(self, person: str, now: datetime) -> bool:
         """A guest spoke to one of ``person``'s robots lately (and they did not since)."""
         limit = timedelta(minutes=self.guest_minutes)
