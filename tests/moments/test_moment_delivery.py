@@ -179,3 +179,23 @@ async def test_typed_and_chat_client_turns_open_with_nothing_unless_asked(
     assert await s.opener(client, DAY_BEFORE) is None
     s.settings = MomentsSettings(text_turns=True)
     assert (await s.opener(typed, DAY_BEFORE) or "").startswith("そういえば、明日は箱根")
+
+
+async def test_one_persons_failing_memories_stop_no_one_elses_moments(
+        tmp_path: Path) -> None:
+    robot = Robot()
+    s = _scheduler(tmp_path, robot, Clock())
+    source = s.memories
+
+    class Failing:
+        async def current_memories(self, person: str) -> list[Memory]:
+            if person == "abe":
+                raise OSError("abe's store is gone")
+            return await source.current_memories(person)
+
+    async def people() -> list[str]:
+        return ["abe", "aki"]   # abe first: his failure comes before aki
+
+    s.memories, s.people = Failing(), people
+    await s.tick()
+    assert robot.heard == [("aki", "明日は箱根だね。気をつけて行ってきてね。")]

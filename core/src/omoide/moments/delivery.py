@@ -186,7 +186,11 @@ class MomentScheduler:
         out = []
         async with self._lock:
             for person in sorted(set(await self.people())):
-                delivery = await self._push(person, now)
+                try:
+                    delivery = await self._push(person, now)
+                except Exception:  # one person's memories failing stops no one else's
+                    log.exception("moments for %s could not be looked at", person)
+                    continue
                 if delivery is not None:
                     out.append(self._published(delivery))
         return out
