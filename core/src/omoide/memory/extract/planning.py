@@ -8,6 +8,8 @@ and superseded alike) and the facts planned before it in the same batch; the ver
 - a duplicate of a superseded memory is skipped only when both came from the same
   exchanges (extraction of those exchanges ran before, e.g. before a crash);
   otherwise the person said the old thing again, and it is stored as current;
+- a fact that says what it replaces (:attr:`~omoide.components.extractor.Fact.replaces`)
+  updates the candidates holding what it names, as an update found by comparison does;
 - an update of current memories stores the fact and supersedes them — unless the stored
   memory was said after this fact (extraction ran out of order), then the fact is stored
   already superseded by it;
@@ -26,7 +28,14 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.components import Embedder, VectorStore
-from omoide.memory.facts.dedup import FactView, Verdict, compare, view
+from omoide.memory.facts.dedup import (
+    FactView,
+    Verdict,
+    compare,
+    kinds_compatible,
+    said_to_replace,
+    view,
+)
 from omoide.memory.journal.extraction_batches import ExtractionBatch, PlannedFact, memory_id
 from omoide.memory.language.absolute_dates import absolute_dates
 from omoide.memory.language.canonical import canonical
@@ -78,7 +87,7 @@ class BatchPlanner:
                 kind=fact.kind, entities=fact.entities, source_exchange_ids=batch.exchange_ids)
             mine = view(fact.text, fact.kind, fact.entities, said_on)
             candidates = await self._candidates(batch.user, vector, planned, superseded_here)
-            decision = self._decide(position, memory, mine, vector, candidates)
+            decision = self._decide(position, memory, mine, candidates, fact.replaces)
             plan.append(decision)
             if decision.memory is None:
                 continue
@@ -107,13 +116,17 @@ class BatchPlanner:
             out.append((c, float(np.dot(np.asarray(c.vector, dtype=np.float32), query))))
         return out
 
-    def _decide(self, position: int, memory: Memory, mine: FactView, vector: FloatArray,
-                candidates: list[tuple[_Candidate, float]]) -> PlannedFact:
+    def _decide(self, position: int, memory: Memory, mine: FactView,
+                candidates: list[tuple[_Candidate, float]],
+                replaces: str | None) -> PlannedFact:
         supersedes: list[str] = []
         superseded_by: str | None = None
         for c, cosine in candidates:
             old = c.memory
             verdict = compare(mine, c.view, cosine, self.threshold)
+            if verdict is Verdict.NEW and replaces and kinds_compatible(mine.kind, c.view.kind) \
+                    and said_to_replace(replaces, c.view):
+                verdict = Verdict.UPDATE  # the fact says it replaces this one
             if verdict is Verdict.DUPLICATE:
                 if not old.superseded_by:
                     return PlannedFact(position, Verdict.DUPLICATE, None, duplicate_of=old.id)

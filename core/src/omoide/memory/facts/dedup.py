@@ -66,7 +66,9 @@ def _view(text: str, kind: str, entities: tuple[str, ...], said_on: date | None)
     return FactView(text, kind, shape_of(text, entities, said_on), said_on)
 
 
-def _kinds_compatible(a: str, b: str) -> bool:
+def kinds_compatible(a: str, b: str) -> bool:
+    """Whether facts of kinds ``a`` and ``b`` may replace one another (a plan and the
+    event it became; a habit and a preference)."""
     if a == b:
         return True
     group_a = next((g for g in _KIND_GROUPS if a in g), None)
@@ -89,7 +91,7 @@ def compare(new: FactView, old: FactView, cosine: float, threshold: float) -> Ve
     a, b = new.shape, old.shape
     if not (a.analysed and b.analysed):
         return Verdict.NEW
-    kinds_ok = _kinds_compatible(new.kind, old.kind)
+    kinds_ok = kinds_compatible(new.kind, old.kind)
     extra_new = _unmatched(a.words, b.words)
     extra_old = _unmatched(b.words, a.words)
     if _relation_value_changed(a, b, extra_new, extra_old):
@@ -143,3 +145,18 @@ def _change_of(a: FactShape, b: FactShape) -> bool:
     new_slots = {w.slot for w in a.words if w.slot}
     return all(any(p.matches(o) for o in a.words) or (p.slot is not None and p.slot in new_slots)
                for p in b.words if p.role == "predicate")
+
+
+def said_to_replace(replaces: str, old: FactView) -> bool:
+    """Whether ``old`` is what a new fact says it replaces (:attr:`Fact.replaces`, a few
+    words such as 「コーヒーを飲む習慣」 or 「箱根旅行の日程」): ``old`` holds at least half
+    of what those words are about (their nouns, or their predicates when they name
+    nothing), and at least one of their nouns when they have any."""
+    said = shape_of(replaces)
+    if not (said.analysed and old.shape.analysed):
+        return False
+    anchors = said.anchors
+    covered = [w for w in anchors if any(w.matches(o) for o in old.shape.words)]
+    if not covered or _weight(covered) < CHANGE_COVERAGE * _weight(anchors):
+        return False
+    return not said.nouns or any(w.role != "predicate" for w in covered)
