@@ -670,7 +670,7 @@ class MemoryEngine:
             except Exception as exc:
                 raise ImportFailed(ImportReport(stored, skipped), len(fresh), exc) from exc
             await asyncio.sleep(0)  # let waiting turns run between batches
-        return ImportReport(stored, skipped, await self.vectors.count(user) if later else 0)
+        return ImportReport(stored, skipped, await self.vectors.count(user))
 
     async def pending(self, user: str | None = None) -> list[PendingSummary]:
         return await self.journal.pending_summary(user)
