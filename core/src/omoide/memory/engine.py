@@ -13,7 +13,9 @@ writes and the per-person indexes.
 
 Every store call names the user; the per-user lexical/temporal index is built from
 the store a page at a time on the person's first recall, kept current on writes and
-held in a bounded cache (:mod:`omoide.memory.index.cache`). Extraction runs as asyncio
+held in a bounded cache (:mod:`omoide.memory.index.cache`); with ``database.url`` every
+write and forget is announced to the other workers and theirs are applied to this
+worker's indexes (:mod:`omoide.memory.index.peer_writes`). Extraction runs as asyncio
 tasks off the turn path; recall never waits for it and never exceeds
 ``time_budget_ms`` (it degrades to "no memory", with ``Recall.timed_out`` set).
 """
@@ -68,6 +70,7 @@ from omoide.memory.facts.profile import Classification, Profile
 from omoide.memory.index.cache import IndexCache, dense_only_index
 from omoide.memory.index.dense_path_timing import DensePathTimes
 from omoide.memory.index.dense_snapshot_files import SavedSnapshots
+from omoide.memory.index.peer_writes import PeerWrites
 from omoide.memory.index.person_index import UserIndex
 from omoide.memory.index.saved_indexes import IndexStore
 from omoide.memory.journal.exchange_log import DeadLetter, PendingSummary
@@ -131,6 +134,12 @@ class MemoryEngine:
         self._indexes = IndexCache(store, timezone, config.index, config.index.refresh_s,
                                    saved, prepare=self._prepare_index,
                                    snapshots=SavedSnapshots(self.data_dir / "dense"))
+        self.peers = PeerWrites(
+            str(database.url), store=store, indexes=self._indexes,
+            written=self._index_written, forgotten=self._index_forgotten,
+        ) if database is not None and database.url else None
+        """Other workers' writes into this one's indexes, and this one's announced to
+        them (:mod:`omoide.memory.index.peer_writes`): only with PostgreSQL."""
         self._dense_paths = DensePathTimes()
         """Recent dense recalls from the store, so a recall starts one only if it fits."""
         self._extract_locks: dict[str, asyncio.Lock] = {}
@@ -155,6 +164,8 @@ class MemoryEngine:
         if self._started:
             return
         await self.keeper.open(self.store)
+        if self.peers is not None:
+            await self.peers.start()
         await self.store.open(await self.embedder.fingerprint())
         for stage in (self.read_engine, self.extractor):
             await self._start_stage(stage)
@@ -179,6 +190,8 @@ class MemoryEngine:
             if not t.done():
                 t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.peers is not None:
+            await self.peers.stop()
         await self.keeper.close()
         await self._indexes.stop()
         self.journal.close()
@@ -471,9 +484,22 @@ class MemoryEngine:
         items = list(items)
         await self.store.upsert(user, [VectorRecord(m.id, v, to_payload(m)) for m, v in items])
         self.keeper.note_memories_stored()
+        await self._index_written(user, items)
+        if self.peers is not None:
+            await self.peers.announce(user, stored=[m.id for m, _ in items])
+
+    async def _index_written(self, user: str, items: list[tuple[Memory, Any]]) -> None:
+        """The index and read engines told of a write (this worker's, or another's)."""
         self._indexes.written(user, items)
         for reader in self._known_read_engines():
             await reader.stored(self.person(user), [m for m, _ in items])
+
+    async def _index_forgotten(self, user: str, memory_ids: Sequence[str]) -> None:
+        """The index and read engines told of a forget (this worker's, or another's)."""
+        for memory_id in memory_ids:
+            self._indexes.forgotten(user, memory_id)
+        for reader in self._known_read_engines():
+            await reader.forgotten(self.person(user), list(memory_ids))
 
     # -- memory control --------------------------------------------------------------
     async def add_memories(self, user: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -589,9 +615,9 @@ class MemoryEngine:
             if not await self.store.get(user, [memory_id]):
                 return False
             await self.store.delete(user, [memory_id])
-        self._indexes.forgotten(user, memory_id)
-        for reader in self._known_read_engines():
-            await reader.forgotten(self.person(user), [memory_id])
+        await self._index_forgotten(user, [memory_id])
+        if self.peers is not None:
+            await self.peers.announce(user, forgotten=[memory_id])
         return True
 
     async def export(self, user: str) -> list[dict[str, Any]]:

@@ -16,6 +16,9 @@
 - :mod:`.dense_snapshot` / :mod:`.dense_snapshot_files` — a person's vectors as read from
   the store, in memory and on disk, for dense recall while an index is built;
 - :mod:`.dense_path_timing` — how long dense recall from the store takes now.
+- :mod:`.peer_writes` over :mod:`.peer_channel` — with several workers on PostgreSQL,
+  each write announced (a version per person and a ``NOTIFY``) and other workers'
+  writes applied to the cached indexes here.
 
 May import the language, facts and journal rooms and the shared modules at memory's
 top; never recall, extract or control (recall reads indexes, not the other way round).

@@ -260,6 +260,26 @@ class IndexCache:
         self._dense.forget(user, memory_id)
         self._persistence.forget_snapshot(user)
 
+    # -- other workers' writes (:mod:`.peer_writes`) ----------------------------------
+    def holds(self, user: str) -> bool:
+        """Whether ``user``'s index is ready here or being built."""
+        return user in self._ready or user in self._builds
+
+    def unsave(self, user: str) -> None:
+        """Another process changed ``user``'s memories while their index is not held
+        here: drop its saved copies (their next build reads the store)."""
+        self._persistence.unsave(user)
+        self._persistence.forget_snapshot(user)
+
+    def drop(self, user: str) -> None:
+        """Forget ``user``'s index and its saved copies (it could not be brought up to
+        date): their next recall builds it from the store."""
+        build = self._builds.get(user)
+        if build is not None:
+            build.task.cancel()
+        self._ready.drop(user)
+        self.unsave(user)
+
     def clear(self) -> None:
         """Drop every index (after the store was rebuilt, e.g. by ``reembed``)."""
         self._builds.cancel_all()
