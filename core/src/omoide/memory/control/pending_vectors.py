@@ -106,7 +106,7 @@ class PendingVectors:
 
     async def settle(self, user: str, ids: Sequence[str]) -> None:
         """``ids`` have their vectors now (or are gone): no longer waiting."""
-        if ids and (self._known is None or self._known > 0):
+        if ids and (self._known is None or self._known > 0) and self.path.exists():
             await asyncio.to_thread(self._run, "DELETE FROM pending WHERE user=? AND id=?",
                                     [(user, i) for i in ids])
             if self._waiting is not None and user in self._waiting \
