@@ -164,7 +164,7 @@ async def test_a_voice_identified_as_a_guest_mid_turn_keeps_pushes_away(
     s.presence.turn_done("t1", clock.at)
     await s.tick()
     assert robot.heard == []
-    assert s.presence.guest_present("aki", clock.at)
+    assert s.presence.someone_else_present("aki", clock.at)
 
 
 async def test_typed_and_chat_client_turns_open_with_nothing_unless_asked(

@@ -48,9 +48,10 @@ class MomentsSettings(_Strict):
     text_turns: bool = Field(False, description="Also open typed turns (POST /v1/turns, "
                              "the console) with a moment; a robot's turns always may, a chat "
                              "client's (the OpenAI-compatible endpoint) never.")
-    guest_minutes: float = Field(10.0, ge=0, le=1440, description="After a guest spoke "
-                                 "to a person's robot, nothing is pushed to that robot "
-                                 "for this long.")
+    guest_minutes: float = Field(10.0, ge=0, le=1440, description="After someone else "
+                                 "(a guest, or another member of the household) spoke to "
+                                 "a person's robot, nothing of theirs is pushed to it for "
+                                 "this long.")
     people: dict[str, MomentsPerson] = Field(default_factory=dict,
                                              description="Per-person settings, by person id.")
 

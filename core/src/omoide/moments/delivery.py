@@ -197,7 +197,7 @@ class MomentScheduler:
 
     async def _push(self, person: str, now: datetime) -> Delivery | None:
         assert self.speaker is not None
-        if (self.presence.busy(person) or self.presence.guest_present(person, now)
+        if (self.presence.busy(person) or self.presence.someone_else_present(person, now)
                 or self.presence.talked_within(person, now, IDLE_AFTER)
                 or not self.speaker.reaches(person)):
             return None

@@ -1,10 +1,12 @@
 """Who is at a robot and whether it is busy, read from the turns' events.
 
-A turn running for a person (or a guest at a robot that person used) makes them busy:
-nothing is pushed over a turn. A guest's turn at a robot makes that robot's people
-absent for ``guest_minutes``: nothing is pushed to a guest. This is the seam for
-speaker identification: a turn's ``user`` is whoever the household's identification (or
-its default person) said was speaking, ``guest`` when no one was.
+A turn running for a person (or anyone at a robot that person used) makes them busy:
+nothing is pushed over a turn. Someone else speaking at a robot — a guest, or another
+member of its household — makes it someone else's for ``guest_minutes``: nothing of a
+person's is pushed to a robot where another is present. This is the seam for speaker
+identification: a turn's ``user`` is whoever the household's identification (or its
+default person) said was speaking, ``guest`` when no one was; the ``Heard`` event
+carries it once the voice is identified.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class Presence:
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
     _running: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     _devices_of: dict[str, set[str]] = field(default_factory=dict)
-    _guest_at: dict[str, datetime] = field(default_factory=dict)
+    _last_speaker: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     _last_turn: dict[str, datetime] = field(default_factory=dict)
 
     async def on_event(self, event: TurnEvent) -> None:
@@ -40,11 +42,9 @@ class Presence:
         self._running[turn_id] = (user, device)
         if device is None:
             return
-        if user == GUEST:
-            self._guest_at[device] = at
-        else:
+        self._last_speaker[device] = (user, at)
+        if user != GUEST:
             self._devices_of.setdefault(user, set()).add(device)
-            self._guest_at.pop(device, None)
 
     def identified(self, turn_id: str, user: str, at: datetime) -> None:
         """The turn's speaker as identification heard them (``Heard`` carries the
@@ -76,11 +76,15 @@ class Presence:
         last = self._last_turn.get(person)
         return last is not None and now - last < span
 
-    def guest_present(self, person: str, now: datetime) -> bool:
-        """A guest spoke to one of ``person``'s robots lately (and they did not since)."""
+    def someone_else_present(self, person: str, now: datetime) -> bool:
+        """Someone else (a guest, another member) spoke last at one of ``person``'s
+        robots, less than ``guest_minutes`` ago."""
         limit = timedelta(minutes=self.guest_minutes)
-        return any(now - at < limit for device, at in self._guest_at.items()
-                   if device in self._devices_of.get(person, set()))
+        for device in self._devices_of.get(person, set()):
+            speaker, at = self._last_speaker.get(device, (person, now - limit))
+            if speaker != person and now - at < limit:
+                return True
+        return False
 
     def new_conversation(self, person: str, now: datetime, gap: timedelta) -> bool:
         """``person``'s turn starting at ``now`` opens a conversation: none ended within
