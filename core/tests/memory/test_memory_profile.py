@@ -43,6 +43,8 @@ def decide(text: str, kind: str = "fact") -> tuple[bool, Category | None]:
     ("あなたはパクチーが苦手だ。", Category.LIKE),
     ("あなたは毎週火曜の夜にジムでボルダリングをしている。", Category.HABIT),
     ("あなたは最近、仕事終わりにギターの練習をしている。", Category.HABIT),
+    # a condition that holds, though the sentence goes on to tell a past event
+    ("あなたはペニシリンにアレルギーがあり、昔飲んだときにじんましんが出た。", Category.HEALTH),
 ])
 def test_lasting_facts_are_profile_with_their_category(text: str, category: Category) -> None:
     assert decide(text) == (True, category)

@@ -128,6 +128,10 @@ _PLAN_END = re.compile(r"(?:予定|つもり|予約|約束)(?:だ|です|をし�
                        r"(?:う|よう)と(?:考えて|思って|話して)いる$|を考えている$|迷っている$|"
                        r"(?:たい)と(?:思って|話して|考えて)いる$|検討している$")
 # A past one-off event; but a change of state (started, became, moved, joined) lasts.
+_HEALTH_CONDITION = re.compile(
+    r"(?:アレルギー|持病|[^\s、。]{1,6}(?:病|症)(?![院室棟]))(?:が|も)(?:ある|あり|あって|あります)")
+"""A health condition stated as holding (「ペニシリンにアレルギーがあり、昔…」): lasting,
+whatever past event the sentence goes on to tell."""
 _STATE_CHANGE = re.compile(r"(?:始めた|になった|ようになった|引っ越した|転職した|結婚した|"
                            r"入った|入会した|入学した|入社した|就職した|飼い始めた|なった)$")
 _SUBJECT = re.compile(
@@ -232,6 +236,8 @@ def classify(memory: Memory, said_on: date) -> Classification:
     last = last_clause(text)
     if _PLAN_END.search(last) or _PLAN_END.search(_sentence(text)):
         return _verdict(False, None, "a plan or an intention")
+    if _HEALTH_CONDITION.search(text):
+        return _verdict(True, Category.HEALTH, "a health condition that holds")
     if is_past(last) and not _STATE_CHANGE.search(last):
         return _verdict(False, None, "a past event")
     category = _topic_category(text, hint)
