@@ -10,8 +10,13 @@ from datetime import datetime
 import numpy as np
 
 from omoide.components import Profile
-from omoide.memory.facts.profile import Category, ProfileFact, line_text, select_profile, \
-    with_relevant
+from omoide.memory.facts.profile import (
+    Category,
+    ProfileFact,
+    line_text,
+    select_profile,
+    with_relevant,
+)
 from omoide.memory.index.person_index import UserIndex
 from omoide.memory.recall.robust.profile_view import about_the_person, relevant_overflow
 from omoide.memory.recall.robust.query import prepare

@@ -18,9 +18,9 @@ from omoide.components import (
     RecallResult,
 )
 from omoide.memory.config import RobustSettings
+from omoide.memory.facts.profile import with_relevant
 from omoide.memory.index.cache import dense_only_index
 from omoide.memory.index.person_index import UserIndex
-from omoide.memory.facts.profile import with_relevant
 from omoide.memory.recall.robust.gate import wants_embedding
 from omoide.memory.recall.robust.profile_view import about_the_person, relevant_overflow
 from omoide.memory.recall.robust.query import prepare

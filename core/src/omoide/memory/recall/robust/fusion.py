@@ -70,9 +70,9 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
         for ranks in (r_dense, r_lex, r_tem):
             if c in ranks:
                 score += 1.0 / (rrf + ranks[c])
-        if q.intent.asks_when and index.has_dates(c):
-            score += 0.5 / rrf
-        elif on_the_day and seen.temporal.get(c, 0.0) >= SAME_DAY:
+        dated_as_asked = (q.intent.asks_when and index.has_dates(c)) or \
+            (on_the_day and seen.temporal.get(c, 0.0) >= SAME_DAY)
+        if dated_as_asked:
             score += 0.5 / rrf
         if q.intent.asks_where_to and c in (seen.temporal if q.spans else seen.lexical) \
                 and index.tells_an_outing(c):
