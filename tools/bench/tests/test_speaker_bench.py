@@ -22,6 +22,7 @@ from omoide_bench.benches.speaker import (
     Voice,
     best_setting,
     decide,
+    dev_texts,
     equal_error_rate,
     tally,
     variants,
@@ -45,6 +46,17 @@ def test_each_voice_speaks_its_own_sentences_two_phrases_to_a_test_sentence() ->
     assert len(enrol_a) == 3 and len(tests_a) == 4
     assert not set(enrol_a + tests_a) & set(enrol_b + tests_b)
     assert tests_a[0].startswith(phrases[3]) and tests_a[0].endswith(phrases[4])
+
+
+def test_more_enrolment_phrases_keep_the_test_sentences_and_the_dev_split_apart() -> None:
+    phrases = [p.text for p in load_phrases()]
+    enrol3, tests3 = voice_texts(2, 3, 4, phrases)
+    enrol6, tests6 = voice_texts(2, 6, 4, phrases)
+    dev = dev_texts(2, 6, 4, 3, phrases)
+    assert tests6 == tests3 and enrol6[:3] == enrol3 and len(enrol6) == 6
+    assert len(dev) == 3
+    used = set(enrol6) | {p for t in tests6 for p in phrases if p in t}
+    assert not any(p in d for d in dev for p in used)
 
 
 def test_noise_is_added_at_the_stated_signal_to_noise_ratio() -> None:
@@ -106,6 +118,16 @@ def test_the_sweep_decides_as_identify_does() -> None:
                                                                 said["false_accepts"])
 
 
+def test_the_sweep_with_per_person_thresholds_decides_as_identify_does() -> None:
+    trials, enrolment = _trials_and_enrolment()
+    for threshold, margin, spread in ((0.3, 0.0, 0.0), (0.5, 0.02, 1.0), (0.2, 0.0, 3.0)):
+        decisions = decide(trials, enrolment, ["a", "b", "c"], threshold, margin, spread)
+        said = tally(decisions)
+        swept = Sweep.of(decisions).rates(threshold, margin, spread)
+        assert (swept["identified"], swept["false_accepts"]) == (said["identified"],
+                                                                said["false_accepts"])
+
+
 def test_the_best_setting_keeps_false_accepts_within_the_target() -> None:
     trials, enrolment = _trials_and_enrolment()
     sweep = Sweep.of(decide(trials, enrolment, ["a", "b", "c"], 0.8, 0.03))
@@ -132,10 +154,10 @@ def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
     """Three OpenJTalk voices (mei at three pitches), two enrolled in each of three sets."""
     assert main(["bench", "speaker", "--voice", "openjtalk", "--voice",
                  "openjtalk,half_tone=-7", "--voice", "openjtalk,half_tone=5",
-                 "--enrolled", "2", "--sentences", "1", "--cache", str(tmp_path),
-                 "--json"]) == 0
+                 "--enrolled", "2", "--sentences", "1", "--dev-sentences", "1",
+                 "--cache", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["enrolment_sets"] == 3 and report["speaker"]["threshold"] == 0.8
+    assert report["enrolment_sets"] == 3 and report["speaker"]["threshold"] == 0.9
     assert report["configured"]["utterances"] == 3 * 2 * 5
     assert report["configured"]["unenrolled_utterances"] == 3 * 1 * 5
     assert set(report["per_variant"]) == {"clean", "noise 20 dB", "noise 10 dB", "-12 dB",
@@ -149,4 +171,8 @@ def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
     assert bad["clipped (+24 dB)"]["reason"] == "clipped"
     assert all(bad[case]["unknown"] for case in ("silence", "cough (0.3 s burst)",
                                                  "clipped (+24 dB)"))
-    assert len(list(tmp_path.glob("*.npy"))) == 3 * (3 + 1)  # the clips were cached
+    assert len(list(tmp_path.glob("*.npy"))) == 3 * (3 + 1 + 1)  # the clips were cached
+    chosen = report["chosen_on_dev"]
+    assert chosen["dev_utterances"] == 3 * 3 * 5     # 3 sets x 3 voices x 5 variants
+    assert chosen["all"]["dev"]["spread"] in (None, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+    assert chosen["all"]["test"]["identified"] is not None

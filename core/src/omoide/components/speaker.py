@@ -86,6 +86,13 @@ class SpeakerConfig(ComponentConfig):
     margin: float = Field(0.05, ge=0, le=2, description="How much closer the best person must "
                                                         "be than the next one; closer calls "
                                                         "are ambiguous (unknown).")
+    person_spread: float | None = Field(
+        None, ge=0, le=10,
+        description="Per-person thresholds from enrolment: a person enrolled with two or "
+                    "more utterances is named only at or above the mean of their own "
+                    "utterances' scores (each against the others) less this many standard "
+                    "deviations (at least 0.02), and never below `threshold`; a voice that "
+                    "varies little needs a closer match. null: `threshold` for everyone.")
     min_consistency: float = Field(
         -1.0, ge=-1, le=1, description="Lowest cosine between two windows' vectors before "
                                        "the clip counts as several voices (unknown); -1 "
@@ -221,13 +228,40 @@ def unit(vector: FloatArray) -> FloatArray:
     return out
 
 
+def leave_one_out_scores(vectors: Sequence[FloatArray]) -> tuple[float, ...]:
+    """Each vector's cosine to the normalised mean of the others (empty for fewer than 2)."""
+    if len(vectors) < 2:
+        return ()
+    rows = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    total = rows.sum(axis=0)
+    scores = []
+    for row in rows:
+        rest = total - row
+        scores.append(float(row @ rest / max(float(np.linalg.norm(rest)), 1e-12)))
+    return tuple(scores)
+
+
+def person_threshold(self_scores: Sequence[float], threshold: float,
+                     spread: float | None) -> float:
+    """The score a person's voice must reach: ``threshold``, raised to the mean of their
+    enrolment utterances' own scores (:func:`leave_one_out_scores`)
+    less ``spread`` standard deviations (at least 0.02) when there are two or more."""
+    if spread is None or len(self_scores) < 2:
+        return threshold
+    scores = np.asarray(self_scores, dtype=np.float64)
+    return max(threshold, float(scores.mean() - spread * max(float(scores.std()), 0.02)))
+
+
 def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatArray]],
-             threshold: float, margin: float) -> Identification:
+             threshold: float, margin: float,
+             thresholds: Mapping[str, float] | None = None) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
     Each person is scored by the cosine to the normalised mean of their vectors. The best
-    person is named only when the score is at least ``threshold`` and beats the next
-    person by at least ``margin`` (one person enrolled: against 0). An unusable
+    person is named only when the score is at least ``threshold`` (or their own, higher,
+    entry of ``thresholds``: :func:`person_threshold`) and beats the next person by at
+    least ``margin`` (one person enrolled: against 0). An unusable
     embedding is unknown with its own reason; nobody enrolled is ``NO_ONE_ENROLLED``.
     Raises :class:`InvalidInput` for vectors of another length or not finite."""
     if not embedding.usable or embedding.vector is None:
@@ -240,7 +274,7 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     best, score = ranked[0]
     lead = score - (ranked[1][1] if len(ranked) > 1 else 0.0)
-    if score < threshold:
+    if score < max(threshold, (thresholds or {}).get(best, threshold)):
         return Identification(None, score, lead, SpeakerReason.NO_MATCH)
     if lead < margin:
         return Identification(None, score, lead, SpeakerReason.AMBIGUOUS)
@@ -327,10 +361,16 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         return rows
 
     def identify(self, embedding: SpeakerEmbedding,
-                 enrolled: Mapping[str, Sequence[FloatArray]]) -> Identification:
-        """:func:`identify` with this encoder's threshold and margin. An embedding of
-        another encoder's space is refused (:class:`InvalidInput`)."""
+                 enrolled: Mapping[str, Sequence[FloatArray]],
+                 self_scores: Mapping[str, Sequence[float]] | None = None) -> Identification:
+        """:func:`identify` with this encoder's threshold and margin, and per-person
+        thresholds from ``self_scores`` (each person's enrolment utterances scored
+        against the others; see ``person_spread``). An embedding of another encoder's
+        space is refused (:class:`InvalidInput`)."""
         if embedding.model_id != self.model_id:
             raise InvalidInput(f"speaker {self.name}: a voiceprint of {embedding.model_id} "
                                f"cannot be compared in {self.model_id}")
-        return identify(embedding, enrolled, self.config.threshold, self.config.margin)
+        config = self.config
+        thresholds = {person: person_threshold(scores, config.threshold, config.person_spread)
+                      for person, scores in (self_scores or {}).items()}
+        return identify(embedding, enrolled, config.threshold, config.margin, thresholds)

@@ -83,7 +83,8 @@ class SpeakerIdentifier:
         try:
             embedding = await self.encoder.embed(audio)
             ident = self.encoder.identify(
-                embedding, {p: v.vectors for p, v in enrolled.items()})
+                embedding, {p: v.vectors for p, v in enrolled.items()},
+                {p: v.self_scores for p, v in enrolled.items()})
         except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
             log.warning("speaker identification failed: %s", exc)
             return TurnSpeaker(household.person_for(None), None, None,

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from omoide.components.speaker import leave_one_out_scores
 from omoide.errors import InvalidInput
 from omoide.types import FloatArray
 from omoide.user_ids import validate_user_id
@@ -62,20 +63,6 @@ class Voiceprint:
         return cls(person, str(data["model_id"]), vectors,
                    datetime.fromisoformat(str(data["enrolled_at"])), str(data["source"]),
                    tuple(float(s) for s in data.get("self_scores", ())))
-
-
-def leave_one_out_scores(vectors: Sequence[FloatArray]) -> tuple[float, ...]:
-    """Each vector's cosine to the normalised mean of the others (empty for fewer than 2)."""
-    if len(vectors) < 2:
-        return ()
-    rows = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])
-    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-    total = rows.sum(axis=0)
-    scores = []
-    for row in rows:
-        rest = total - row
-        scores.append(float(row @ rest / max(float(np.linalg.norm(rest)), 1e-12)))
-    return tuple(scores)
 
 
 class VoiceprintStore:

