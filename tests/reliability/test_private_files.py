@@ -26,10 +26,12 @@ from omoide.announcements import Announcement, AnnouncementQueue
 from omoide.config import load_settings
 from omoide.memory.control.forget_undo import ForgetWithUndo
 from omoide.memory.control.pending_vectors import PendingVectors
+from omoide.memory.index.person_index import UserIndex
+from omoide.memory.index.saved_indexes import IndexStore
 from omoide.memory_client.local import LocalMemoryClient
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.private_files import connect_private, open_private
-from omoide.types import Emotion
+from omoide.types import Emotion, Memory
 
 CONFIG = """
 server: {{data_dir: {data}}}
@@ -148,4 +150,12 @@ def test_pending_vectors_file_is_private_from_its_first_write(tmp_path: Path) ->
     pending = PendingVectors(tmp_path / "data" / "vectors_pending.sqlite3")
     asyncio.run(pending.add("alice", ["m1"]))
     pending.close()
+    assert loose(tmp_path / "data") == []
+
+
+def test_the_saved_indexes_are_private(tmp_path: Path) -> None:
+    index = UserIndex("alice", "Asia/Tokyo")
+    index.add(Memory("m1", "alice", "あなたは紅茶が好きだ。", datetime.now(UTC)))
+    store = IndexStore(tmp_path / "data" / "indexes.sqlite3", max_memories=100)
+    assert store.save("alice", index)
     assert loose(tmp_path / "data") == []

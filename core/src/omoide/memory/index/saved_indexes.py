@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import pickle
 import sqlite3
 import zlib
@@ -39,6 +38,7 @@ from importlib import metadata, resources
 from pathlib import Path
 
 from omoide.memory.index.person_index import UserIndex
+from omoide.private_files import connect_private
 from omoide.types import FloatArray, Memory
 
 log = logging.getLogger("omoide.memory.index")
@@ -85,11 +85,8 @@ class IndexStore:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh = not self.path.exists()
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            if fresh:
-                os.chmod(self.path, 0o600)
+            # 0600 from its creation (and its -wal/-shm with it), whatever the umask
+            self._db = connect_private(self.path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: losing the last write is fine
             self._db.execute(SCHEMA)
