@@ -160,7 +160,7 @@ async def _local(settings: Settings) -> AsyncIterator[_Local]:
     from omoide.data_dir_owner import DataDirClaim
     from omoide.memory_client.local import LocalMemoryClient
     from omoide.moments.delivery import MomentScheduler
-    from omoide.moments.ledger import MomentLedger
+    from omoide.moments.ledger import open_ledger
     from omoide.moments.planning import EngineMemories
     from omoide.moments.serving import LEDGER_FILE
 
@@ -171,7 +171,8 @@ async def _local(settings: Settings) -> AsyncIterator[_Local]:
             async def people() -> list[str]:
                 return await engine.journal.users()
 
-            ledger = MomentLedger(settings.data_dir / LEDGER_FILE)
+            ledger = open_ledger(settings.data_dir / LEDGER_FILE,
+                                 settings.envelope.database.url)
             try:
                 yield _Local(MomentScheduler(settings.envelope.moments, ledger,
                                              EngineMemories(engine), people,

@@ -5,7 +5,13 @@ private to its owner as everything in the data folder is), written when a moment
 delivered, before anything else is said: a restart, or a second worker reading the same
 file, never says a moment twice, and a moment not recorded is still due. Kept behind
 this class's few methods (:meth:`record_delivered`, :meth:`delivered`, :meth:`cancel`,
-:meth:`entries`, :meth:`set_off`) so the state can move to another database later.
+:meth:`entries`, :meth:`set_off`).
+
+With ``database.url`` the same records live in PostgreSQL, shared by every worker
+(:class:`omoide.moments.postgres_ledger.PostgresMomentLedger`, the same SQL on a pool;
+:func:`open_ledger` picks one). Recording a moment is the claim either way: the
+``INSERT ... ON CONFLICT DO NOTHING`` of the first worker returns the key, every other
+worker's returns nothing and it stays silent.
 """
 
 from __future__ import annotations
@@ -62,6 +68,10 @@ class LedgerEntry:
 class MomentLedger:
     """Delivered and cancelled moments, and people who switched moments off."""
 
+    MOMENTS = "moments"
+    SWITCHED_OFF = "switched_off"
+    """The two tables' names (the PostgreSQL ledger's are prefixed)."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
@@ -86,6 +96,9 @@ class MomentLedger:
             return list(self._conn().execute(sql, params).fetchall())
 
     async def _sql(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Run ``sql`` (``{moments}`` and ``{off}`` name the tables, ``?`` the
+        parameters) off the event loop."""
+        sql = sql.replace("{moments}", self.MOMENTS).replace("{off}", self.SWITCHED_OFF)
         return await asyncio.to_thread(self._run, sql, params)
 
     def close(self) -> None:
@@ -100,7 +113,7 @@ class MomentLedger:
         """Record ``moment`` as said; False when it was already said or cancelled (by
         this process or another): then it must not be said."""
         rows = await self._sql(
-            "INSERT INTO moments(key, person, kind, state, at, local_day, how, text, reasons)"
+            "INSERT INTO {moments}(key, person, kind, state, at, local_day, how, text, reasons)"
             " VALUES (?, ?, ?, 'delivered', ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING"
             " RETURNING key",
             (moment.key, moment.person, moment.kind.value, at.isoformat(), local_day, how,
@@ -109,21 +122,21 @@ class MomentLedger:
 
     async def delivered(self, key: str) -> bool:
         """Whether the moment ``key`` was said or cancelled (either way: not again)."""
-        return bool(await self._sql("SELECT 1 FROM moments WHERE key = ?", (key,)))
+        return bool(await self._sql("SELECT 1 FROM {moments} WHERE key = ?", (key,)))
 
     async def settled_keys(self, person: str) -> set[str]:
-        rows = await self._sql("SELECT key FROM moments WHERE person = ?", (person,))
+        rows = await self._sql("SELECT key FROM {moments} WHERE person = ?", (person,))
         return {r[0] for r in rows}
 
     async def delivered_on(self, person: str, local_day: str) -> int:
-        rows = await self._sql("SELECT count(*) FROM moments WHERE person = ? AND "
+        rows = await self._sql("SELECT count(*) FROM {moments} WHERE person = ? AND "
                                "local_day = ? AND state = 'delivered'", (person, local_day))
         return int(rows[0][0])
 
     async def cancel(self, moment: Moment, at: datetime, by: str) -> bool:
         """Never say ``moment``; False when it was already said or cancelled."""
         rows = await self._sql(
-            "INSERT INTO moments(key, person, kind, state, at, local_day, how, reasons)"
+            "INSERT INTO {moments}(key, person, kind, state, at, local_day, how, reasons)"
             " VALUES (?, ?, ?, 'cancelled', ?, '', ?, ?) ON CONFLICT(key) DO NOTHING"
             " RETURNING key",
             (moment.key, moment.person, moment.kind.value, at.isoformat(), by,
@@ -134,7 +147,7 @@ class MomentLedger:
         """Recorded moments, newest first (of ``person``)."""
         where, params = ("WHERE person = ?", [person]) if person else ("", [])
         rows = await self._sql(
-            "SELECT key, person, kind, state, at, how, text, reasons FROM moments "
+            "SELECT key, person, kind, state, at, how, text, reasons FROM {moments} "
             f"{where} ORDER BY at DESC LIMIT ?", (*params, limit))
         return [LedgerEntry(r[0], r[1], r[2], r[3], datetime.fromisoformat(r[4]), r[5], r[6],
                             tuple(r[7].split())) for r in rows]
@@ -142,20 +155,29 @@ class MomentLedger:
     async def set_off(self, person: str, off: bool, at: datetime) -> None:
         """Switch moments off (or back on) for ``person``."""
         if off:
-            await self._sql("INSERT INTO switched_off(person, at) VALUES (?, ?) "
+            await self._sql("INSERT INTO {off}(person, at) VALUES (?, ?) "
                             "ON CONFLICT(person) DO NOTHING", (person, at.isoformat()))
         else:
-            await self._sql("DELETE FROM switched_off WHERE person = ?", (person,))
+            await self._sql("DELETE FROM {off} WHERE person = ?", (person,))
 
     async def is_off(self, person: str) -> bool:
-        return bool(await self._sql("SELECT 1 FROM switched_off WHERE person = ?", (person,)))
+        return bool(await self._sql("SELECT 1 FROM {off} WHERE person = ?", (person,)))
 
     async def unrecord(self, key: str) -> None:
         """Take back a delivery that nobody heard (the robot went away): still due."""
-        await self._sql("DELETE FROM moments WHERE key = ? AND state = 'delivered'", (key,))
+        await self._sql("DELETE FROM {moments} WHERE key = ? AND state = 'delivered'", (key,))
 
     async def last_delivered_at(self, person: str) -> datetime | None:
         """When a moment was last said to ``person``."""
-        rows = await self._sql("SELECT at FROM moments WHERE person = ? AND state = "
+        rows = await self._sql("SELECT at FROM {moments} WHERE person = ? AND state = "
                                "'delivered'", (person,))
         return max((datetime.fromisoformat(r[0]) for r in rows), default=None)
+
+
+def open_ledger(path: Path, database_url: str | None = None) -> MomentLedger:
+    """The ledger for a config: the SQLite file ``path`` without a database URL, the
+    tables every worker shares with one (nothing connects before the first use)."""
+    if not database_url:
+        return MomentLedger(path)
+    from omoide.moments.postgres_ledger import PostgresMomentLedger
+    return PostgresMomentLedger(database_url, path=path)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import Delivery, MomentScheduler
-from omoide.moments.ledger import MomentLedger
+from omoide.moments.ledger import open_ledger
 from omoide.moments.planning import EngineMemories, IndexedEngine
 from omoide.types import Emotion
 
@@ -67,9 +67,9 @@ class MomentsService:
     """The server's moments (see the module)."""
 
     def __init__(self, settings: MomentsSettings, data_dir: Path, timezone: str,
-                 announcer: Announcer) -> None:
+                 announcer: Announcer, database_url: str | None = None) -> None:
         self.settings = settings
-        self.ledger = MomentLedger(Path(data_dir) / LEDGER_FILE)
+        self.ledger = open_ledger(Path(data_dir) / LEDGER_FILE, database_url)
         self.timezone = timezone
         self.announcer = announcer
         self.listeners: list[Callable[[Delivery], None]] = []

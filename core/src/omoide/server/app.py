@@ -129,7 +129,8 @@ class OmoideServer:
         self.announcer, self.tools = _tools_for(self)
         from omoide.moments.serving import MomentsService
         self.moments = MomentsService(settings.envelope.moments, self.data_dir,
-                                      settings.assistant.timezone, self.announcer)
+                                      settings.assistant.timezone, self.announcer,
+                                      settings.envelope.database.url)
         """Moments: omoide speaks first (plans, birthdays, reminders from memory)."""
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()

@@ -1,0 +1,87 @@
+"""The moments ledger in PostgreSQL, shared by every worker (``database.url``).
+
+The same records and the same SQL as :class:`~omoide.moments.ledger.MomentLedger` (the
+times kept as the same ISO text, so both order and count alike), in two tables of
+migrations component ``moments`` on a small pool. Recording a moment is the claim: a
+moment's key (its memory, its kind, and the day or year where it repeats) is the primary
+key, and ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` returns it to the one worker
+whose row went in — that worker speaks, every other worker racing for the same due
+moment gets nothing back and stays silent. A cancel is the same claim with another
+state, so a moment cancelled on one worker is never said by another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omoide.database.connection import open_pool
+from omoide.database.migrations import Migration, apply_migrations
+from omoide.moments.ledger import MomentLedger
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+COMPONENT = "moments"
+MIGRATIONS = (
+    Migration(1, "moments ledger and off switches", """
+CREATE TABLE moments_ledger (
+    key TEXT PRIMARY KEY,
+    person TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    at TEXT NOT NULL,
+    local_day TEXT NOT NULL,
+    how TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL DEFAULT '',
+    reasons TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX moments_ledger_person_day ON moments_ledger (person, local_day);
+CREATE TABLE moments_switched_off (
+    person TEXT PRIMARY KEY,
+    at TEXT NOT NULL
+);
+"""),
+)
+
+
+class PostgresMomentLedger(MomentLedger):
+    """The ledger's methods on the shared database (see the module)."""
+
+    MOMENTS = "moments_ledger"
+    SWITCHED_OFF = "moments_switched_off"
+
+    def __init__(self, url: str, *, path: Path | None = None, pool_size: int = 2) -> None:
+        super().__init__(path or Path("moments.sqlite3"))  # the file is never opened
+        self.url = url
+        self.pool_size = pool_size
+        self._pool: ConnectionPool | None = None
+        self._opening = threading.Lock()
+
+    def _connected(self) -> ConnectionPool:
+        with self._opening:
+            if self._pool is None:
+                pool = open_pool(self.url, size=self.pool_size, timeout_s=3.0,
+                                 name="omoide-moments")
+                try:
+                    with pool.connection() as conn:
+                        apply_migrations(conn, COMPONENT, MIGRATIONS)
+                except BaseException:
+                    pool.close()
+                    raise
+                self._pool = pool
+            return self._pool
+
+    def _run(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        # the ledger's SQL is portable but for its placeholders (no literal ? in it)
+        with self._connected().connection() as conn:
+            cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
+            return list(cursor.fetchall()) if cursor.description else []
+
+    def close(self) -> None:
+        with self._opening:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
