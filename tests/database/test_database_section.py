@@ -4,6 +4,7 @@ the file."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from omoide.config_schema import DatabaseSettings, EnvValue
+from omoide.database.connection import shown_url
 from omoide.memory.journal.exchange_log import Journal
 from omoide.memory.journal.opening import exchange_journal
 from omoide.memory.journal.postgres_journal import PostgresJournal
@@ -76,3 +78,26 @@ def test_a_second_worker_on_the_same_data_dir_is_told_to_use_its_own(tmp_path: P
     assert out.returncode == 1
     assert "is in use by omoide serve" in out.stderr
     assert "their own server.data_dir" in out.stderr
+
+
+def test_an_unreachable_database_stops_the_start_with_the_reason(tmp_path: Path) -> None:
+    config = tmp_path / "omoide.yaml"
+    config.write_text(f"server: {{data_dir: {tmp_path / 'data'}}}\n"
+                      "database: {url: {$env: OMOIDE_DATABASE_URL}}\n"
+                      + "".join(f"{s}: {{use: fake}}\n"
+                                for s in ("asr", "embed", "store", "chat", "tts")),
+                      encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "omoide.cli", "serve", "--config",
+                          str(config)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "OMOIDE_DATABASE_URL":
+                              "postgresql://omoide:hunter2@127.0.0.1:9/omoide"})
+    assert out.returncode == 1
+    assert ("omoide could not start: the database postgresql://omoide:***@127.0.0.1:9/omoide"
+            " does not answer: connection failed") in out.stderr
+    assert "Traceback" not in out.stderr and "hunter2" not in out.stderr
+
+
+def test_urls_in_messages_never_show_the_password() -> None:
+    assert shown_url("postgresql://omoide:s3cret@db:5432/omoide") == (
+        "postgresql://omoide:***@db:5432/omoide")
+    assert shown_url("postgresql://omoide@db/omoide") == "postgresql://omoide@db/omoide"

@@ -55,7 +55,12 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     try:
         tokens = token_store(settings.data_dir, settings.envelope.database.url)
-        if tokens.ensure_admin_token():
+        try:
+            made = tokens.ensure_admin_token()
+        except OmoideError as exc:
+            print(f"omoide could not start: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        if made:
             where = ("the database" if settings.envelope.database.url
                      else f"{settings.data_dir}/auth/admin.token")
             print(f"omoide: created the admin token in {where} "

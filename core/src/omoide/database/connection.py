@@ -14,6 +14,19 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 
+class DatabaseUnavailable(OmoideError):
+    """The PostgreSQL database ``database.url`` names does not answer."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit for a message or a log: without its password."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return f"{scheme}{sep}{userinfo.split(':', 1)[0]}:***@{host}"
+
+
 def is_postgresql_url(url: str | None) -> bool:
     """Whether ``url`` names a PostgreSQL database (``None``: the embedded SQLite)."""
     return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
@@ -22,15 +35,26 @@ def is_postgresql_url(url: str | None) -> bool:
 def open_pool(url: str, *, size: int = 8, timeout_s: float = 10.0,
               name: str = "omoide") -> ConnectionPool:
     """An open pool of at most ``size`` connections to ``url``, waiting ``timeout_s`` for
-    the first one (raises :class:`psycopg.OperationalError` when the database does not
-    answer). Connections autocommit; work that must be atomic opens
+    the first one (raises :class:`DatabaseUnavailable`, saying why, when the database
+    does not answer). Connections autocommit; work that must be atomic opens
     ``conn.transaction()``."""
     try:
-        from psycopg_pool import ConnectionPool
+        import psycopg
+        from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as exc:
         raise OmoideError("database.url names PostgreSQL but psycopg is not installed:"
                           " pip install 'omoide[postgresql]'") from exc
     pool = ConnectionPool(url, min_size=1, max_size=size, open=False, name=name,
                           kwargs={"autocommit": True}, timeout=timeout_s)
-    pool.open(wait=True, timeout=timeout_s)
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except PoolTimeout:
+        pool.close()
+        try:  # the pool does not say why: one direct attempt does
+            psycopg.connect(url, connect_timeout=max(1, int(timeout_s))).close()
+            reason = f"no connection within {timeout_s:g} s"
+        except psycopg.Error as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        raise DatabaseUnavailable(f"the database {shown_url(url)} does not answer:"
+                                  f" {reason}") from None
     return pool
