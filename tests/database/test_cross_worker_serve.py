@@ -1,0 +1,141 @@
+"""Two ``omoide serve`` workers (real processes, their own data dirs) on one PostgreSQL
+database and one Chroma server (`chroma run`): what a person says on one worker becomes
+a memory there (the offline stand-in extracts it) and a turn on the other recalls it;
+a memory imported on the first and then forgotten there stops being recalled on the
+second.
+
+The second worker's index of the person is built by a turn before anything is written,
+and the shared store's count check (``memory.index.refresh_s``) is an hour: the
+announcement between the workers is what brings the index up to date.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from omoide.server.postgres_tokens import PostgresTokenStore
+
+chroma = pytest.importorskip("omoide_store_chroma")
+from omoide_store_chroma.local_server import (  # noqa: E402
+    LocalChromaServer,
+    chroma_command,
+    free_port,
+)
+
+CONFIG = """
+assistant: {{name: かな, timezone: Asia/Tokyo}}
+server: {{data_dir: {data}, host: 127.0.0.1, port: {port}}}
+database: {{url: {{$env: OMOIDE_DATABASE_URL}}}}
+memory: {{engine: robust, index: {{refresh_s: 3600}}, extraction: {{max_exchanges: 1}}}}
+asr: {{use: fake}}
+embed: {{use: fake}}
+store: {{use: chroma, host: 127.0.0.1, port: {chroma_port}}}
+chat: {{use: standin}}
+tts: {{use: fake}}
+"""
+NOW = "2026-09-27T21:00:00+09:00"
+PLAN = "来週の土曜日に友達と箱根に行くんだ。"
+ASKED = "箱根の予定って覚えてる?"
+WAIT_S = 60.0
+"""A bound on a busy machine, not a measure (`omoide bench workers` measures)."""
+
+
+def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{base} did not become ready")
+
+
+@pytest.fixture
+def workers(postgres_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, list[str]]]:
+    if chroma_command() is None:
+        pytest.skip("the `chroma` command (from the chromadb package) is not installed")
+    started: list[tuple[str, subprocess.Popen[str]]] = []
+    with LocalChromaServer(tmp_path / "chroma") as store:
+        try:
+            for n in range(2):
+                port = free_port()
+                config = tmp_path / f"worker{n}.yaml"
+                config.write_text(CONFIG.format(data=tmp_path / f"data{n}", port=port,
+                                                chroma_port=store.port), encoding="utf-8")
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                    env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
+                started.append((f"http://127.0.0.1:{port}", proc))
+            for base, proc in started:
+                wait_ready(base, proc)
+            tokens = PostgresTokenStore(postgres_url)
+            admin = tokens.admin_token()
+            tokens.close()
+            with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {admin}"},
+                              ) as client:
+                yield client, [base for base, _ in started]
+        finally:
+            for _, proc in started:
+                proc.send_signal(signal.SIGTERM)
+            for _, proc in started:
+                proc.wait(timeout=60)
+
+
+def turn(client: httpx.Client, base: str, text: str) -> dict[str, Any]:
+    r = client.post(f"{base}/v1/turns", json={"user": "alice", "text": text, "now": NOW})
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def recalled(client: httpx.Client, base: str) -> list[str]:
+    body = turn(client, base, ASKED)
+    return [m["text"] for m in body.get("memories") or []] + \
+        [f["text"] for f in body.get("profile") or []]
+
+
+def until(check: Any) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.slow
+def test_what_is_said_on_one_worker_is_recalled_on_the_other_and_forgetting_reaches_it(
+        workers: tuple[httpx.Client, list[str]]) -> None:
+    client, (first, second) = workers
+    assert not any("箱根" in t for t in recalled(client, second))  # its index is built now
+    turn(client, first, PLAN)  # extracted on the first worker (one exchange is enough)
+    assert until(lambda: any("箱根" in t for t in recalled(client, second)))
+
+    imported = client.post(f"{first}/v1/users/alice/memories/import", json=[{
+        "id": "x1", "text": "あなたは毎週木曜日に陶芸教室に通っている。", "kind": "habit"}])
+    assert imported.status_code == 200, imported.text
+
+    def pottery() -> list[str]:
+        body = turn(client, second, "陶芸教室っていつだっけ?")
+        return [m["id"] for m in body.get("memories") or []] + \
+            [f["id"] for f in body.get("profile") or []]
+
+    assert until(lambda: len(pottery()) > 0)
+    [memory_id] = [i for i in pottery()
+                   if "陶芸" in client.get(f"{first}/v1/users/alice/memories/{i}").text]
+    assert client.delete(f"{first}/v1/users/alice/memories/{memory_id}").status_code == 200
+    assert until(lambda: memory_id not in pottery())
