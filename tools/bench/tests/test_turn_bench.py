@@ -13,10 +13,12 @@ import pytest
 from omoide.cli import main
 from omoide_bench.benches.turn import (
     Judgements,
+    Stop,
     ceiling_row,
     find_gap,
     split_sentence,
     summary,
+    threshold_wait,
 )
 
 
@@ -42,34 +44,58 @@ def test_the_gap_found_is_the_quiet_stretch_nearest_the_cut() -> None:
     assert find_gap(samples, 0.66) == (33600, 35200)
 
 
+INF = float("inf")
+
+
 def _run() -> Judgements:
     run = Judgements("v", "(config)")
     run.probabilities = {"complete": [0.9, 0.2, 0.8], "cut": [0.7, 0.1]}
     run.latencies_ms = [100.0, 100.0, 100.0, 100.0, 100.0]
     run.pauses_s = [0.7, 0.9, 0.8]
-    run.pause_judged = [0.7, 0.1, None]
+    run.stops = [[Stop(0.7, 700.0, False), Stop(0.9, INF, True)],
+                 [Stop(0.1, 900.0, False), Stop(0.2, INF, True)],
+                 [Stop(0.8, INF, True)]]   # the VAD heard no end in the third one's pause
     return run
 
 
 def test_a_pause_is_cut_when_judged_finished_or_longer_than_the_ceiling() -> None:
-    assert ceiling_row(_run(), 0.5, 1000, 700.0)["pauses_cut"] == 1
-    assert ceiling_row(_run(), 0.5, 800, 700.0)["pauses_cut"] == 2
+    assert ceiling_row(_run(), threshold_wait(0.5), 1000, 700.0)["pauses_cut"] == 1
+    assert ceiling_row(_run(), threshold_wait(0.5), 800, 700.0)["pauses_cut"] == 2
+
+
+def test_any_stop_inside_the_sentence_can_cut_it_not_only_the_stretched_pause() -> None:
+    run = Judgements("v", "(config)")
+    run.pauses_s = [0.8]
+    run.stops = [[Stop(0.9, 300.0, False), Stop(0.1, 800.0, False), Stop(0.9, INF, True)]]
+    assert ceiling_row(run, threshold_wait(0.5), 1200, 400.0)["pauses_cut"] == 1
+    assert ceiling_row(run, threshold_wait(0.95), 1200, 400.0)["pauses_cut"] == 0
+
+
+def test_a_wait_between_at_once_and_the_ceiling_bridges_the_shorter_pauses() -> None:
+    def graded(p: float, ceiling: int) -> float:
+        return 0.0 if p >= 0.95 else 750.0 if p >= 0.5 else float(ceiling)
+
+    assert ceiling_row(_run(), graded, 1000, 700.0)["pauses_cut"] == 0
+    ends = ceiling_row(_run(), graded, 1000, 700.0)["end_of_turn_ms"]
+    assert ends["p50"] == 750 and ends["max"] == 1000
 
 
 def test_a_failed_judgement_at_a_pause_falls_back_to_silence_alone() -> None:
     run = _run()
-    run.pause_judged = [float("nan"), float("nan"), None]
+    run.stops[0][0] = Stop(float("nan"), 700.0, False)
+    run.stops[1][0] = Stop(float("nan"), 900.0, False)
     run.failed["cut"] = 2
-    assert ceiling_row(run, 0.5, 2000, 700.0, fallback_ms=750)["pauses_cut"] == 1
+    assert ceiling_row(run, threshold_wait(0.5), 2000, 700.0,
+                       fallback_ms=750)["pauses_cut"] == 1
 
 
 def test_a_complete_sentence_judged_unfinished_ends_at_the_ceiling() -> None:
-    ends = ceiling_row(_run(), 0.5, 1500, 700.0)["end_of_turn_ms"]
+    ends = ceiling_row(_run(), threshold_wait(0.5), 1500, 700.0)["end_of_turn_ms"]
     assert ends["p50"] == 700 and ends["max"] == 1500
 
 
 def test_the_summary_counts_each_class_and_silence_alone() -> None:
-    row = summary(_run(), 0.5, 600)
+    row = summary(_run(), threshold_wait(0.5), 0.5, 600)
     assert row["classes"]["complete"]["judged_finished"] == 2
     assert row["classes"]["cut"]["judged_finished"] == 1
     assert row["silence_only"]["pauses_cut"] == 2   # the VAD ended speech in two pauses
@@ -99,4 +125,5 @@ def test_bench_turn_reports_both_classes_latency_and_the_ceilings(
     assert run["classes"]["complete"]["judged"] == 3
     assert run["latency_ms"]["p50"] > 0
     assert [c["max_silence_ms"] for c in run["ceilings"]][:2] == [600, 800]
-    assert report["vad_min_silence_ms"] == 600 and "load_average" in report
+    assert report["vad_min_silence_ms"] == [600] and "load_average" in report
+    assert run["vad_min_silence_ms"] == 600

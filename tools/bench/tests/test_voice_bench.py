@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("omoide_device_stackchan")
 
-from omoide_bench.benches.voice import RATE, server_config, trim_silence
+from omoide_bench.benches.voice import RATE, breakdown, server_config, trim_silence
 
 
 def test_todays_path_recognises_after_the_end_and_ends_turns_on_silence(
@@ -26,6 +26,31 @@ def test_todays_path_recognises_after_the_end_and_ends_turns_on_silence(
         assert config["server"]["data_dir"] == str(tmp_path)
         assert config["store"]["path"].startswith(str(tmp_path))
         assert config["devices"][0]["pairing_required"] is False
+
+
+def test_todays_path_ends_turns_on_the_vads_default_silence(tmp_path: Path) -> None:
+    config = tmp_path / "short.yaml"
+    config.write_text("vad: {use: silero, min_silence_ms: 250}\nturn: {use: smart_turn}\n"
+                      "asr: {use: whisper}\n", encoding="utf-8")
+    assert server_config(str(config), tmp_path, streaming=True)["vad"]["min_silence_ms"] == 250
+    assert server_config(str(config), tmp_path, streaming=False)["vad"] == {"use": "silero"}
+
+
+def test_the_breakdown_splits_the_wait_for_the_first_reply_audio_into_steps() -> None:
+    trace = {"stages": {"asr": {"end_ms": 100.0}, "prompt": {"end_ms": 160.0},
+                        "chat_first_token": {"end_ms": 170.0},
+                        "first_sentence_audio": {"end_ms": 320.0}}}
+    # the last word ended at 10.0 s, the VAD heard it 0.4 s later, the turn ended 0.2 s
+    # after that, the robot got the first reply frame at 11.0 s
+    steps = breakdown((10.0, 10.4, 10.6, 11.0), trace)
+    assert steps == {"vad": 400.0, "turn": 200.0, "asr": 100.0, "recall": 60.0,
+                     "chat": 10.0, "tts": 150.0, "send": 80.0}
+    assert sum(v for v in steps.values() if v is not None) == pytest.approx(1000.0)
+
+
+def test_a_step_not_traced_is_unknown_not_zero() -> None:
+    steps = breakdown((10.0, 10.4, 10.6, None), {"stages": {"asr": {"end_ms": 100.0}}})
+    assert steps["asr"] == 100.0 and steps["recall"] is None and steps["send"] is None
 
 
 def test_the_end_of_the_last_word_is_where_the_voice_stops() -> None:

@@ -11,15 +11,17 @@ the VAD's end of speech). The recording is fed to the config's VAD in 60 ms fram
 the StackChan device feeds it, and at every end of speech the config's turn detector
 (with each ``--setting`` of its section) judges the utterance so far, from its start
 less the device's 300 ms pre-roll to where the voice stopped. A judgement at the
-pause is of the class ``cut`` (the right answer is unfinished), at the sentence's end
-of the class ``complete`` (finished). Reported per voice and setting:
+sentence's end is of the class ``complete`` (finished is right); one at any earlier
+stop, the stretched pause or a shorter one the VAD also hears with a short silence, of
+the class ``cut`` (unfinished is right). Reported per voice and setting:
 
 - how often each class is judged finished, and the mean probability;
 - the judgement's latency (the ``finished_probability`` call, p50/p95);
-- for ceilings (``max_silence_ms``) from 600 to 2,000 ms: the mid-sentence pauses the
-  turn would end in (judged finished, or longer than the ceiling) and the time from the
-  end of a complete sentence to the end of its turn (p50/p95: the VAD's silence plus
-  the judgement when judged finished, the ceiling when not), beside silence alone.
+- for ceilings (``max_silence_ms``) from 600 to 2,000 ms: the sentences whose turn would
+  end inside them (at a stop whose silence outlasts what the detector's judgement waits:
+  ``silence_to_wait_ms``) and the time from the end of a complete sentence to the end of
+  its turn (p50/p95: the VAD's silence plus the judgement, or the wait when longer),
+  beside silence alone.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="overrides of the turn section (repeatable; default: as configured)")
     p.add_argument("--voice", action="append", metavar="USE[:VOICE]",
                    help="voice (repeatable; default: openjtalk, and kokoro when installed)")
+    p.add_argument("--vad-silence", action="append", type=int, metavar="MS",
+                   help="the VAD's min_silence_ms (repeatable: each is measured on the same"
+                        " recordings; default: as configured)")
     p.add_argument("--limit", type=int, default=None, help="use only the first N phrases")
     p.add_argument("--pause-ms", default="600-900", metavar="LO-HI",
                    help="length of the mid-sentence pauses, drawn uniformly")
@@ -139,9 +144,22 @@ def stretched(voice: str, text: str, head: str, samples: np.ndarray, pause_s: fl
     return Sample(voice, text, stream, int(LEAD_S * SAMPLE_RATE) + len(first), pause_s)
 
 
+@dataclass(frozen=True)
+class Stop:
+    """One place the VAD heard the voice stop, as the device's turn stage sees it."""
+
+    probability: float
+    """The judgement there (NaN: it failed, and the device falls back to silence alone)."""
+    silence_ms: float
+    """Silence from the voice stopping to its start again (inf: nothing followed)."""
+    final: bool
+    """The sentence's end (finished is right); every earlier stop is inside it."""
+
+
 @dataclass
 class Judgements:
-    """One voice and setting: probabilities and latencies per class."""
+    """One voice and setting: probabilities and latencies per class, each sentence's
+    stops."""
 
     voice: str
     setting: str
@@ -149,45 +167,67 @@ class Judgements:
         default_factory=lambda: {"complete": [], "cut": []})
     latencies_ms: list[float] = field(default_factory=list)
     pauses_s: list[float] = field(default_factory=list)
-    pause_judged: list[float | None] = field(default_factory=list)
-    """Per sample: the probability judged at its pause (None: the VAD heard no end; NaN:
-    the judgement failed, and the device falls back to silence alone)."""
+    stops: list[list[Stop]] = field(default_factory=list)
+    """Per sentence, every end of speech the VAD reported, in order."""
     failed: dict[str, int] = field(default_factory=lambda: {"complete": 0, "cut": 0})
 
 
 async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> None:
-    """Feed ``sample`` to the VAD in 60 ms frames; judge at every end of speech."""
+    """Feed ``sample`` to the VAD in 60 ms frames; judge at every end of speech, as the
+    device does, each from the utterance's start less the pre-roll."""
     from omoide.api import ComponentError
 
     detector_input = vad.new_detector()
     step = int(FRAME_S * SAMPLE_RATE)
     start: int | None = None
-    at_pause: float | None = None
+    stops: list[tuple[int, float, float]] = []   # (where, probability, silence ms)
     for i in range(0, len(sample.stream), step):
         for event in detector_input.push(sample.stream[i:i + step]):
             at = int(event.at_s * SAMPLE_RATE)
-            if event.kind == "speech_start" and start is None:
-                start = at
+            if event.kind == "speech_start":
+                if start is None:
+                    start = at
+                elif stops and stops[-1][2] == float("inf"):
+                    stops[-1] = (stops[-1][0], stops[-1][1],
+                                 (at - stops[-1][0]) * 1000 / SAMPLE_RATE)
             elif event.kind == "speech_end" and start is not None:
                 audio = sample.stream[max(0, start - int(PRE_ROLL_S * SAMPLE_RATE)):at]
-                pause = at < sample.pause_at + int(0.3 * SAMPLE_RATE)
-                kind = "cut" if pause else "complete"
                 began = time.perf_counter()
                 try:
                     probability = await detector.finished_probability(audio)
                 except ComponentError:   # too slow or failed: silence alone decides
-                    into.failed[kind] += 1
                     probability = float("nan")
-                else:
-                    into.probabilities[kind].append(probability)
                 into.latencies_ms.append((time.perf_counter() - began) * 1000)
-                if pause:
-                    at_pause = probability
+                stops.append((at, probability, float("inf")))
+    judged = [Stop(p, silence, k == len(stops) - 1) for k, (_, p, silence) in enumerate(stops)]
+    for stop in judged:
+        kind = "complete" if stop.final else "cut"
+        if stop.probability != stop.probability:
+            into.failed[kind] += 1
+        else:
+            into.probabilities[kind].append(stop.probability)
     into.pauses_s.append(sample.pause_s)
-    into.pause_judged.append(at_pause)
+    into.stops.append(judged)
 
 
-def summary(run: Judgements, threshold: float, vad_silence_ms: int,
+Wait = Callable[[float, int], float]
+"""Silence (ms) after the voice stops that ends the turn, for a judgement and a ceiling."""
+
+
+def threshold_wait(threshold: float) -> Wait:
+    """The core's rule: at once when judged finished, else the ceiling."""
+    return lambda p, ceiling: 0.0 if p >= threshold else float(ceiling)
+
+
+def detector_wait(detector: Any) -> Wait:
+    """``detector.silence_to_wait_ms``, its ceiling replaced by the one asked about."""
+    def wait(p: float, ceiling: int) -> float:
+        ms = detector.silence_to_wait_ms(p)
+        return float(ceiling) if ms == detector.config.max_silence_ms else float(ms)
+    return wait
+
+
+def summary(run: Judgements, wait: Wait, threshold: float, vad_silence_ms: int,
             fallback_ms: int = 700) -> dict[str, Any]:
     """Per-class rates, the judgement latency and the ceiling trade-off of one run."""
     from omoide_bench.benches._stats import percentiles
@@ -200,33 +240,31 @@ def summary(run: Judgements, threshold: float, vad_silence_ms: int,
                for kind, ps in run.probabilities.items()}
     latency = percentiles(run.latencies_ms, digits=1)
     decide_ms = vad_silence_ms + float(np.median(run.latencies_ms)) if run.latencies_ms else 0
-    ceilings = [ceiling_row(run, threshold, ceiling, decide_ms, fallback_ms)
+    ceilings = [ceiling_row(run, wait, ceiling, decide_ms, fallback_ms)
                 for ceiling in CEILINGS_MS]
-    silence_cut = sum(p is not None for p in run.pause_judged)
+    silence_cut = sum(any(not s.final for s in stops) for stops in run.stops)
     return {"voice": run.voice, "setting": run.setting, "sentences": len(run.pauses_s),
             "classes": classes, "latency_ms": latency, "ceilings": ceilings,
             "silence_only": {"pauses_cut": silence_cut,
                              "end_of_turn_ms": float(vad_silence_ms)}}
 
 
-def ceiling_row(run: Judgements, threshold: float, ceiling_ms: int,
-                decide_ms: float, fallback_ms: int = 700) -> dict[str, Any]:
-    """With ``ceiling_ms``: pauses cut, and end of speech -> end of turn on complete
-    sentences (``decide_ms``: the VAD's silence plus the judgement's median latency; a
-    failed judgement waits ``fallback_ms``, as the device does)."""
+def ceiling_row(run: Judgements, wait: Wait, ceiling_ms: int, decide_ms: float,
+                fallback_ms: int = 700) -> dict[str, Any]:
+    """With ``ceiling_ms``: sentences whose turn would end inside them (at a stop whose
+    silence outlasts its wait), and end of speech -> end of turn at the sentences' ends
+    (``decide_ms``: the VAD's silence plus the judgement's median latency; a failed
+    judgement waits ``fallback_ms``, as the device does)."""
     from omoide_bench.benches._stats import percentiles
 
-    def cut_in(p: float | None, pause_ms: float) -> bool:
-        if p is None:
-            return False
-        wait = fallback_ms if p != p else 0 if p >= threshold else ceiling_ms
-        return pause_ms > wait
+    def waited(stop: Stop) -> float:
+        if stop.probability != stop.probability:
+            return float(fallback_ms)
+        return wait(stop.probability, ceiling_ms)
 
-    cut = sum(cut_in(p, pause * 1000)
-              for p, pause in zip(run.pause_judged, run.pauses_s, strict=True))
-    ends = [decide_ms if p >= threshold else max(decide_ms, float(ceiling_ms))
-            for p in run.probabilities["complete"]]
-    ends += [max(decide_ms, float(fallback_ms))] * run.failed["complete"]
+    cut = sum(any(not s.final and s.silence_ms > waited(s) for s in stops)
+              for stops in run.stops)
+    ends = [max(decide_ms, waited(s)) for stops in run.stops for s in stops if s.final]
     return {"max_silence_ms": ceiling_ms, "pauses_cut": cut,
             "end_of_turn_ms": percentiles(ends, digits=0)}
 
@@ -281,19 +319,25 @@ async def _bench(args: argparse.Namespace) -> int:
     load_before = os.getloadavg()
     samples = [s for v in (args.voice or default_voices())
                for s in await _samples(voice_spec(v), phrases, pause_ms)]
-    vad = build_component("vad", config_stage(args.config, "vad"))
-    await vad.start()
+    vad_base = config_stage(args.config, "vad")
+    silences = args.vad_silence or [None]
     base = config_stage(args.config, "turn")
     rows: list[dict[str, Any]] = []
-    try:
-        for overrides in [parse_overrides(s) for s in (args.setting or [""])]:
-            rows += await _measure(build_component("turn", {**base, **overrides}), vad,
-                                   samples, label(overrides))
-            if not args.json:
-                print(f"  measured {label(overrides)}", flush=True)
-    finally:
-        await vad.stop()
-    report = {"turn": base, "vad_min_silence_ms": vad.config.min_silence_ms,
+    for silence in silences:
+        vad = build_component("vad", vad_base if silence is None
+                              else {**vad_base, "min_silence_ms": silence})
+        await vad.start()
+        try:
+            for overrides in [parse_overrides(s) for s in (args.setting or [""])]:
+                rows += await _measure(build_component("turn", {**base, **overrides}), vad,
+                                       samples, label(overrides))
+                if not args.json:
+                    print(f"  measured {label(overrides)}, VAD silence "
+                          f"{vad.config.min_silence_ms} ms", flush=True)
+        finally:
+            await vad.stop()
+    report = {"turn": base, "vad_min_silence_ms": sorted({r["vad_min_silence_ms"]
+                                                         for r in rows}),
               "pause_ms": list(pause_ms), "phrases": len(phrases), "cpus": os.cpu_count(),
               "load_average": {"before": load_before, "after": os.getloadavg()},
               "runs": rows}
@@ -312,8 +356,10 @@ async def _measure(detector: Any, vad: Any, samples: Sequence[Sample], setting: 
             run = Judgements(voice, setting)
             for sample in (s for s in samples if s.voice == voice):
                 await judge(vad, detector, sample, run)
-            rows.append(summary(run, detector.config.threshold, vad.config.min_silence_ms,
-                                detector.config.fallback_silence_ms))
+            rows.append({**summary(run, detector_wait(detector), detector.config.threshold,
+                                   vad.config.min_silence_ms,
+                                   detector.config.fallback_silence_ms),
+                         "vad_min_silence_ms": vad.config.min_silence_ms})
         return rows
     finally:
         await detector.stop()
@@ -323,12 +369,13 @@ def render(report: dict[str, Any]) -> str:
     """The report as a table."""
     load = report["load_average"]
     lines = [f"\nomoide bench turn: {report['turn']}, {report['phrases']} phrases, pauses "
-             f"{report['pause_ms'][0]}-{report['pause_ms'][1]} ms, VAD silence "
-             f"{report['vad_min_silence_ms']} ms; {report['cpus']} CPUs, load average "
+             f"{report['pause_ms'][0]}-{report['pause_ms'][1]} ms; {report['cpus']} CPUs,"
+             f" load average "
              f"{load['before'][0]:.2f} -> {load['after'][0]:.2f}"]
     for r in report["runs"]:
         complete, cut = r["classes"]["complete"], r["classes"]["cut"]
-        lines += [f"\n{r['voice']} / {r['setting']}: {r['sentences']} sentences",
+        lines += [f"\n{r['voice']} / {r['setting']} / VAD silence "
+                  f"{r['vad_min_silence_ms']} ms: {r['sentences']} sentences",
                   f"  judged finished: complete {complete['judged_finished']}/"
                   f"{complete['judged']}, cut at the pause {cut['judged_finished']}/"
                   f"{cut['judged']} (failed {complete['failed']} + {cut['failed']});"

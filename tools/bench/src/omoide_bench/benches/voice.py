@@ -25,10 +25,18 @@ decoding, is a few ms).
 
 The same utterances go through two servers in one run: **streaming** (the config as
 it is: recognition while the person speaks, the turn stage ends the turn) and
-**today** (``asr.streaming: false`` and no ``turn`` stage: the whole utterance is
-recognised after silence endpointing ended it), and the ratio of their p50s is printed
-with the load average. Target: end of last word -> first reply audio p50 <= 800 ms and
-<= 0.5 x today's path, for the 2-4 s utterances.
+**today** (``asr.streaming: false``, no ``turn`` stage and the VAD's default silence:
+the whole utterance is recognised after silence endpointing ended it), and the ratio
+of their p50s is printed with the load average. Target: end of last word -> first
+reply audio p50 <= 800 ms and <= 0.5 x today's path, for the 2-4 s utterances.
+
+Where the time goes, per utterance and as p50 (from the connection's instants and the
+turn's trace, one clock in one process): **vad** (end of the last word -> the VAD hears
+the voice stop), **turn** (-> the turn ended: the turn stage's judgement, or its
+ceiling), **asr** (-> the transcript: what was left to decode), **recall** (-> the
+prompt built: memory and prompt), **chat** (-> the chat's first token), **tts** (-> the
+first sentence's audio: the rest of the sentence and its synthesis), **send** (-> the
+robot's first Opus frame: encoding, pacing, loopback, decoding).
 """
 
 from __future__ import annotations
@@ -180,6 +188,10 @@ def server_config(path: str | None, data_dir: Path, streaming: bool) -> dict[str
         asr = data.get("asr")
         data["asr"] = {**(asr if isinstance(asr, dict) else {"use": asr}), "streaming": False}
         data.pop("turn", None)
+        # A VAD silence made short for asking a turn stage is too short to end turns on.
+        vad = data.get("vad")
+        if isinstance(vad, dict):
+            data["vad"] = {k: v for k, v in vad.items() if k != "min_silence_ms"}
     return data
 
 
@@ -219,6 +231,9 @@ async def talk(server: Any, utterances: list[Utterance]) -> list[dict[str, Any]]
         for utterance in utterances:
             stats = service.connections[robot.device_id].stats
             rows.append(await say(robot, stats, utterance))
+            trace = server.omoide.traces.recent(limit=1)
+            rows[-1]["breakdown"] = breakdown(rows[-1].pop("_instants"),
+                                              trace[-1] if trace else None)
     finally:
         await robot.close()
     return rows
@@ -250,8 +265,39 @@ async def say(robot: Any, stats: Any, utterance: Utterance) -> dict[str, Any]:
         stop.set()
         await asyncio.gather(mic, return_exceptions=True)
     cpu = time.process_time() - cpu0
-    return row(utterance, replies, last_word, cpu, stats.turns - turns0,
-               stats.queued_dropped - dropped0)
+    out = row(utterance, replies, last_word, cpu, stats.turns - turns0,
+              stats.queued_dropped - dropped0)
+    out["_instants"] = (last_word, stats.voice_stopped_at, stats.turn_ended_at,
+                        replies[-1].first_audio_at if replies else None)
+    return out
+
+
+STEPS = ("vad", "turn", "asr", "recall", "chat", "tts", "send")
+
+
+def breakdown(instants: tuple[float | None, ...], trace: dict[str, Any] | None,
+              ) -> dict[str, float | None]:
+    """End of the last word -> first reply audio in :data:`STEPS` (ms; None: unknown).
+
+    ``instants``: the last word's end, the voice stopping, the turn ending (the trace's
+    zero) and the first reply frame, all ``perf_counter`` readings of this process."""
+    last_word, stopped, ended, first_audio = instants
+    stages = (trace or {}).get("stages", {})
+
+    def at(stage: str) -> float | None:
+        span = stages.get(stage) or {}
+        return span.get("end_ms")
+
+    marks: list[float | None] = [0.0, None, None, at("asr"), at("prompt"),
+                                 at("chat_first_token"), at("first_sentence_audio"), None]
+    if last_word is not None and stopped is not None and ended is not None:
+        marks[1] = (stopped - last_word) * 1000 if stopped >= last_word else 0.0
+        marks[2] = (ended - last_word) * 1000
+        marks[3:7] = [None if m is None else m + marks[2] for m in marks[3:7]]
+        if first_audio is not None:
+            marks[7] = (first_audio - last_word) * 1000
+    return {step: None if a is None or b is None else round(b - a, 1)
+            for step, a, b in zip(STEPS, marks[:-1], marks[1:], strict=True)}
 
 
 async def more_turns(stats: Any, seen: int) -> bool:
@@ -299,6 +345,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "cut_in_pause": sum(r["cut_off"] for r in rows if r["pause_s"] > 0),
             "lost": sum(r["lost"] for r in rows),
             "cpu_ms_per_turn": of("cpu_ms"),
+            "breakdown_p50_ms": {step: percentiles(
+                [r["breakdown"][step] for r in rows
+                 if r.get("breakdown", {}).get(step) is not None], 0)["p50"]
+                for step in STEPS},
             "cer": round(character_error_rate([r["text"] for r in rows],
                                               [r["heard"] for r in rows]), 3)}
 
@@ -337,6 +387,8 @@ def print_report(report: dict[str, Any]) -> None:
               f"cut in a pause {s['cut_in_pause']}/{s['paused']}, cut-offs {s['cut_off']}, "
               f"lost {s['lost']}, CPU per turn p50 {s['cpu_ms_per_turn']['p50']:.0f} ms, "
               f"CER {s['cer']}")
+        print("where it goes, p50 ms: " + ", ".join(
+            f"{step} {ms:.0f}" for step, ms in s["breakdown_p50_ms"].items()))
     ratio = report.get("comparison")
     if ratio:
         print(f"\nstreaming / today, p50 end of last word -> first reply audio (2-4 s): "
