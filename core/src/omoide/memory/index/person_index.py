@@ -477,23 +477,7 @@ class UserIndex:
             for mid in (ids & only if only is not None else ids):
                 earned[mid] = get(mid, 0) | bit
 
-        asked = 0.0
-        found: list[tuple[Term, set[str], float]] = []
-        for term in sorted(query.terms, key=lambda t: -t.weight):
-            kana = to_katakana(term.surface)
-            if any(term.surface in e or e in term.surface or kana in e for e in excluded):
-                continue
-            if term.weight >= 1.0:
-                asked += term.weight
-            ids = self._posted(term.keys)
-            kin = term.keys & KIN_WORDS
-            if kin and (named := self._kin_names(kin)):
-                ids = ids | self._posted(named)   # 姪っ子 is 美羽 too (「姪の美羽」)
-            weight = term.weight
-            if not ids and term.weight >= 1.0:
-                ids, weight = self._inside_longer_words(term), 0.8
-            if ids:
-                found.append((term, ids, weight))
+        found, asked = self._term_postings(query, excluded)
         if only is None and n > LARGE_INDEX:
             only = _likely_matches([(ids, term.weight) for term, ids, _ in found], n)
         for term, ids, weight in found:
@@ -528,6 +512,29 @@ class UserIndex:
             kept = _best_earned(earned, {bits: m.score for bits, m in matches.items()},
                                 LEXICAL_KEEP)
         return {mid: matches[earned[mid]] for mid in kept}
+
+    def _term_postings(self, query: Analysis, excluded: list[str],
+                       ) -> tuple[list[tuple[Term, set[str], float]], float]:
+        """Per query term (heaviest first, date words left out): the memories holding it
+        and the weight it counts with; and the weight of the words the query asks about."""
+        asked = 0.0
+        found: list[tuple[Term, set[str], float]] = []
+        for term in sorted(query.terms, key=lambda t: -t.weight):
+            kana = to_katakana(term.surface)
+            if any(term.surface in e or e in term.surface or kana in e for e in excluded):
+                continue
+            if term.weight >= 1.0:
+                asked += term.weight
+            ids = self._posted(term.keys)
+            kin = term.keys & KIN_WORDS
+            if kin and (named := self._kin_names(kin)):
+                ids = ids | self._posted(named)   # 姪っ子 is 美羽 too (「姪の美羽」)
+            weight = term.weight
+            if not ids and term.weight >= 1.0:
+                ids, weight = self._inside_longer_words(term), 0.8
+            if ids:
+                found.append((term, ids, weight))
+        return found, asked
 
     def tells_an_outing(self, memory_id: str) -> bool:
         """Whether the memory tells of going somewhere (行った, 旅行, 泊まった)."""
