@@ -11,6 +11,7 @@ not a rebuild. Embeddings are the test doubles' hashes; recall is the robust eng
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import datetime
@@ -25,6 +26,7 @@ from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.index.peer_channel import CHANNEL
 from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
+from omoide.testing.postgresql import ThrowawayPostgres
 
 chroma = pytest.importorskip("omoide_store_chroma")
 from omoide_store_chroma.config import ChromaStoreConfig  # noqa: E402
@@ -55,8 +57,16 @@ Worker = Callable[..., Awaitable[MemoryEngine]]
 @pytest.fixture
 async def make_worker(postgres_url: str, chroma_server: LocalChromaServer, tmp_path: Path,
                       request: pytest.FixtureRequest) -> AsyncIterator[Worker]:
+    async with workers_on(postgres_url, chroma_server, tmp_path,
+                          f"c{abs(hash(request.node.name)) % 10**9}") as make:
+        yield make
+
+
+@contextlib.asynccontextmanager
+async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
+                     collection: str) -> AsyncIterator[Worker]:
+    """Makes workers on the database ``url`` and one collection of the Chroma server."""
     engines: list[MemoryEngine] = []
-    collection = f"c{abs(hash(request.node.name)) % 10**9}"
 
     async def make(*, reconnect_s: float = 1.0) -> MemoryEngine:
         store = ChromaStore(ChromaStoreConfig(host=chroma_server.host, port=chroma_server.port,
@@ -69,17 +79,19 @@ async def make_worker(postgres_url: str, chroma_server: LocalChromaServer, tmp_p
         engine = MemoryEngine(config, embedder=embedder, store=store, chat=None,
                               timezone="Asia/Tokyo",
                               data_dir=tmp_path / f"worker{len(engines)}",
-                              database=DatabaseSettings(url=postgres_url, pool_size=2))
+                              database=DatabaseSettings(url=url, pool_size=2))
         assert engine.peers is not None
         engine.peers.reconnect_s = reconnect_s
         await engine.start()
         engines.append(engine)
         return engine
 
-    yield make
-    for engine in engines:
-        await engine.stop()
-        await engine.store.stop()
+    try:
+        yield make
+    finally:
+        for engine in engines:
+            await engine.stop()
+            await engine.store.stop()
 
 
 async def recalled(worker: MemoryEngine, user: str, query: str = ASKED) -> set[str]:
@@ -164,6 +176,27 @@ async def test_a_worker_whose_listening_connection_dropped_catches_up_from_the_v
     assert await until(lambda: _has(b, "alice", str(HAKONE["text"])))
     assert b.peers.caught_up >= 1  # by comparing versions once it listened again
     assert b.peers.listening
+
+
+async def test_a_forget_during_a_database_restart_reaches_the_other_worker_once_it_is_back(
+        chroma_server: LocalChromaServer, tmp_path: Path) -> None:
+    own = ThrowawayPostgres().start()  # restarted here: not the session's cluster
+    try:
+        async with workers_on(own.create_database("restart"), chroma_server, tmp_path,
+                              "restart") as make:
+            a, b = await make(), await make()
+            [memory] = (await a.import_memories("alice", [HAKONE])).stored
+            await ready_index(b, "alice")
+            assert HAKONE["text"] in await recalled(b, "alice")
+            own.pause()
+            assert await a.forget("alice", memory.id)  # the store forgets; no database
+            assert a.peers is not None and a.peers.unannounced
+            assert HAKONE["text"] in await recalled(b, "alice")  # b cannot know yet
+            own.resume()
+            assert await until(lambda: _lacks(b, "alice", str(HAKONE["text"])))
+            assert not a.peers.unannounced
+    finally:
+        own.stop()
 
 
 async def test_a_large_import_is_announced_without_its_ids_and_caught_up_from_the_store(

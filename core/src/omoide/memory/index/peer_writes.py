@@ -28,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -54,6 +56,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("omoide.memory.index")
 
+TALK_PAUSE_S = 5.0
+"""After the database failed to take an announcement, how long later writes keep theirs
+for the listener to send (once it listens again, or at its next version check) rather
+than wait for the database themselves."""
+
 Written = Callable[[str, list[tuple[Memory, FloatArray | None]]], Awaitable[None]]
 Forgotten = Callable[[str, Sequence[str]], Awaitable[None]]
 
@@ -79,6 +86,7 @@ class PeerWrites:
         """Changes to apply, in arrival order (a str: a person to catch up)."""
         self._talk: AsyncConnection[Any] | None = None
         self._talk_lock = asyncio.Lock()
+        self._talk_failed_at = -math.inf
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = asyncio.Event()
         self._first_listen = True
@@ -124,6 +132,10 @@ class PeerWrites:
         waiting = self.unannounced.pop(person, (set(), set()))
         stored_all = sorted(waiting[0] | set(stored))
         forgotten_all = sorted(waiting[1] | set(forgotten))
+        if time.monotonic() - self._talk_failed_at < TALK_PAUSE_S:
+            # the database did not answer just now: no write waits for it again so soon
+            self.unannounced[person] = (set(stored_all), set(forgotten_all))
+            return
         try:
             async with self._talk_lock:
                 conn = await self._talking()
@@ -133,12 +145,13 @@ class PeerWrites:
             log.warning("memory: could not announce %s's change to other workers (%s);"
                         " sent with the next", person, exc)
             await self._drop_talk()
+            self._talk_failed_at = time.monotonic()
             self.unannounced[person] = (set(stored_all), set(forgotten_all))
 
     async def _talking(self) -> AsyncConnection[Any]:
         """The connection for announcing and comparing versions, opened if needed."""
         if self._talk is None or self._talk.closed:
-            self._talk = await _connect(self.url, "omoide-peer-writes")
+            self._talk = await _connect(self.url, "omoide-peer-writes", timeout_s=2)
         return self._talk
 
     async def _drop_talk(self) -> None:
@@ -171,6 +184,8 @@ class PeerWrites:
             await conn.execute(f"LISTEN {CHANNEL}")
             await self._compare_versions(conn, patient=False)
             self._listening.set()
+            self._talk_failed_at = -math.inf
+            await self._flush_unannounced()
             while True:
                 async for note in conn.notifies(timeout=self.catch_up_s):
                     self._arrived(note.payload)
@@ -260,11 +275,11 @@ class PeerWrites:
             await self._forgotten(person, list(held))
 
 
-async def _connect(url: str, name: str) -> AsyncConnection[Any]:
+async def _connect(url: str, name: str, timeout_s: int = 5) -> AsyncConnection[Any]:
     from psycopg import AsyncConnection
 
     return await AsyncConnection.connect(url, autocommit=True, application_name=name,
-                                         connect_timeout=5, keepalives=1,
+                                         connect_timeout=timeout_s, keepalives=1,
                                          keepalives_idle=10, keepalives_interval=5,
                                          keepalives_count=3)
 
