@@ -19,8 +19,10 @@ PostgreSQL             a server (Qdrant url:,    several, each with its own ``se
 =====================  ========================  ===========================================
 
 A data dir still belongs to one process: it holds per-worker files (the spill file, the
-manifest, saved indexes, traces) and, until they move to the database too, the tokens,
+manifest, saved indexes, traces) and, until they move to the database too, the device
 pairings and timers — so several workers do not yet share those (issue 30 goes on).
+With ``database.url`` the journal (:mod:`omoide.memory.journal.postgres_journal`), the
+tokens and browser sessions (:mod:`omoide.server.postgres_tokens`) are in the database.
 
 Without ``database.url`` nothing here is used: the journal and the rest stay in SQLite
 files in the data dir. May import the shared modules (errors) only; the rooms that keep
