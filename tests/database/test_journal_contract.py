@@ -115,6 +115,18 @@ async def test_people_activity_pages_people_in_id_order(make_journal: JournalFac
     assert [p.user for p in await people_activity(journal, "taro")] == ["taro"]
 
 
+async def test_activity_rows_come_from_either_journal_alike(make_journal: JournalFactory,
+                                                           ) -> None:
+    journal = make_journal()
+    await write(journal, "mika", 2)
+    await journal.note_user("Hana")
+    rows = await journal.activity_rows(None, None, None)
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        ("Hana", None, 0), ("mika", (START + timedelta(minutes=1)).isoformat(), 2)]
+    assert [r[0] for r in await journal.activity_rows(None, "Hana", 1)] == ["mika"]
+    assert [r[0] for r in await journal.activity_rows("Hana", None, None)] == ["Hana"]
+
+
 async def test_exchanges_by_id_reads_only_that_persons(make_journal: JournalFactory,
                                                       ) -> None:
     journal = make_journal()
