@@ -18,12 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 import yaml
 
 from omoide.audio import resample
 from omoide.server.loopback import LoopbackOmoide, settings_from_data
+from omoide.testing.auth import admin_headers
 from omoide.types import AudioClip, Memory
 
 simulator = pytest.importorskip("omoide_device_stackchan.simulator")
@@ -133,7 +135,7 @@ async def test_each_voice_recalls_only_its_own_memories_and_a_visitor_none(
 
 
 async def test_an_unknown_voice_is_the_default_person_when_the_household_has_one(
-        omoide: LoopbackOmoide) -> None:
+        omoide: LoopbackOmoide, tmp_path: Path) -> None:
     await enrol_alice_and_bob(omoide)
     robot = await household_robot(omoide, default="bob")
     try:
@@ -144,6 +146,11 @@ async def test_an_unknown_voice_is_the_default_person_when_the_household_has_one
     assert "えび" in last_prompt(omoide)
     [trace] = omoide.omoide.traces.recent("bob")
     assert trace["speaker"]["person"] == "bob" and trace["speaker"]["voice"] is None
+    async with httpx.AsyncClient() as client:       # the console's feed says it too
+        feed = await client.get(f"{omoide.url}/v1/turns", params={"user": "bob"},
+                                headers=admin_headers(tmp_path / "data"))
+    [turn] = feed.json()["turns"]
+    assert turn["speaker"]["voice"] is None and turn["speaker"]["reason"] == "no_match"
 
 
 async def test_a_household_with_no_voiceprint_is_its_default_persons_as_before(

@@ -155,13 +155,16 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def omoide_server(request: pytest.FixtureRequest,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Omoide]:
-    """The module's server; a module may set ``SERVER_CHAT`` and ``SERVER_EXTRACTION``
-    (config sections) to run another chat model or extraction settings."""
+    """The module's server; a module may set ``SERVER_CHAT``, ``SERVER_EXTRACTION`` and
+    ``SERVER_SPEAKER`` (config sections) to run another chat model, extraction settings
+    or a speaker stage."""
     base = tmp_path_factory.mktemp("console")
     port = _free_port()
     config = base / "omoide.yaml"
     data = config_data(base / "data", port, getattr(request.module, "SERVER_CHAT", None),
                        getattr(request.module, "SERVER_EXTRACTION", None))
+    if getattr(request.module, "SERVER_SPEAKER", None):   # a module's speaker stage
+        data["speaker"] = request.module.SERVER_SPEAKER
     config.write_text(yaml.safe_dump(data, allow_unicode=True))
     log = (base / "server.log").open("wb")
     process = subprocess.Popen(

@@ -85,7 +85,8 @@ class TurnFeed:
             "memories": [{"id": m.memory.id, "text": m.memory.text, "kind": m.memory.kind,
                           "score": round(m.score, 4)} for m in result.memories],
             "profile": [profile_fact_json(f) for f in result.profile],
-            "degraded": notes, "stages": trace["stages"], "tools": trace.get("tools", [])}
+            "degraded": notes, "stages": trace["stages"], "tools": trace.get("tools", []),
+            "speaker": trace.get("speaker")}
 
     def publish(self, turn: dict[str, Any]) -> None:
         self._seq += 1

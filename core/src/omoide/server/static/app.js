@@ -426,7 +426,8 @@ function turnCardHtml(t) {
       <span class="badge">${esc(device)}</span>
       <span class="badge">face: ${esc(t.face)}</span>
       ${t.interrupted ? `<span class="badge superseded">interrupted</span>` : ""}
-      ${t.moment ? `<span class="badge profile">spoke first: ${esc(t.moment.kind)} (${esc(t.moment.how)})</span>` : ""}</header>
+      ${t.moment ? `<span class="badge profile">spoke first: ${esc(t.moment.kind)} (${esc(t.moment.how)})</span>` : ""}
+      ${speakerBadge(t.speaker)}</header>
     <dl class="grid2 kv">
       <div><dt>Heard</dt><dd lang="ja">${esc(t.transcript)}</dd></div>
       <div><dt>Replied</dt><dd lang="ja">${esc(t.reply) || `<span class="muted">(nothing)</span>`}</dd></div>
@@ -436,6 +437,14 @@ function turnCardHtml(t) {
     ${degraded}
     ${ganttHtml(t)}
   </article>`;
+}
+
+// Who the voice was identified as (a household's robot): person, score, margin, reason
+function speakerBadge(s) {
+  if (!s) return "";
+  const who = s.voice ? `voice: ${esc(s.voice)}` : "voice: unknown";
+  const figures = s.score === null ? "" : ` (score ${Number(s.score).toFixed(2)}, margin ${Number(s.margin).toFixed(2)})`;
+  return `<span class="badge" title="${esc(s.note || s.reason || "")}">${who}${figures}${s.voice ? "" : ` → ${esc(s.person || "a guest")}`}</span>`;
 }
 
 function addTurnCard(list, turn) {
@@ -460,6 +469,42 @@ function turnsView(view) {
     what was degraded, and its stages on a time axis scaled to that turn (times in ${esc(state.tz)}).</p>
     <h2>Everyone's recent turns</h2>
     ${turnListHtml(null)}`;
+}
+
+// ---------------------------------------------------------------- voiceprints --------
+async function loadVoices(ctx) {
+  try {
+    const r = await api(`${ctx.base}/voices`);
+    $("#voices").innerHTML = r.voiceprints.length
+      ? `<ul class="plain">${r.voiceprints.map((v) => `<li>${esc(v.model_id)}: ${v.utterances} utterance(s), enrolled ${esc(fmtTime(v.enrolled_at))} (${esc(v.source)})</li>`).join("")}</ul>`
+      : `<p class="muted small">No voiceprint${r.speaker_stage ? "" : " (and this server has no speaker stage: add speaker: {use: resemblyzer} to the config)"}.</p>`;
+  } catch (err) { $("#voices").innerHTML = `<span class="error">${esc(err.message)}</span>`; }
+}
+
+async function enrolVoice(ctx) {
+  const files = [...$("#enrol-files").files];
+  $("#enrol-report").textContent = `Enrolling from ${files.length} recording(s)…`;
+  try {
+    const wavs = await Promise.all(files.map(async (f) => {
+      const bytes = new Uint8Array(await f.arrayBuffer());
+      let text = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return btoa(text);
+    }));
+    const r = await api(`${ctx.base}/voices`, { method: "POST", json: { wavs } });
+    const refused = r.refused.map((x) => `${files[x.utterance].name}: ${x.reason}`).join(", ");
+    $("#enrol-report").textContent = `Enrolled from ${r.used} recording(s)${refused ? `; not used: ${refused}` : ""}.`;
+  } catch (err) { $("#enrol-report").innerHTML = `<span class="error">Could not enrol: ${esc(err.message)}</span>`; }
+  loadVoices(ctx);
+}
+
+async function eraseVoice(ctx) {
+  if (!confirm(`Erase ${ctx.user}'s voiceprint?`)) return;
+  try {
+    const r = await api(`${ctx.base}/voices`, { method: "DELETE" });
+    $("#enrol-report").textContent = `Erased ${r.erased} voiceprint(s).`;
+  } catch (err) { $("#enrol-report").innerHTML = `<span class="error">${esc(err.message)}</span>`; }
+  loadVoices(ctx);
 }
 
 // ---------------------------------------------------------------- a person ----------
@@ -506,6 +551,19 @@ async function personView(view, user, seq) {
       </form>
       <div id="import-report" role="status"></div>
     </section>
+    <section aria-labelledby="voice-title"><h2 id="voice-title">Voice</h2>
+      <p class="muted small">A voiceprint lets a household's robot tell ${esc(user)}'s voice from the others, so
+        their turns use their memory. It is kept privately on this server (no recording is kept), and exported
+        and erased with ${esc(user)}. Upload a few WAV recordings of ${esc(user)} speaking alone, 3-10 s each.</p>
+      <div id="voices" role="status">Loading…</div>
+      <form id="enrol" class="row">
+        <label for="enrol-files">Recordings (.wav)</label>
+        <input id="enrol-files" type="file" accept=".wav,audio/wav" multiple required>
+        <button type="submit">Enrol ${esc(user)}'s voice</button>
+        <a class="button secondary" href="${base}/voices/export" download>Export the voiceprint (.json)</a>
+        <button type="button" class="secondary" id="erase-voice">Erase the voiceprint</button>
+      </form>
+      <div id="enrol-report" role="status"></div></section>
     <section aria-labelledby="extract-title"><h2 id="extract-title">Extraction</h2>
       <p class="muted small">Exchanges are distilled into memories after a pause${isAdmin() ? "; extract now to see what it stores" : ""}.</p>
       ${isAdmin() ? `<div class="row"><button type="button" id="extract">Extract now</button></div>
@@ -520,6 +578,9 @@ async function personView(view, user, seq) {
   const ctx = { user, base, memories: [] };
   loadProfile(ctx);
   loadMoments(ctx);
+  loadVoices(ctx);
+  $("#enrol").addEventListener("submit", (e) => { e.preventDefault(); enrolVoice(ctx); });
+  $("#erase-voice").addEventListener("click", () => eraseVoice(ctx));
   await loadMemories(ctx);
   restorePendingUndo(ctx);
   $("#search").addEventListener("submit", (e) => { e.preventDefault(); loadMemories(ctx); });
