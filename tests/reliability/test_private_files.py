@@ -28,10 +28,13 @@ from omoide.memory.control.forget_undo import ForgetWithUndo
 from omoide.memory.control.pending_vectors import PendingVectors
 from omoide.memory.index.person_index import UserIndex
 from omoide.memory.index.saved_indexes import IndexStore
+from omoide.memory.journal.exchange_log import Journal
+from omoide.memory.journal.manifest import DataManifest, JournalRecord
+from omoide.memory.journal.spill import SpillFile
 from omoide.memory_client.local import LocalMemoryClient
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.private_files import connect_private, open_private
-from omoide.types import Emotion, Memory
+from omoide.types import Emotion, Exchange, Memory
 
 CONFIG = """
 server: {{data_dir: {data}}}
@@ -159,3 +162,15 @@ def test_the_saved_indexes_are_private(tmp_path: Path) -> None:
     store = IndexStore(tmp_path / "data" / "indexes.sqlite3", max_memories=100)
     assert store.save("alice", index)
     assert loose(tmp_path / "data") == []
+
+
+def test_the_journal_its_spill_file_and_the_manifest_are_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    exchange = Exchange("x1", "alice", "こんにちは", "こんにちは!", datetime.now(UTC))
+    journal = Journal(data / "journal.sqlite3")
+    journal.open()
+    journal.append_sync(exchange)
+    journal.close()
+    SpillFile(data / "journal.spill.jsonl").append(exchange)
+    DataManifest(JournalRecord("journal.sqlite3", 1)).save(data)
+    assert loose(data) == []

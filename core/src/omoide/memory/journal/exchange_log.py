@@ -51,6 +51,7 @@ from omoide.memory.journal.row_checksum import (
     row_is_intact,
     tolerant_text,
 )
+from omoide.private_files import connect_private
 from omoide.types import Exchange
 
 T = TypeVar("T")
@@ -196,8 +197,8 @@ class Journal:
         return self._db is not None
 
     def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+        # 0600 from its creation (its -wal/-shm with it), whatever the umask
+        db = connect_private(self.path, check_same_thread=False, isolation_level=None,
                              timeout=self.busy_timeout_s)
         db.text_factory = tolerant_text
         try:

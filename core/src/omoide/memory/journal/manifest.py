@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from omoide.private_files import open_private
+
 log = logging.getLogger("omoide.memory.manifest")
 
 MANIFEST_NAME = "manifest.json"
@@ -76,7 +78,7 @@ class DataManifest:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         body = {"format": FORMAT, **asdict(self)}
-        with tmp.open("w", encoding="utf-8") as f:
+        with open_private(tmp, "w") as f:
             json.dump(body, f, ensure_ascii=False, indent=2)
             f.write("\n")
             f.flush()

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from omoide.private_files import open_private
 from omoide.types import Exchange
 
 log = logging.getLogger("omoide.memory.spill")
@@ -55,7 +56,7 @@ class SpillFile:
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = not self.path.exists()
-            with self.path.open("a", encoding="utf-8") as f:
+            with open_private(self.path, "a") as f:
                 f.write(exchange_to_json(ex) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
