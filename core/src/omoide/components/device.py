@@ -45,8 +45,9 @@ class Household:
     writes no one's memory (``TurnRequest.guest``). A robot paired to one person is a
     household of one whose default is that person (:meth:`of_one`).
 
-    Speaker identification (a later stage) chooses among ``members`` through
-    :meth:`person_for`; until it exists every turn is the default person's.
+    Speaker identification (``TurnRequest.household``, :mod:`omoide.voices`) chooses
+    among the enrolled ``members`` through :meth:`person_for`; in a household where no
+    one is enrolled every turn is the default person's.
     """
 
     members: tuple[str, ...]
@@ -88,7 +89,10 @@ class DeviceHost(Protocol):
     """What the server offers a device plugin."""
 
     data_dir: Path
-    """Where the plugin may keep state (pairings, tokens), one sub-folder per plugin."""
+    """Where the plugin may keep state (pairings, tokens), one sub-folder per plugin.
+    The server's host also has ``database_url`` (``database.url``, or None): state
+    several workers must share goes there (``omoide.api.open_pool``); a host without
+    the attribute (a test's) means none."""
 
     async def run_turn(self, request: TurnRequest,
                        sink: TurnEventSink | TurnSink) -> TurnResult:
