@@ -11,13 +11,14 @@ none without: a single process needs none). It is the engine's one seam here:
 - a listening connection receives every worker's announcements; another worker's
   change is applied here: the memories stored are fetched from the store by id and
   written into the index as this worker's own writes are (the engine's ``written``
-  callback), the ones forgotten are removed (``forgotten``). Only people whose index
-  is ready or being built here are fetched; for anyone else the saved copy of their
-  index is dropped (built from the store when next needed);
+  callback: a ready index, a build under way, or the saved copy of a person whose index
+  is not in memory here), the ones forgotten are removed (``forgotten``);
 - a person whose changes were missed (the connection dropped: found by comparing
   versions when it listens again, and every ``catch_up_s``) or announced without ids
   (too many) is *caught up*: their records are read from the store and every memory
-  that differs from the index is written, every one the store no longer has removed.
+  that differs from the index is written, every one the store no longer has removed
+  (for a person whose index is not in memory here, its saved copies are dropped
+  instead: built from the store when next needed).
 
 What is not covered: ``omoide memory reembed`` (one-off, it resets the whole store:
 restart the workers after it, as the command says for a running server).
@@ -239,10 +240,6 @@ class PeerWrites:
 
     async def _apply(self, change: PeerChange) -> None:
         person = change.person
-        if not self.indexes.holds(person):
-            self.indexes.unsave(person)  # their next build reads the store
-            self.applied += 1
-            return
         if change.stored:
             records = await self.store.get(person, list(change.stored))
             if records:

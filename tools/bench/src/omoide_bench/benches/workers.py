@@ -184,28 +184,35 @@ def plan_for(people: int, memories: int, turns: int, offset: int) -> list[tuple[
             for k in range(turns)]
 
 
+def run_number() -> int:
+    """A number of this run's own (the memories written are new to a store ``--dir``
+    kept from an earlier run: an import of a text already there stores nothing)."""
+    return int(time.time()) % 10**5 * 100
+
+
 async def cross_worker_recall(client: Any, urls: list[str], args: argparse.Namespace,
                               ) -> dict[str, Any]:
     """Write on one worker, ask on the next until a turn has it (module docstring, 4)."""
     from omoide.memory.control.import_format import imported_memory_id
 
     latencies, found_turn_ms, missed_before, lost = [], [], [], 0
+    first = run_number()
     for k in range(args.writes):
         user = person(k % args.people)
         writer, reader = urls[k % len(urls)], urls[(k + 1) % len(urls)]
-        subject = SUBJECTS[k % len(SUBJECTS)]
-        text = f"あなたは写真教室の第{k + 1}回で{subject}の写真を撮った。"
-        item = {"id": f"bench-w{k}", "text": text, "kind": "episodic",
+        subject, n = SUBJECTS[k % len(SUBJECTS)], first + k
+        text = f"あなたは写真教室の第{n}回で{subject}の写真を撮った。"
+        item = {"id": f"bench-w{n}", "text": text, "kind": "episodic",
                 "created_at": "2026-09-26T15:00:00+09:00"}
         r = await client.post(f"{writer}/v1/users/{user}/memories/import", json=[item])
         written_at = time.perf_counter()
         if r.status_code != 200:
             raise RuntimeError(f"import on {writer} failed: {r.status_code} {r.text}")
-        want = imported_memory_id(user, f"bench-w{k}")
+        want = imported_memory_id(user, f"bench-w{n}")
         misses = 0
         while True:
             _, ids, ms = await ask(client, reader, user,
-                                   f"写真教室の第{k + 1}回で何の写真を撮ったっけ？")
+                                   f"写真教室の第{n}回で何の写真を撮ったっけ？")
             if want in ids:
                 latencies.append((time.perf_counter() - written_at) * 1000)
                 found_turn_ms.append(ms)
@@ -246,16 +253,17 @@ async def in_process_propagation(raw: dict[str, Any], root: Path, args: argparse
         engines.append(engine)
     a, b = engines
     delays: list[float] = []
+    first = run_number()
     try:
         for k in range(args.writes):
             user = person(k % args.people)
             await b.index(user)  # b holds the person's index
-            subject = SUBJECTS[k % len(SUBJECTS)]
-            item = {"id": f"bench-p{k}", "kind": "episodic",
-                    "text": f"あなたは陶芸教室の第{k + 1}回で{subject}の絵皿を作った。"}
+            subject, n = SUBJECTS[k % len(SUBJECTS)], first + k
+            item = {"id": f"bench-p{n}", "kind": "episodic",
+                    "text": f"あなたは陶芸教室の第{n}回で{subject}の絵皿を作った。"}
             await a.import_memories(user, [item])
             written_at = time.perf_counter()
-            want = imported_memory_id(user, f"bench-p{k}")
+            want = imported_memory_id(user, f"bench-p{n}")
             while (await b.index(user)).get(want) is None:
                 if time.perf_counter() - written_at > 30:
                     break
