@@ -25,8 +25,10 @@ from omoide.config_schema import DatabaseSettings
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.index.peer_channel import CHANNEL
+from omoide.memory.store_payload import USER_FIELD
 from omoide.testing.doubles import HashEmbedder, HashEmbedderConfig
 from omoide.testing.postgresql import ThrowawayPostgres
+from omoide.types import VectorRecord
 
 chroma = pytest.importorskip("omoide_store_chroma")
 from omoide_store_chroma.config import ChromaStoreConfig  # noqa: E402
@@ -68,7 +70,7 @@ async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
     """Makes workers on the database ``url`` and one collection of the Chroma server."""
     engines: list[MemoryEngine] = []
 
-    async def make(*, reconnect_s: float = 1.0) -> MemoryEngine:
+    async def make(*, reconnect_s: float = 1.0, catch_up_s: float = 30.0) -> MemoryEngine:
         store = ChromaStore(ChromaStoreConfig(host=chroma_server.host, port=chroma_server.port,
                                               collection=collection))
         await store.start()
@@ -82,6 +84,7 @@ async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
                               database=DatabaseSettings(url=url, pool_size=2))
         assert engine.peers is not None
         engine.peers.reconnect_s = reconnect_s
+        engine.peers.catch_up_s = catch_up_s
         await engine.start()
         engines.append(engine)
         return engine
@@ -197,6 +200,25 @@ async def test_a_forget_during_a_database_restart_reaches_the_other_worker_once_
             assert not a.peers.unannounced
     finally:
         own.stop()
+
+
+async def test_a_version_whose_notification_never_came_is_caught_up_by_the_periodic_check(
+        make_worker: Worker, postgres_url: str) -> None:
+    a = await make_worker()
+    b = await make_worker(catch_up_s=0.3)
+    assert b.peers is not None
+    await ready_index(b, "alice")
+    # a change that reached the store and the version row, but whose NOTIFY was lost
+    [memory] = (await a.import_memories("bob", [HAKONE])).stored
+    record = (await a.store.get("bob", [memory.id]))[0]
+    moved = VectorRecord("alice-x1", record.vector, {**record.payload, USER_FIELD: "alice"})
+    await a.store.upsert("alice", [moved])
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO memory_person_versions (person, version) VALUES"
+                     " ('alice', 1) ON CONFLICT (person) DO UPDATE"
+                     " SET version = memory_person_versions.version + 1")
+    assert await until(lambda: _has(b, "alice", str(HAKONE["text"])))
+    assert b.peers.caught_up >= 1 and b.peers.listening
 
 
 async def test_a_large_import_is_announced_without_its_ids_and_caught_up_from_the_store(

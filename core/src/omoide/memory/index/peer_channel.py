@@ -13,8 +13,9 @@ A listener that lost its connection (a database restart, a network cut) missed w
 sent meanwhile. When it listens again it reads every person's version
 (:data:`VERSIONS`) and compares them with the last versions it saw in order: a person
 whose version moved on is *stale* — their cached index is caught up from the store.
-The same comparison runs every ``catch_up_s`` on the worker's other connection (a
-connection that died without telling anyone is found that way too).
+The same comparison runs every ``catch_up_s`` on the worker's other connection, over
+the people changed in the last three periods (:data:`VERSIONS_SINCE`): a connection
+that died without telling anyone is found that way too.
 
 A notification carries at most :data:`MAX_PAYLOAD_BYTES` (PostgreSQL's limit is
 8000): a write of more ids than fit (a large import) is announced without them, and
@@ -42,6 +43,9 @@ CREATE TABLE memory_person_versions (
     changed_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
 );
 """),
+    Migration(2, "people by when their memories last changed", """
+CREATE INDEX memory_person_versions_changed ON memory_person_versions (changed_at);
+"""),
 )
 MAX_PAYLOAD_BYTES = 7_800
 """The largest notification sent (PostgreSQL refuses one of 8000 bytes or more)."""
@@ -59,6 +63,11 @@ FROM bumped"""
 """Raise the person's version and tell every listener, in one transaction."""
 
 VERSIONS = "SELECT person, version FROM memory_person_versions"
+"""Every person's version (when a listener listens again: what it missed may be old)."""
+VERSIONS_SINCE = """SELECT person, version FROM memory_person_versions
+WHERE changed_at > clock_timestamp() - make_interval(secs => %s)"""
+"""The versions changed in the last seconds (the periodic check: a missed version stays
+in its window for the next check, which is what decides it was missed)."""
 
 
 @dataclass(frozen=True)

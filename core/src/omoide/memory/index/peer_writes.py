@@ -42,6 +42,7 @@ from omoide.memory.index.peer_channel import (
     COMPONENT,
     MIGRATIONS,
     VERSIONS,
+    VERSIONS_SINCE,
     PeerChange,
     SeenVersions,
     announcement,
@@ -198,7 +199,9 @@ class PeerWrites:
                 await conn.close()
 
     async def _compare_versions(self, conn: AsyncConnection[Any], *, patient: bool) -> None:
-        rows = [(str(p), int(v)) for p, v in await (await conn.execute(VERSIONS)).fetchall()]
+        cursor = await (conn.execute(VERSIONS_SINCE, (3 * self.catch_up_s,)) if patient
+                        else conn.execute(VERSIONS))
+        rows = [(str(p), int(v)) for p, v in await cursor.fetchall()]
         if self._first_listen:
             self._first_listen = False
             self._seen.record(rows)  # nothing of theirs is cached here yet
