@@ -53,9 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _store(config: str) -> Any:
-    from omoide.voices import VoiceprintStore
+    from omoide.voices import open_voiceprints
 
-    return VoiceprintStore(load_or_exit(config).data_dir)
+    settings = load_or_exit(config)
+    return open_voiceprints(settings.data_dir, settings.envelope.database.url)
 
 
 def _person(value: str) -> str:
@@ -73,7 +74,7 @@ def _enrol_command(args: argparse.Namespace) -> int:
     from omoide.commands._common import report_failures
     from omoide.components.speaker import SpeakerEncoder
     from omoide.errors import InvalidInput
-    from omoide.voices import SpeakerIdentifier, VoiceprintStore
+    from omoide.voices import SpeakerIdentifier, open_voiceprints
 
     person = _person(args.person)
     settings = load_or_exit(args.config)
@@ -92,7 +93,8 @@ def _enrol_command(args: argparse.Namespace) -> int:
     async def work() -> int:
         await encoder.start()
         try:
-            identifier = SpeakerIdentifier(encoder, VoiceprintStore(settings.data_dir))
+            identifier = SpeakerIdentifier(encoder, open_voiceprints(
+                settings.data_dir, settings.envelope.database.url))
             enrolment = await identifier.enrol(person, clips, source="cli",
                                                replace=args.replace)
         finally:

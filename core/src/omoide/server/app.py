@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -58,7 +59,7 @@ from omoide.server.postgres_tokens import session_store, token_store
 from omoide.server.tokens import TokenStorage
 from omoide.time_bounds import SaneDatetime
 from omoide.types import AudioClip, RetrievedMemory
-from omoide.voices import SpeakerIdentifier, VoiceprintStore
+from omoide.voices import SpeakerIdentifier, VoiceprintStore, open_voiceprints
 
 if TYPE_CHECKING:
     from omoide.components.asr import RecognitionStream
@@ -182,7 +183,13 @@ class OmoideServer:
         """The speaker stage with the voiceprints of the data dir (None without one)."""
         if encoder is None:
             return None
-        return SpeakerIdentifier(encoder, VoiceprintStore(self.data_dir))
+        return SpeakerIdentifier(encoder, self.voiceprints)
+
+    @functools.cached_property
+    def voiceprints(self) -> VoiceprintStore:
+        """Everyone's voiceprints: ``<data_dir>/voices/``, or the shared database's
+        with ``database.url`` (a voice enrolled on one worker is known to all)."""
+        return open_voiceprints(self.data_dir, self.settings.envelope.database.url)
 
     async def _know_existing_users(self, memory: MemoryService) -> None:
         """People the journal knows are never "new" for the new-user limit."""
@@ -281,6 +288,13 @@ class ServerDeviceHost:
         self._server = server
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def database_url(self) -> str | None:
+        """The shared database (``database.url``, PostgreSQL) for state every worker
+        must see (a robot's pairing), or None: keep it in :attr:`data_dir`. A plugin
+        opens it with ``omoide.api.open_pool`` and ``omoide.api.apply_migrations``."""
+        return self._server.settings.envelope.database.url or None
 
     @property
     def timezone(self) -> str:
@@ -431,7 +445,7 @@ def _voice_router(server: OmoideServer) -> APIRouter:
         assistant = getattr(server, "assistant", None) if server.ready.is_set() else None
         return assistant.speaker if assistant is not None else None
 
-    return voice_router(VoiceprintStore(server.data_dir), identifier)
+    return voice_router(server.voiceprints, identifier)
 
 
 def _memory_router(server: OmoideServer, console: ConsoleServices) -> APIRouter | None:

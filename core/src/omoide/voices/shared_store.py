@@ -1,0 +1,122 @@
+"""Voiceprints in the shared database (``database.url``, PostgreSQL), so a voice
+enrolled on one worker is recognised on every other.
+
+The records are :class:`~omoide.voices.store.VoiceprintStore`'s (the same JSON a
+person's file holds), one row per person in ``voiceprints`` (:data:`MIGRATIONS`,
+component ``voices``), with a ``version`` raised by every write: a worker keeps the
+parsed voiceprints of a person and reads the row again only when its version moved, so
+a turn's identification costs one small indexed read per household member. Erasing
+deletes the row.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omoide.database.connection import open_pool
+from omoide.database.migrations import Migration, apply_migrations
+from omoide.user_ids import validate_user_id
+from omoide.voices.store import Voiceprint, VoiceprintStore, log
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+COMPONENT = "voices"
+MIGRATIONS = (
+    Migration(1, "voiceprints", """
+CREATE TABLE voiceprints (
+    person TEXT PRIMARY KEY,
+    version BIGINT NOT NULL,
+    data JSONB NOT NULL
+);
+CREATE SEQUENCE voiceprints_versions;
+"""),
+)
+
+
+class PostgresVoiceprintStore(VoiceprintStore):
+    """Everyone's voiceprints on one database, for every worker (see the module)."""
+
+    def __init__(self, url: str, *, pool_size: int = 2) -> None:
+        super().__init__(Path("."))
+        self.url = url
+        self.pool_size = pool_size
+        self._pool: ConnectionPool | None = None
+        self._pool_lock = threading.Lock()
+        self._versions: dict[str, tuple[int, list[Voiceprint]]] = {}
+
+    def _conn(self) -> ConnectionPool:
+        with self._pool_lock:
+            if self._pool is None:
+                pool = open_pool(self.url, size=self.pool_size, name="omoide-voices")
+                with pool.connection() as conn:
+                    apply_migrations(conn, COMPONENT, MIGRATIONS)
+                self._pool = pool
+            return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        with self._conn().connection() as conn:
+            cursor = conn.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
+
+    def people(self) -> list[str]:
+        return [str(r[0]) for r in self._rows("SELECT person FROM voiceprints ORDER BY person")]
+
+    def erase(self, person: str) -> int:
+        validate_user_id(person)
+        with self._lock:
+            count = len(self._read(person))
+            self._rows("DELETE FROM voiceprints WHERE person=%s", (person,))
+            self._versions.pop(person, None)
+        if count:
+            log.info("voiceprints of %s erased", person)
+        return count
+
+    def _read(self, person: str) -> list[Voiceprint]:
+        validate_user_id(person)
+        known = self._versions.get(person)
+        rows = self._rows("SELECT version, CASE WHEN version = %s THEN NULL ELSE data END"
+                          " FROM voiceprints WHERE person=%s",
+                          (known[0] if known else -1, person))
+        if not rows:
+            self._versions.pop(person, None)
+            return []
+        version, data = int(rows[0][0]), rows[0][1]
+        if known is not None and data is None:
+            return known[1]
+        try:
+            raw = json.loads(data) if isinstance(data, str | bytes) else data
+            prints = [Voiceprint.from_json(person, d) for d in raw.get("voiceprints", [])]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.error("voiceprints of %s unreadable (%s); treated as none", person, exc)
+            prints = []
+        self._versions[person] = (version, prints)
+        return prints
+
+    def _write(self, person: str, prints: list[Voiceprint]) -> None:
+        from psycopg.types.json import Jsonb
+
+        data = {"person": person, "voiceprints": [p.to_json() for p in prints]}
+        self._rows("INSERT INTO voiceprints (person, version, data)"
+                   " VALUES (%s, nextval('voiceprints_versions'), %s)"
+                   " ON CONFLICT (person) DO UPDATE SET data = EXCLUDED.data,"
+                   " version = EXCLUDED.version", (person, Jsonb(data)))
+        self._versions.pop(person, None)
+
+
+def open_voiceprints(data_dir: Path, database_url: str | None = None) -> VoiceprintStore:
+    """The voiceprint store of a server or command: ``<data_dir>/voices/``, or with a
+    PostgreSQL ``database_url`` the shared database's."""
+    from omoide.database.connection import is_postgresql_url
+
+    if is_postgresql_url(database_url):
+        return PostgresVoiceprintStore(str(database_url))
+    return VoiceprintStore(data_dir)
