@@ -25,7 +25,7 @@ def test_bench_workers_serves_with_one_and_two_workers_and_reports(omoide_cli: A
     for run in (one, two):
         assert run["round"]["turns"] == 6 and run["round"]["failed"] == 0
         assert set(run["round"]["turn_ms"]) == {"p50", "p95", "max"}
-        assert set(run["cpu_s"]) == {"workers", "chroma", "postgresql"}
+        assert set(run["cpu_s"]) == {"workers", "chroma", "postgresql", "bench_clients"}
     assert "cross_worker" not in one  # one worker has no other to ask
     crossed = two["cross_worker"]
     assert crossed["writes"] == 3 and crossed["not_found_in_30_s"] == 0

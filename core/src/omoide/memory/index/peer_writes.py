@@ -132,8 +132,9 @@ class PeerWrites:
         ``forgotten`` deleted (call once the store holds the change). Never raises: a
         change the database does not take now is kept and sent with the next."""
         waiting = self.unannounced.pop(person, (set(), set()))
-        stored_all = sorted(waiting[0] | set(stored))
-        forgotten_all = sorted(waiting[1] | set(forgotten))
+        # the later change of an id wins (stored again after a forget, or forgotten)
+        stored_all = sorted((waiting[0] - set(forgotten)) | set(stored))
+        forgotten_all = sorted((waiting[1] - set(stored)) | set(forgotten))
         if time.monotonic() - self._talk_failed_at < TALK_PAUSE_S:
             # the database did not answer just now: no write waits for it again so soon
             self.unannounced[person] = (set(stored_all), set(forgotten_all))

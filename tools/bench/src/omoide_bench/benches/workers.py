@@ -17,8 +17,8 @@ each worker count N of ``--workers``, in one run:
 3. the measured round: ``--turns`` memory questions from ``--clients`` concurrent HTTP
    clients, each turn sent to the next worker in turn (a load balancer's round robin):
    turns/s, turn p50/p95, the share of turns whose prompt carried the memory asked
-   about, and the CPU seconds the workers, the Chroma server and PostgreSQL used
-   during it (what the two cores went to);
+   about, and the CPU seconds the workers, the Chroma server, PostgreSQL and the
+   bench's own clients used during it (what the two cores went to);
 4. with N ≥ 2, **cross-worker recall**: ``--writes`` times, one new memory imported on
    worker k mod N for a person whose index every worker holds, and worker k+1 mod N
    asked about it by turns, one after another, until a turn's prompt carries it. The
@@ -298,13 +298,14 @@ async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Na
                 await run_round(client, [url], warm, args.clients)
             out["quiet_after_warm_up_s"] = round(await until_quiet(*pids, chroma_pid), 1)
             pg = postmaster_pids(db.data)
-            cpu = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(pg))
+            cpu = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(pg), time.process_time())
             load = os.getloadavg()[0]
             out["round"] = await run_round(client, urls, plan_for(
                 args.people, args.memories, args.turns, 1), args.clients)
-            after = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(postmaster_pids(db.data)))
+            after = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(postmaster_pids(db.data)),
+                     time.process_time())
             out["cpu_s"] = {name: round(b - a, 2) for name, a, b in zip(
-                ("workers", "chroma", "postgresql"), cpu, after, strict=True)}
+                ("workers", "chroma", "postgresql", "bench_clients"), cpu, after, strict=True)}
             out["load_before"], out["load_after"] = round(load, 2), round(os.getloadavg()[0], 2)
             progress(f"{n} worker(s): {out}")
             if n >= 2 and args.writes:
