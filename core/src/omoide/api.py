@@ -29,8 +29,14 @@ What is here:
   (:func:`resolve_weights`, :func:`assemble_model`, ...), OpenAI-compatible error
   handling, user ids, the profile classifier (:func:`profile_or_episodic`), and the
   data folder of a configured device for a plugin's CLI command
-  (:func:`device_data_dir`), and the protocol a device's simulated robot follows
-  (:class:`SimulatedDeviceClient`, for ``Device.simulated_client``).
+  (:func:`device_data_dir`; the shared database, :func:`config_database_url`), and
+  the protocol a device's simulated robot follows (:class:`SimulatedDeviceClient`,
+  for ``Device.simulated_client``);
+- the shared database, for a plugin whose state several workers must share (a tool
+  reads ``ToolHost.database_url``, a device plugin its host's ``database_url``):
+  :func:`open_pool` (psycopg 3, imported only when
+  called) and numbered per-component schema migrations (:class:`Migration`,
+  :func:`apply_migrations`).
 
 Importing this module is cheap: no torch, transformers, onnxruntime or FastAPI.
 The few names whose modules pull in more of the core (turn types, announcements,
@@ -176,7 +182,7 @@ from omoide.weights import (
 
 if TYPE_CHECKING:
     from omoide.announcements import Announcement
-    from omoide.commands._common import device_data_dir
+    from omoide.commands._common import config_database_url, device_data_dir
     from omoide.memory.facts.profile import Classification as ProfileClassification
     from omoide.memory.facts.profile import classify as profile_or_episodic
     from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
@@ -190,6 +196,7 @@ _ON_FIRST_USE: dict[str, tuple[str, str]] = {
     "ProfileClassification": ("omoide.memory.facts.profile", "Classification"),
     "profile_or_episodic": ("omoide.memory.facts.profile", "classify"),
     "device_data_dir": ("omoide.commands._common", "device_data_dir"),
+    "config_database_url": ("omoide.commands._common", "config_database_url"),
 }
 """Public names imported when first asked for: name -> (module, name there)."""
 
@@ -328,6 +335,7 @@ __all__ = [
     "WeightSource",
     "WheelModel",
     "assemble_model",
+    "config_database_url",
     "configured_or_packaged",
     "connect_private",
     "device_data_dir",
@@ -443,4 +451,16 @@ __all__ += [
     "GUEST",
     "MAX_HOUSEHOLD_MEMBERS",
     "Household",
+]
+
+# -- the shared database (omoide.database): for a plugin's state shared by workers -------
+# A tool learns the URL from ``ToolHost.database_url`` (None: keep state in its data
+# folder); psycopg is imported only when :func:`open_pool` is called.
+from omoide.database.connection import open_pool  # noqa: E402 - appended with the database
+from omoide.database.migrations import Migration, apply_migrations  # noqa: E402
+
+__all__ += [
+    "Migration",
+    "apply_migrations",
+    "open_pool",
 ]

@@ -59,3 +59,10 @@ def device_data_dir(config: str | Path, device_name: str, index: int | None = No
                          "device in `devices:`")
     name = devices[0][1].cls.name
     return settings.device_data_dir(registry.owner_of("device", name) or name)
+
+
+def config_database_url(config: str | Path) -> str | None:
+    """The shared database the config at ``config`` names (``database.url``), or None
+    (state stays in its data dir): a plugin's CLI command keeps its state where the
+    server does. Config problems exit as :func:`load_or_exit` does."""
+    return load_or_exit(config).envelope.database.url or None

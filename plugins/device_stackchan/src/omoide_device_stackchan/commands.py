@@ -9,8 +9,9 @@ robot that calls the OTA endpoint shows a six-digit activation code; ``omoide de
 pair --code 123456 --user hanako`` pairs it. A re-flashed robot (a new client id)
 shows a code again: pairing that code re-pairs it (keeping its household when the
 person is one of its members). Pairings live in the device plugin's data folder
-(``<server.data_dir>/devices/<plugin>/``) and a running server picks changes up at the
-robot's next request. The console does the same through ``/v1/devices``.
+(``<server.data_dir>/devices/<plugin>/``), or with ``database.url`` in the shared
+database every worker reads, and a running server picks changes up at the robot's next
+request. The console does the same through ``/v1/devices``.
 
 The plugin adds the command through the ``register_commands`` hook (see the package's
 ``__init__``); the module stays cheap to import, for ``omoide --help``.
@@ -83,10 +84,13 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace) -> PairingStore:
-    from omoide.api import device_data_dir
-    from omoide_device_stackchan.pairing import PairingStore
+    """The pairings the server of ``--config`` uses: its data folder's file, or the
+    shared database's tables when the config names one (``database.url``)."""
+    from omoide.api import config_database_url, device_data_dir
+    from omoide_device_stackchan.service import pairing_store_for
 
-    return PairingStore(device_data_dir(args.config, "stackchan", args.device))
+    return pairing_store_for(device_data_dir(args.config, "stackchan", args.device),
+                             None, config_database_url(args.config))
 
 
 def _when(ts: float | None) -> str:

@@ -42,7 +42,7 @@ from omoide_device_stackchan.pairing import (
 
 if TYPE_CHECKING:
     from omoide_device_stackchan.connection import DeviceConnection
-    from omoide_device_stackchan.pairing import PairingStore
+    from omoide_device_stackchan.pairing import PairingStorage
 
 PREFIX = "/v1/devices"
 
@@ -52,7 +52,7 @@ class ManagedDevices(Protocol):
     (:class:`omoide_device_stackchan.service.StackChanService`)."""
 
     @property
-    def pairings(self) -> PairingStore: ...
+    def pairings(self) -> PairingStorage: ...
 
     @property
     def connections(self) -> dict[str, DeviceConnection]:

@@ -60,7 +60,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from omoide.api import MAX_HOUSEHOLD_MEMBERS, Household, InvalidInput, validate_user_id
 from omoide_device_stackchan.identifiers import normalize_device_id
@@ -278,8 +278,46 @@ def check_name(name: str | None) -> str | None:
     return name
 
 
+class PairingStorage(Protocol):
+    """Where a StackChan plugin keeps its pairings and pending activation codes: the
+    methods its service, activation and management routes and ``omoide devices`` use.
+    :class:`PairingStore` keeps them in a JSON file in the plugin's data folder (one
+    server); :class:`omoide_device_stackchan.shared_pairing.PostgresPairingStore` in the
+    shared database, so every worker knows every robot and every pending code."""
+
+    activation_ttl_s: float
+    max_pending: int
+    max_per_source: int
+    poll_timeout_s: float
+
+    def get(self, device_id: str) -> Pairing | None: ...
+    def pairings(self) -> list[Pairing]: ...
+    def pending(self, now: float | None = None) -> list[PendingActivation]: ...
+    def waiting(self, device_id: str, client_id: str,
+                now: float | None = None) -> PendingActivation | None: ...
+    def pair(self, device_id: str, user: str, client_id: str | None = None,
+             name: str | None = None) -> Pairing: ...
+    def pair_by_code(self, code: str, user: str, name: str | None = None) -> Pairing: ...
+    def revoke(self, device_id: str) -> Pairing: ...
+    def rename(self, device_id: str, name: str | None) -> Pairing: ...
+    def update_household(self, device_id: str, *, add: tuple[str, ...] = (),
+                         remove: tuple[str, ...] = (),
+                         default: str | KeepDefault | None = KEEP_DEFAULT) -> Pairing: ...
+    def bind_client(self, device_id: str, client_id: str) -> Pairing | None: ...
+    def mark_seen(self, device_id: str, info: DeviceInfo | None = None) -> None: ...
+    def request_activation(self, device_id: str, client_id: str | None, *,
+                           source: str = "", info: DeviceInfo | None = None,
+                           now: float | None = None) -> PendingActivation: ...
+    def record_activation(self, device_id: str, client_id: str | None, *,
+                          challenge: str | None, serial_number: str | None,
+                          hmac: str | None, now: float | None = None) -> ActivationState: ...
+
+
 class PairingStore:
-    """Pairings and pending activation codes of one device plugin instance."""
+    """Pairings and pending activation codes of one device plugin instance, in
+    ``<directory>/pairings.json`` (a :class:`PairingStorage`). The rules live here;
+    a subclass may keep the records elsewhere by overriding :meth:`_read`,
+    :meth:`_pending_records`, :meth:`_locked` and :meth:`get`."""
 
     def __init__(self, directory: Path, *, activation_ttl_s: float = ACTIVATION_TTL_S,
                  max_pending: int = MAX_PENDING,
@@ -315,8 +353,10 @@ class PairingStore:
         return self._cache
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[dict[str, Any]]:
-        """Read-modify-write under an exclusive lock; the yielded dict is written back."""
+    def _locked(self, device: str | None = None) -> Iterator[dict[str, Any]]:
+        """Read-modify-write under an exclusive lock; the yielded dict is written back.
+        ``device``: the change reads and writes that device's pairing only (another
+        storage may then lock less; the file is locked whole either way)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         with open(self._lock_path, "a+") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -342,6 +382,11 @@ class PairingStore:
             raise
         self._cache, self._mtime = data, self.path.stat().st_mtime_ns
 
+    def shared_secret(self) -> bytes | None:
+        """The token secret kept with the pairings, when they are shared by several
+        workers (None here: the plugin keeps its own in its data folder)."""
+        return None
+
     # -- queries -----------------------------------------------------------------
     def get(self, device_id: str) -> Pairing | None:
         raw = self._read()["devices"].get(normalize_device_id(device_id))
@@ -351,9 +396,13 @@ class PairingStore:
         return sorted((Pairing.from_json(raw) for raw in self._read()["devices"].values()),
                       key=lambda p: p.paired_at)
 
+    def _pending_records(self) -> dict[str, Any]:
+        """The pending activations as stored, by code (expired ones too)."""
+        return dict(self._read()["pending"])
+
     def pending(self, now: float | None = None) -> list[PendingActivation]:
         now = time.time() if now is None else now
-        items = (PendingActivation.from_json(raw) for raw in self._read()["pending"].values())
+        items = (PendingActivation.from_json(raw) for raw in self._pending_records().values())
         return sorted((p for p in items if not p.expired(now)), key=lambda p: p.requested_at)
 
     def waiting(self, device_id: str, client_id: str,
@@ -419,7 +468,7 @@ class PairingStore:
 
     def revoke(self, device_id: str) -> Pairing:
         device = normalize_device_id(device_id)
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None:
                 raise UnknownDevice(f"device {device!r} is not paired")
@@ -432,7 +481,7 @@ class PairingStore:
         """Give a paired robot a display name (None or blank removes it)."""
         device = normalize_device_id(device_id)
         name = check_name(name)
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None:
                 raise UnknownDevice(f"device {device!r} is not paired")
@@ -453,7 +502,7 @@ class PairingStore:
         leaving = {check_user(p) for p in remove}
         if isinstance(default, str):
             default = check_user(default)
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None:
                 raise UnknownDevice(f"device {device!r} is not paired")
@@ -472,7 +521,7 @@ class PairingStore:
         """Bind the first client id of a pairing made by device id (trust on first use);
         returns the pairing, or None when another client id was bound meanwhile."""
         device = normalize_device_id(device_id)
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None or (raw.get("client_id") not in (None, client_id)):
                 return None
@@ -484,9 +533,9 @@ class PairingStore:
     def mark_seen(self, device_id: str, info: DeviceInfo | None = None) -> None:
         """Note that a paired robot was heard from (and what firmware it runs)."""
         device = normalize_device_id(device_id)
-        if device not in self._read()["devices"]:
+        if self.get(device) is None:
             return
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None:
                 return
@@ -572,12 +621,11 @@ class PairingStore:
         """A robot's activation poll: record what it signed, and say where it stands."""
         device = normalize_device_id(device_id)
         now = time.time() if now is None else now
-        raw_pairing = self._read()["devices"].get(device)
         mine = [(code, PendingActivation.from_json(raw))
-                for code, raw in self._read()["pending"].items()
+                for code, raw in self._pending_records().items()
                 if raw["device_id"] == device and raw.get("client_id") == client_id]
         if not mine:
-            pairing = Pairing.from_json(raw_pairing) if raw_pairing else None
+            pairing = self.get(device)
             if pairing is None or not pairing.active or pairing.client_id != client_id:
                 return ActivationState.UNKNOWN
             if challenge and pairing.activation_challenge \
@@ -611,7 +659,7 @@ class PairingStore:
 
     def _record_first_use(self, device: str, serial_number: str | None,
                           hmac: str | None) -> None:
-        with self._locked() as data:
+        with self._locked(device) as data:
             raw = data["devices"].get(device)
             if raw is None:
                 return

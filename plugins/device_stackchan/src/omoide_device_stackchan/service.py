@@ -92,13 +92,19 @@ _ACTIVATION_ANSWERS: dict[ActivationState, tuple[int, str]] = {
 }
 
 
-def pairing_store_for(data_dir: Path, config: StackChanConfig | None = None) -> PairingStore:
-    """The pairing store the plugin keeps in its data folder (shared with the CLI)."""
-    if config is None:
-        return PairingStore(Path(data_dir))
-    return PairingStore(Path(data_dir), activation_ttl_s=config.activation_ttl_minutes * 60,
-                        max_pending=config.max_pending,
-                        max_per_source=config.max_pending_per_source)
+def pairing_store_for(data_dir: Path, config: StackChanConfig | None = None,
+                      database_url: str | None = None) -> PairingStore:
+    """The pairing store of the plugin whose data folder is ``data_dir`` (shared with
+    the CLI): the JSON file there, or with ``database_url`` (PostgreSQL: several
+    workers) the shared database's tables, under the folder's name."""
+    limits: dict[str, Any] = {} if config is None else {
+        "activation_ttl_s": config.activation_ttl_minutes * 60,
+        "max_pending": config.max_pending, "max_per_source": config.max_pending_per_source}
+    if database_url:
+        from omoide_device_stackchan.shared_pairing import PostgresPairingStore
+
+        return PostgresPairingStore(database_url, Path(data_dir).name, **limits)
+    return PairingStore(Path(data_dir), **limits)
 
 
 def timezone_offset_minutes(zone: str, at: datetime | None = None) -> int:
@@ -161,11 +167,15 @@ class StackChanService:
         self.config = config
         self.host = host
         self.data_dir = Path(host.data_dir)
-        self.pairings = pairing_store_for(self.data_dir, config)
+        # The server's host says where the shared database is (``database.url``);
+        # another host (a test's) may not have the attribute: files then.
+        database_url: str | None = getattr(host, "database_url", None)
+        self.pairings = pairing_store_for(self.data_dir, config, database_url)
         if config.token_secret is not None:
             secret = config.token_secret.get_secret_value().encode()
-        else:
-            secret = load_or_create_secret(self.data_dir / SECRET_FILE)
+        else:   # with the database every worker signs with the same secret
+            secret = self.pairings.shared_secret() or \
+                load_or_create_secret(self.data_dir / SECRET_FILE)
         self.signer = TokenSigner(secret, config.token_ttl_days * 86400)
         self.limiter = SourceRateLimiter(config.ota_rate_limit)
         self.firmware = FirmwareLibrary(Path(config.firmware_dir)) if config.firmware_dir \

@@ -1,0 +1,203 @@
+"""Pairings, pending activation codes and the token secret in the shared database, so
+every ``omoide serve`` worker knows every robot (``database.url``, PostgreSQL).
+
+The rules are :class:`~omoide_device_stackchan.pairing.PairingStore`'s, unchanged: this
+store keeps the same records (a pairing, a pending activation, as their JSON) in rows
+instead of one file, in three tables (:data:`MIGRATIONS`, component
+``stackchan_pairings``), each keyed by the plugin's **namespace** (its data folder's
+name, ``stackchan``: two StackChan entries in ``devices:`` keep apart, as their folders
+do):
+
+- ``stackchan_devices``: one row per paired robot;
+- ``stackchan_pending``: one row per pending activation code. A code shown by worker A
+  is confirmed on worker B (``POST /v1/devices/pair``, ``omoide devices pair``) and the
+  robot, polling A or B with its challenge, is told it is activated;
+- ``stackchan_secrets``: the secret device tokens are signed with, when the config
+  gives none (``token_secret``): the first worker to start draws it, every other reads
+  it, so a token issued by A opens a connection to B.
+
+A change that reads and writes several records (a pairing by code drops the device's
+pending codes; a new code makes room in the pool) holds the namespace's advisory lock
+exclusively for its transaction, as the file store holds its ``flock``; a change to one
+robot's pairing (seen, renamed, its household) holds it shared and locks that row. Every
+read is a query: a change made on one worker, or by ``omoide devices``, applies to the
+others at the robot's next request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omoide.api import Migration, apply_migrations, open_pool
+from omoide_device_stackchan.identifiers import normalize_device_id
+from omoide_device_stackchan.pairing import (
+    ACTIVATION_TTL_S,
+    MAX_PENDING,
+    MAX_PENDING_PER_SOURCE,
+    POLL_TIMEOUT_S,
+    Pairing,
+    PairingStore,
+)
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+COMPONENT = "stackchan_pairings"
+MIGRATIONS = (
+    Migration(1, "pairings, pending activation codes and the token secret", """
+CREATE TABLE stackchan_devices (
+    namespace TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    record JSONB NOT NULL,
+    PRIMARY KEY (namespace, device_id)
+);
+CREATE TABLE stackchan_pending (
+    namespace TEXT NOT NULL,
+    code TEXT NOT NULL,
+    record JSONB NOT NULL,
+    PRIMARY KEY (namespace, code)
+);
+CREATE TABLE stackchan_secrets (
+    namespace TEXT PRIMARY KEY,
+    secret TEXT NOT NULL
+);
+"""),
+)
+
+
+def _lock_key(namespace: str) -> int:
+    digest = hashlib.sha256(f"omoide-stackchan-pairings/{namespace}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _record(value: Any) -> dict[str, Any]:
+    """A JSONB column as a dict (psycopg decodes it; a text copy is parsed)."""
+    return dict(json.loads(value) if isinstance(value, str | bytes) else value)
+
+
+class PostgresPairingStore(PairingStore):
+    """The pairings of one StackChan plugin instance on every worker (see the module)."""
+
+    def __init__(self, url: str, namespace: str, *, activation_ttl_s: float = ACTIVATION_TTL_S,
+                 max_pending: int = MAX_PENDING,
+                 max_per_source: int = MAX_PENDING_PER_SOURCE,
+                 poll_timeout_s: float = POLL_TIMEOUT_S, pool_size: int = 4) -> None:
+        # ``directory`` is unused: nothing is kept in files.
+        super().__init__(Path(namespace), activation_ttl_s=activation_ttl_s,
+                         max_pending=max_pending, max_per_source=max_per_source,
+                         poll_timeout_s=poll_timeout_s)
+        self.url = url
+        self.namespace = namespace
+        self.pool_size = pool_size
+        self._pool: ConnectionPool | None = None
+
+    def _conn(self) -> ConnectionPool:
+        if self._pool is None:
+            pool = open_pool(self.url, size=self.pool_size, name="omoide-stackchan")
+            with pool.connection() as conn:
+                apply_migrations(conn, COMPONENT, MIGRATIONS)
+            self._pool = pool
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        with self._conn().connection() as conn:
+            cursor = conn.execute(sql, params)
+            return cursor.fetchall() if cursor.description else []
+
+    # -- reads ------------------------------------------------------------------------
+    def _devices(self, conn: Any, device: str | None = None, *,
+                 for_update: bool = False) -> dict[str, Any]:
+        sql = "SELECT device_id, record FROM stackchan_devices WHERE namespace=%s"
+        params: tuple[Any, ...] = (self.namespace,)
+        if device is not None:
+            sql, params = sql + " AND device_id=%s", (*params, device)
+        rows = conn.execute(sql + (" FOR UPDATE" if for_update else ""), params).fetchall()
+        return {str(d): _record(r) for d, r in rows}
+
+    def _pending_in(self, conn: Any) -> dict[str, Any]:
+        rows = conn.execute("SELECT code, record FROM stackchan_pending WHERE namespace=%s",
+                            (self.namespace,)).fetchall()
+        return {str(c): _record(r) for c, r in rows}
+
+    def _read(self) -> dict[str, Any]:
+        with self._conn().connection() as conn, conn.transaction():
+            return {"devices": self._devices(conn), "pending": self._pending_in(conn)}
+
+    def _pending_records(self) -> dict[str, Any]:
+        with self._conn().connection() as conn:
+            return self._pending_in(conn)
+
+    def get(self, device_id: str) -> Pairing | None:
+        device = normalize_device_id(device_id)
+        rows = self._rows("SELECT record FROM stackchan_devices WHERE namespace=%s"
+                          " AND device_id=%s", (self.namespace, device))
+        return Pairing.from_json(_record(rows[0][0])) if rows else None
+
+    # -- writes -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _locked(self, device: str | None = None) -> Iterator[dict[str, Any]]:
+        """The records a change reads, in one transaction, written back when it ends
+        (what it added or changed upserted, what it removed deleted). ``device``: that
+        robot's pairing alone (its row locked; no pending codes read or written)."""
+        from psycopg.types.json import Jsonb
+
+        with self._conn().connection() as conn, conn.transaction():
+            if device is None:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(self.namespace),))
+                before = {"devices": self._devices(conn), "pending": self._pending_in(conn)}
+            else:
+                conn.execute("SELECT pg_advisory_xact_lock_shared(%s)",
+                             (_lock_key(self.namespace),))
+                before = {"devices": self._devices(conn, device, for_update=True),
+                          "pending": {}}
+            data = json.loads(json.dumps(before))
+            yield data
+            self._write_back(conn, "stackchan_devices", "device_id", before["devices"],
+                             data["devices"], Jsonb)
+            self._write_back(conn, "stackchan_pending", "code", before["pending"],
+                             data["pending"], Jsonb)
+
+    def _write_back(self, conn: Any, table: str, key: str, old: dict[str, Any],
+                    new: dict[str, Any], jsonb: Any) -> None:
+        gone = [k for k in old if k not in new]
+        if gone:
+            conn.execute(f"DELETE FROM {table} WHERE namespace=%s AND {key} = ANY(%s)",
+                         (self.namespace, gone))
+        for k, record in new.items():
+            if old.get(k) != record:
+                conn.execute(f"INSERT INTO {table} (namespace, {key}, record)"
+                             " VALUES (%s, %s, %s) ON CONFLICT (namespace, " + key + ")"
+                             " DO UPDATE SET record = EXCLUDED.record",
+                             (self.namespace, k, jsonb(record)))
+
+    # -- the token secret ---------------------------------------------------------------
+    def shared_secret(self) -> bytes:
+        """The secret every worker signs device tokens with (drawn once, by the first)."""
+        self._rows("INSERT INTO stackchan_secrets (namespace, secret) VALUES (%s, %s)"
+                   " ON CONFLICT (namespace) DO NOTHING",
+                   (self.namespace, secrets.token_urlsafe(32)))
+        rows = self._rows("SELECT secret FROM stackchan_secrets WHERE namespace=%s",
+                          (self.namespace,))
+        return str(rows[0][0]).encode()
+
+    def import_file(self, files: PairingStore) -> tuple[int, int]:
+        """Copy a data dir's ``pairings.json`` in (pairings and pending codes not there
+        yet); returns how many of each were copied."""
+        data = files._read()
+        with self._locked() as current:
+            pairings = [d for d in data["devices"] if d not in current["devices"]]
+            codes = [c for c in data["pending"] if c not in current["pending"]]
+            current["devices"].update({d: data["devices"][d] for d in pairings})
+            current["pending"].update({c: data["pending"][c] for c in codes})
+        return len(pairings), len(codes)
