@@ -2,7 +2,8 @@
 database and one Chroma server (`chroma run`): what a person says on one worker becomes
 a memory there (the offline stand-in extracts it) and a turn on the other recalls it;
 a memory imported on the first and then forgotten there stops being recalled on the
-second.
+second; a memory imported by ``omoide memory import`` (a one-off command with its own
+data dir on the same database and store) is recalled by both.
 
 The second worker's index of the person is built by a turn before anything is written,
 and the shared store's count check (``memory.index.refresh_s``) is an hour: the
@@ -11,6 +12,7 @@ announcement between the workers is what brings the index up to date.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -64,7 +66,10 @@ def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
 
 
 @pytest.fixture
-def workers(postgres_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, list[str]]]:
+def workers(postgres_url: str, tmp_path: Path,
+            ) -> Iterator[tuple[httpx.Client, list[str], Path]]:
+    """(a client with the admin token, the workers' URLs, a config for one-off commands:
+    its own data dir, the same database and store)."""
     if chroma_command() is None:
         pytest.skip("the `chroma` command (from the chromadb package) is not installed")
     started: list[tuple[str, subprocess.Popen[str]]] = []
@@ -82,12 +87,16 @@ def workers(postgres_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, l
                 started.append((f"http://127.0.0.1:{port}", proc))
             for base, proc in started:
                 wait_ready(base, proc)
+            command_config = tmp_path / "command.yaml"
+            command_config.write_text(CONFIG.format(
+                data=tmp_path / "command", port=free_port(), chroma_port=store.port),
+                encoding="utf-8")
             tokens = PostgresTokenStore(postgres_url)
             admin = tokens.admin_token()
             tokens.close()
             with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {admin}"},
                               ) as client:
-                yield client, [base for base, _ in started]
+                yield client, [base for base, _ in started], command_config
         finally:
             for _, proc in started:
                 proc.send_signal(signal.SIGTERM)
@@ -118,9 +127,10 @@ def until(check: Any) -> bool:
 
 
 @pytest.mark.slow
-def test_what_is_said_on_one_worker_is_recalled_on_the_other_and_forgetting_reaches_it(
-        workers: tuple[httpx.Client, list[str]]) -> None:
-    client, (first, second) = workers
+def test_memories_written_on_one_worker_or_by_a_command_reach_the_other_workers_turns(
+        workers: tuple[httpx.Client, list[str], Path], postgres_url: str,
+        tmp_path: Path) -> None:
+    client, (first, second), command_config = workers
     assert not any("箱根" in t for t in recalled(client, second))  # its index is built now
     turn(client, first, PLAN)  # extracted on the first worker (one exchange is enough)
     assert until(lambda: any("箱根" in t for t in recalled(client, second)))
@@ -139,3 +149,20 @@ def test_what_is_said_on_one_worker_is_recalled_on_the_other_and_forgetting_reac
                    if "陶芸" in client.get(f"{first}/v1/users/alice/memories/{i}").text]
     assert client.delete(f"{first}/v1/users/alice/memories/{memory_id}").status_code == 200
     assert until(lambda: memory_id not in pottery())
+
+    export = tmp_path / "calligraphy.jsonl"
+    export.write_text(json.dumps({"id": "c1", "text": "あなたは毎月第二日曜日に書道教室に行く。",
+                                  "kind": "habit"}, ensure_ascii=False) + "\n",
+                      encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "omoide.cli", "memory", "import", "--config",
+         str(command_config), "--user", "alice", str(export)], capture_output=True,
+        text=True, timeout=300, env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    def calligraphy(base: str) -> bool:
+        body = turn(client, base, "書道教室っていつだっけ?")
+        return any("書道" in m["text"] for m in body.get("memories") or []) or \
+            any("書道" in f["text"] for f in body.get("profile") or [])
+
+    assert until(lambda: calligraphy(first) and calligraphy(second))
