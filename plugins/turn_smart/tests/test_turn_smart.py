@@ -101,6 +101,22 @@ def test_an_unfinished_judgement_waits_for_the_ceiling(detector: SmartTurn) -> N
     assert detector.silence_to_wait_ms(None) == detector.config.fallback_silence_ms
 
 
+def test_an_unsure_finished_judgement_waits_a_little_a_sure_one_not_at_all() -> None:
+    detector = SmartTurn(SmartTurnConfig(threshold=0.5, confident=0.9, unsure_silence_ms=800,
+                                         max_silence_ms=1200, fallback_silence_ms=700))
+    assert detector.silence_to_wait_ms(0.95) == 0        # sure: at once
+    assert detector.silence_to_wait_ms(0.6) == 800       # finished, unsure: a short wait
+    assert detector.silence_to_wait_ms(0.3) == 1200      # unfinished: the ceiling
+    assert detector.silence_to_wait_ms(None) == 700      # failed: silence alone
+
+
+def test_the_unsure_wait_never_exceeds_the_ceiling_and_is_off_by_default() -> None:
+    capped = SmartTurn(SmartTurnConfig(confident=0.9, unsure_silence_ms=3000,
+                                       max_silence_ms=1200))
+    assert capped.silence_to_wait_ms(0.6) == 1200
+    assert SmartTurn(SmartTurnConfig()).silence_to_wait_ms(0.6) == 0
+
+
 class _Recording:
     """Stands for the onnxruntime session: keeps the features it is given."""
 

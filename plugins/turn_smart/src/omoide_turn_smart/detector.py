@@ -50,6 +50,19 @@ class SmartTurnConfig(TurnConfig):
                     "Kokoro's pauses from 5/22 to 9/22 (omoide bench turn).")
 
 
+    confident: float | None = Field(
+        None, ge=0, le=1,
+        description="Probability at or above which a finished judgement ends the turn at "
+                    "once. A finished judgement below it (at or above threshold, but "
+                    "unsure) waits unsure_silence_ms of silence first, so a pause the model "
+                    "is unsure of is bridged when the person speaks on. None: every "
+                    "finished judgement ends the turn at once.")
+    unsure_silence_ms: int = Field(
+        800, ge=0, le=10000,
+        description="Silence after the voice stops that ends a turn judged finished "
+                    "without confidence (below confident); at most max_silence_ms.")
+
+
 class SmartTurn(TurnDetector):
     """Smart Turn v3.2: is the utterance finished? (23 languages, Japanese among them)."""
 
@@ -61,6 +74,16 @@ class SmartTurn(TurnDetector):
     def __init__(self, config: SmartTurnConfig) -> None:
         super().__init__(config)
         self._session: onnxruntime.InferenceSession | None = None
+
+    def silence_to_wait_ms(self, probability: float | None) -> int:
+        """As any turn detector, except that a finished judgement below ``confident``
+        waits ``unsure_silence_ms`` (capped by the ceiling) instead of none."""
+        wait = super().silence_to_wait_ms(probability)
+        confident = self.config.confident
+        if wait == 0 and probability is not None and confident is not None \
+                and probability < confident:
+            return min(self.config.unsure_silence_ms, self.config.max_silence_ms)
+        return wait
 
     async def _start(self) -> None:
         path = self._model_path()
