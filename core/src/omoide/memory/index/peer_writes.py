@@ -86,6 +86,7 @@ class PeerWrites:
         self._seen = SeenVersions()
         self._changes: asyncio.Queue[PeerChange | str] = asyncio.Queue()
         """Changes to apply, in arrival order (a str: a person to catch up)."""
+        self._catch_ups_queued: set[str] = set()
         self._talk: AsyncConnection[Any] | None = None
         self._talk_lock = asyncio.Lock()
         self._talk_failed_at = -math.inf
@@ -208,6 +209,14 @@ class PeerWrites:
             self._seen.record(rows)  # nothing of theirs is cached here yet
             return
         for person in self._seen.behind(rows, patient=patient):
+            self._catch_up_later(person)
+
+    def _catch_up_later(self, person: str) -> None:
+        """Queue a catch-up of ``person`` unless one is queued and not begun yet (a large
+        import announces each of its batches without ids: one read of the store after
+        the last of them is enough)."""
+        if person not in self._catch_ups_queued:
+            self._catch_ups_queued.add(person)
             self._changes.put_nowait(person)
 
     def _arrived(self, payload: str) -> None:
@@ -216,7 +225,11 @@ class PeerWrites:
             log.warning("memory: an announcement this omoide cannot read: %.200s", payload)
             return
         self._seen.arrived(change.person, change.version)
-        if change.worker != self.worker:
+        if change.worker == self.worker:
+            return
+        if change.stored is None:
+            self._catch_up_later(change.person)
+        else:
             self._changes.put_nowait(change)
 
     async def _flush_unannounced(self) -> None:
@@ -229,9 +242,8 @@ class PeerWrites:
             change = await self._changes.get()
             try:
                 if isinstance(change, str):
+                    self._catch_ups_queued.discard(change)
                     await self.catch_up(change)
-                elif change.stored is None:
-                    await self.catch_up(change.person)
                 else:
                     await self._apply(change)
             except asyncio.CancelledError:
