@@ -47,6 +47,7 @@ from omoide.memory.index.family_names import KIN_WORDS, names_after
 from omoide.memory.index.postings import MemoryNumbers, Postings
 from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.canonical import canonical, to_katakana
+from omoide.memory.language.english_time import tells_when
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
 from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
@@ -77,6 +78,8 @@ class _Entry:
     lasts: bool = False
     widest: int = 0
     """Days of the memory's widest date range (0 when it has none)."""
+    says_when: bool = False
+    """English text placing its event in time ("yesterday", "last week")."""
 
 
 @dataclass
@@ -222,7 +225,7 @@ class UserIndex:
                        tuple(sounds), share(classify(memory, said_on)),
                        share(subject_of(text)), bool(spans) and is_past(last_clause(text)),
                        share(slot_key(text)), share(changes_in(text)), lasts(text),
-                       max((s.days for s in spans), default=0))
+                       max((s.days for s in spans), default=0), tells_when(text))
         self._entries[memory.id] = entry
         self._profile.clear()
         state = self._validity
@@ -713,7 +716,7 @@ class UserIndex:
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
-        return bool(e and (e.spans or e.habits))
+        return bool(e and (e.spans or e.habits or e.says_when))
 
     @property
     def has_all_vectors(self) -> bool:
