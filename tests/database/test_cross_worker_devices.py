@@ -157,4 +157,5 @@ async def test_a_robot_activated_through_one_worker_talks_through_the_other(
     assert cli.returncode == 0, cli.stderr
     seen = client.get(f"{b}/v1/devices/{robot.device_id}").json()["device"]
     assert seen["household"]["members"] == ["alice", "bob", "carol"], seen
-    assert not (tmp_path / "data0" / "devices" / "stackchan" / "pairings.json").exists()
+    folder = tmp_path / "data0" / "devices" / "device_stackchan"   # the plugin's own
+    assert folder.is_dir() and not (folder / "pairings.json").exists()

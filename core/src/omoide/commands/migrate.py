@@ -13,9 +13,10 @@ is verified, 1 otherwise.
 
 The tokens of the data dir (``auth/``) are copied too: the admin token unless the
 database has one already (then the database's stays: ``omoide token show`` prints it),
-every person token not there yet. What is not moved yet: device pairings, timers and
-the other files of the data dir stay where they are; the vector store is not touched
-(point the config at a store server separately).
+every person token not there yet, and the voiceprints (``voices/``) of everyone who
+has none there yet. StackChan pairings move with ``omoide devices migrate``. What is
+not moved yet: timers and the other files of the data dir stay where they are; the
+vector store is not touched (point the config at a store server separately).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def _migrate(args: argparse.Namespace) -> int:
     from omoide.memory.journal.postgres_journal import PostgresJournal
     from omoide.server.postgres_tokens import PostgresTokenStore
     from omoide.server.tokens import TokenStore
+    from omoide.voices import VoiceprintStore
+    from omoide.voices.shared_store import PostgresVoiceprintStore
 
     settings = load_or_exit(args.config)
     url = args.to or settings.envelope.database.url
@@ -64,19 +67,23 @@ def _migrate(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     target = PostgresJournal(str(url), path=source, pool_size=2)
     tokens = PostgresTokenStore(str(url), pool_size=1)
+    voices = PostgresVoiceprintStore(str(url), pool_size=1)
     try:
         target.open()
         report = copy_journal(source, target)
         admin, people = tokens.import_tokens(TokenStore(settings.data_dir))
+        voiced = voices.import_files(VoiceprintStore(settings.data_dir))
     except Exception as exc:  # noqa: BLE001 - the command's failure, said plainly
         print(f"omoide: the migration stopped: {type(exc).__name__}: {exc}")
         return EXIT_FAILED
     finally:
+        voices.close()
         tokens.close()
         target.close()
         claim.release()
     print(f"tokens: {people} person tokens copied now"
           + (", the admin token copied" if admin else ""))
+    print(f"voiceprints: {voiced} people's copied now")
     return _print_report(source, report)
 
 

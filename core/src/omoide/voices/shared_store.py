@@ -111,6 +111,23 @@ class PostgresVoiceprintStore(VoiceprintStore):
                    " version = EXCLUDED.version", (person, Jsonb(data)))
         self._versions.pop(person, None)
 
+    def import_files(self, files: VoiceprintStore) -> int:
+        """Copy a data dir's voiceprints in (``omoide migrate``): everyone's who has
+        none here yet; returns how many people were copied."""
+        from psycopg.types.json import Jsonb
+
+        copied = 0
+        for person in files.people():
+            prints = files.voiceprints(person)
+            if not prints:
+                continue
+            data = {"person": person, "voiceprints": [p.to_json() for p in prints]}
+            copied += len(self._rows(
+                "INSERT INTO voiceprints (person, version, data)"
+                " VALUES (%s, nextval('voiceprints_versions'), %s)"
+                " ON CONFLICT (person) DO NOTHING RETURNING person", (person, Jsonb(data))))
+        return copied
+
 
 def open_voiceprints(data_dir: Path, database_url: str | None = None) -> VoiceprintStore:
     """The voiceprint store of a server or command: ``<data_dir>/voices/``, or with a

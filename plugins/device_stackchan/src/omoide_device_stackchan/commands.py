@@ -1,4 +1,4 @@
-"""``omoide devices pair|list|household|rename|revoke --config FILE``: which robot
+"""``omoide devices pair|list|household|rename|revoke|migrate --config FILE``: which robot
 belongs to whom.
 
 Pairing binds a StackChan (its device id and the client id its firmware keeps) to a
@@ -74,6 +74,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _config_arguments(revoke)
     revoke.add_argument("device_id", help="the robot's device id (MAC address)")
     revoke.set_defaults(handler=_revoke)
+
+    migrate = actions.add_parser(
+        "migrate", help="copy the data folder's pairings and pending codes into the "
+                        "shared database (idempotent)")
+    _config_arguments(migrate)
+    migrate.add_argument("--to", metavar="URL",
+                         help="postgresql://... (default: the config's database.url)")
+    migrate.set_defaults(handler=_migrate)
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -212,4 +220,27 @@ def _revoke(args: argparse.Namespace) -> int:
         return 1
     print(f"revoked {pairing.device_id} (was user {pairing.user}); a running server "
           "disconnects it within a second and refuses it from now on")
+    return 0
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """``omoide devices migrate``: the pairings of the data folder (``pairings.json``)
+    into the database, so every worker knows the robots one server paired."""
+    from omoide.api import config_database_url, device_data_dir
+    from omoide_device_stackchan.pairing import PairingStore
+    from omoide_device_stackchan.shared_pairing import PostgresPairingStore
+
+    folder = device_data_dir(args.config, "stackchan", args.device)
+    url = args.to or config_database_url(args.config)
+    if not url or not str(url).startswith(("postgresql://", "postgres://")):
+        print("error: name the PostgreSQL database: --to postgresql://... or database.url "
+              "in the config", file=sys.stderr)
+        return 1
+    shared = PostgresPairingStore(str(url), folder.name, pool_size=1)
+    try:
+        pairings, codes = shared.import_file(PairingStore(folder))
+    finally:
+        shared.close()
+    print(f"{folder / 'pairings.json'} -> PostgreSQL: {pairings} pairings and {codes} "
+          "pending codes copied now (those already there are kept)")
     return 0

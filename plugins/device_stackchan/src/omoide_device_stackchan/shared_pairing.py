@@ -5,7 +5,7 @@ The rules are :class:`~omoide_device_stackchan.pairing.PairingStore`'s, unchange
 store keeps the same records (a pairing, a pending activation, as their JSON) in rows
 instead of one file, in three tables (:data:`MIGRATIONS`, component
 ``stackchan_pairings``), each keyed by the plugin's **namespace** (its data folder's
-name, ``stackchan``: two StackChan entries in ``devices:`` keep apart, as their folders
+name, ``device_stackchan``: two StackChan entries in ``devices:`` keep apart, as their folders
 do):
 
 - ``stackchan_devices``: one row per paired robot;
