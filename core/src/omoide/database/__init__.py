@@ -19,10 +19,12 @@ PostgreSQL             a server (Qdrant url:,    several, each with its own ``se
 =====================  ========================  ===========================================
 
 A data dir still belongs to one process: it holds per-worker files (the spill file, the
-manifest, saved indexes, traces) and, until they move to the database too, the device
-pairings and timers — so several workers do not yet share those (issue 30 goes on).
-With ``database.url`` the journal (:mod:`omoide.memory.journal.postgres_journal`), the
-tokens and browser sessions (:mod:`omoide.server.postgres_tokens`) are in the database.
+manifest, saved indexes, traces) and, until they move to the database too, the timers —
+so several workers do not yet share those (issue 30 goes on). With ``database.url`` the
+journal (:mod:`omoide.memory.journal.postgres_journal`), the tokens and browser sessions
+(:mod:`omoide.server.postgres_tokens`), the voiceprints (:mod:`omoide.voices.shared_store`)
+and the StackChan pairings, pending activation codes and token secret (the plugin's
+``shared_pairing``, through its host's ``database_url``) are in the database.
 
 Without ``database.url`` nothing here is used: the journal and the rest stay in SQLite
 files in the data dir. May import the shared modules (errors) only; the rooms that keep
