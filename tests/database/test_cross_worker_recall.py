@@ -54,6 +54,8 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalChr
 
 
 Worker = Callable[..., Awaitable[MemoryEngine]]
+STOPPED: list[MemoryEngine] = []
+"""Workers a test stopped itself (the fixture does not stop them again)."""
 
 
 @pytest.fixture
@@ -69,8 +71,10 @@ async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
                      collection: str) -> AsyncIterator[Worker]:
     """Makes workers on the database ``url`` and one collection of the Chroma server."""
     engines: list[MemoryEngine] = []
+    stopped = STOPPED
 
-    async def make(*, reconnect_s: float = 1.0, catch_up_s: float = 30.0) -> MemoryEngine:
+    async def make(*, reconnect_s: float = 1.0, catch_up_s: float = 30.0,
+                   data_dir: Path | None = None) -> MemoryEngine:
         store = ChromaStore(ChromaStoreConfig(host=chroma_server.host, port=chroma_server.port,
                                               collection=collection))
         await store.start()
@@ -80,7 +84,7 @@ async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
                                               "index": {"refresh_s": 3600.0}})
         engine = MemoryEngine(config, embedder=embedder, store=store, chat=None,
                               timezone="Asia/Tokyo",
-                              data_dir=tmp_path / f"worker{len(engines)}",
+                              data_dir=data_dir or tmp_path / f"worker{len(engines)}",
                               database=DatabaseSettings(url=url, pool_size=2))
         assert engine.peers is not None
         engine.peers.reconnect_s = reconnect_s
@@ -93,7 +97,8 @@ async def workers_on(url: str, chroma_server: LocalChromaServer, tmp_path: Path,
         yield make
     finally:
         for engine in engines:
-            await engine.stop()
+            if engine not in stopped:
+                await engine.stop()
             await engine.store.stop()
 
 
@@ -219,6 +224,22 @@ async def test_a_version_whose_notification_never_came_is_caught_up_by_the_perio
                      " SET version = memory_person_versions.version + 1")
     assert await until(lambda: _has(b, "alice", str(HAKONE["text"])))
     assert b.peers.caught_up >= 1 and b.peers.listening
+
+
+async def test_a_worker_started_again_drops_what_changed_while_it_was_down(
+        make_worker: Worker, tmp_path: Path) -> None:
+    a = await make_worker()
+    b = await make_worker(data_dir=tmp_path / "b")
+    [memory] = (await a.import_memories("alice", [HAKONE])).stored
+    await ready_index(b, "alice")  # built and saved in b's data dir
+    await b.stop()
+    STOPPED.append(b)
+    assert (tmp_path / "b" / "peer_versions.json").exists()
+    # while b is down: a change the store's count does not show
+    await a.set_kind("alice", memory.id, "episodic")
+    again = await make_worker(data_dir=tmp_path / "b")
+    held = (await again.index("alice")).get(memory.id)
+    assert held is not None and held.kind == "episodic"
 
 
 async def test_a_large_import_is_announced_without_its_ids_and_caught_up_from_the_store(

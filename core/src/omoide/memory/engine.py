@@ -137,6 +137,7 @@ class MemoryEngine:
         self.peers = PeerWrites(
             str(database.url), store=store, indexes=self._indexes,
             written=self._index_written, forgotten=self._index_forgotten,
+            versions_path=self.data_dir / "peer_versions.json",
         ) if database is not None and database.url else None
         """Other workers' writes into this one's indexes, and this one's announced to
         them (:mod:`omoide.memory.index.peer_writes`): only with PostgreSQL."""

@@ -130,6 +130,10 @@ class SeenVersions:
         if not ahead:
             del self._ahead[person]
 
+    def in_order(self) -> dict[str, int]:
+        """Each person's version seen in order (what a worker keeps between starts)."""
+        return dict(self._seen)
+
     def record(self, rows: Iterable[tuple[str, int]]) -> None:
         """Take the database's versions as seen (the first time a worker listens: its
         indexes are built from the store from now on)."""

@@ -20,6 +20,14 @@ none without: a single process needs none). It is the engine's one seam here:
   (for a person whose index is not in memory here, its saved copies are dropped
   instead: built from the store when next needed).
 
+- the versions seen, every change of them applied, are kept in the worker's data dir
+  (``peer_versions.json``, at each version check and at stop); a worker started again
+  compares them with the database and drops the saved indexes of the people changed
+  while it was down (their next turn builds from the store). Without the file (a first
+  start, or a stop with changes still being applied) the saved indexes are trusted as
+  before: the shared store's count check (``memory.index.refresh_s``) looks at each
+  once loaded.
+
 What is not covered: ``omoide memory reembed`` (one-off, it resets the whole store:
 restart the workers after it, as the command says for a running server).
 """
@@ -28,11 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import math
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omoide.components import VectorStore
@@ -49,6 +60,7 @@ from omoide.memory.index.peer_channel import (
     decode,
 )
 from omoide.memory.store_payload import from_payload
+from omoide.private_files import open_private
 from omoide.types import FloatArray, Memory
 
 if TYPE_CHECKING:
@@ -72,8 +84,12 @@ class PeerWrites:
 
     def __init__(self, url: str, *, store: VectorStore, indexes: IndexCache,
                  written: Written, forgotten: Forgotten, catch_up_s: float = 30.0,
-                 reconnect_s: float = 1.0) -> None:
+                 reconnect_s: float = 1.0, versions_path: Path | None = None) -> None:
+        """``versions_path``: where the versions seen and applied are kept between starts
+        (the worker's data dir), so that the people another worker changed while this one
+        was down are caught up when it starts again."""
         self.url = url
+        self.versions_path = versions_path
         self.worker = uuid.uuid4().hex[:12]
         self.store = store
         self.indexes = indexes
@@ -87,6 +103,7 @@ class PeerWrites:
         self._changes: asyncio.Queue[PeerChange | str] = asyncio.Queue()
         """Changes to apply, in arrival order (a str: a person to catch up)."""
         self._catch_ups_queued: set[str] = set()
+        self._applying = False
         self._talk: AsyncConnection[Any] | None = None
         self._talk_lock = asyncio.Lock()
         self._talk_failed_at = -math.inf
@@ -116,6 +133,8 @@ class PeerWrites:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            self._keep_versions()
         self._tasks = []
         if self._talk is not None:
             await self._talk.close()
@@ -196,6 +215,7 @@ class PeerWrites:
                 await self._flush_unannounced()
                 async with self._talk_lock:
                     await self._compare_versions(await self._talking(), patient=True)
+                self._keep_versions()
         finally:
             with contextlib.suppress(Exception):
                 await conn.close()
@@ -206,8 +226,11 @@ class PeerWrites:
         rows = [(str(p), int(v)) for p, v in await cursor.fetchall()]
         if self._first_listen:
             self._first_listen = False
-            self._seen.record(rows)  # nothing of theirs is cached here yet
-            return
+            kept = self._kept_versions()
+            if kept is None:
+                self._seen.record(rows)  # nothing known of before: as the saved indexes are
+                return
+            self._seen.record(kept.items())  # what was applied before this start
         for person in self._seen.behind(rows, patient=patient):
             self._catch_up_later(person)
 
@@ -218,6 +241,35 @@ class PeerWrites:
         if person not in self._catch_ups_queued:
             self._catch_ups_queued.add(person)
             self._changes.put_nowait(person)
+
+    def _kept_versions(self) -> dict[str, int] | None:
+        """The versions :meth:`_keep_versions` kept at the last stop (or check), if any."""
+        if self.versions_path is None or not self.versions_path.exists():
+            return None
+        try:
+            kept = json.loads(self.versions_path.read_text(encoding="utf-8"))
+            return {str(p): int(v) for p, v in kept.items()}
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("memory: the versions kept in %s cannot be read (%s)",
+                        self.versions_path, exc)
+            return None
+
+    def _keep_versions(self) -> None:
+        """Keep the versions seen, when every change seen was applied (else the file is
+        removed: a next start cannot tell what was applied)."""
+        path = self.versions_path
+        if path is None or self._first_listen:
+            return  # never listened: what the file says is still what was applied
+        try:
+            if self._applying or not self._changes.empty():
+                path.unlink(missing_ok=True)
+                return
+            tmp = path.with_suffix(".tmp")
+            with open_private(tmp, "w") as f:
+                json.dump(self._seen.in_order(), f)
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("memory: keeping the versions seen in %s failed: %s", path, exc)
 
     def _arrived(self, payload: str) -> None:
         change = decode(payload)
@@ -240,6 +292,7 @@ class PeerWrites:
     async def _apply_forever(self) -> None:
         while True:
             change = await self._changes.get()
+            self._applying = True
             try:
                 if isinstance(change, str):
                     self._catch_ups_queued.discard(change)
@@ -253,6 +306,7 @@ class PeerWrites:
                 log.warning("memory: applying another worker's change of %s failed (%s);"
                             " their index is dropped", person, exc)
                 self.indexes.drop(person)
+            self._applying = False  # not when cancelled mid-way: then it was not applied
 
     async def _apply(self, change: PeerChange) -> None:
         person = change.person
