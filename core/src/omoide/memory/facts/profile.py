@@ -127,11 +127,11 @@ _RECURRING = re.compile(r"誕生日|記念日|命日|毎年|毎月|毎週|定休
 _PLAN_END = re.compile(r"(?:予定|つもり|予約|約束)(?:だ|です|をした|をしている|している)?$|"
                        r"(?:う|よう)と(?:考えて|思って|話して)いる$|を考えている$|迷っている$|"
                        r"(?:たい)と(?:思って|話して|考えて)いる$|検討している$")
-# A past one-off event; but a change of state (started, became, moved, joined) lasts.
 _HEALTH_CONDITION = re.compile(
     r"(?:アレルギー|持病|[^\s、。]{1,6}(?:病|症)(?![院室棟]))(?:が|も)(?:ある|あり|あって|あります)")
 """A health condition stated as holding (「ペニシリンにアレルギーがあり、昔…」): lasting,
 whatever past event the sentence goes on to tell."""
+# A past one-off event; but a change of state (started, became, moved, joined) lasts.
 _STATE_CHANGE = re.compile(r"(?:始めた|になった|ようになった|引っ越した|転職した|結婚した|"
                            r"入った|入会した|入学した|入社した|就職した|飼い始めた|なった)$")
 _SUBJECT = re.compile(
