@@ -148,6 +148,7 @@ OUTING_STEMS: tuple[str, ...] = (
 those weeks. The lexicon leaves 行く out as a stop word, so these are read from the text
 itself (に行った, not 行う)."""
 
+
 def regex_alternation(words: Iterable[str]) -> str:
     """A regular-expression group matching any one of ``words``: ``(?:a|b|c)``.
 
