@@ -4,7 +4,8 @@ detector bridges included), and the turn only finishes it; the stable part may g
 device as ``stt`` before the end (``stt_partials``, off by default); speech heard while a
 turn runs keeps its own stream and is answered next; a stream no turn takes is cancelled;
 push-to-talk (``listen`` ``mode: manual``) is recognised while the button is held and ends
-at ``listen stop``; a recogniser that cannot stream gives the transcript of exactly the utterance's audio.
+at ``listen stop``; a recogniser that cannot stream gives the transcript of exactly the
+utterance's audio.
 
 The recogniser is a small test double that hears words as loud bursts (one word a
 burst, settled once silence follows it), so every transcript says which audio it got.
