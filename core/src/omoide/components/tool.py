@@ -118,6 +118,13 @@ class ToolHost(Protocol):
         """The memory service (omoide's engine, or None when memory is off)."""
         ...
 
+    @property
+    def database_url(self) -> str | None:
+        """The shared database's URL (``database.url``: PostgreSQL, several workers)
+        for state every worker must see, or None: keep it in :attr:`data_dir`. Open it
+        with ``omoide.api.open_pool`` and migrate with ``omoide.api.apply_migrations``."""
+        ...
+
     async def announce(self, user: str, text: str,
                        emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
         """Say ``text`` to ``user`` through their device without being asked (a timer

@@ -46,6 +46,10 @@ class ServerToolHost:
     def memory(self) -> MemoryService | None:
         return self._server.memory
 
+    @property
+    def database_url(self) -> str | None:
+        return self._server.settings.envelope.database.url or None
+
     async def announce(self, user: str, text: str,
                        emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
         return await self._announcer.announce(user, text, emotion)

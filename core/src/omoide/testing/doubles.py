@@ -530,12 +530,14 @@ class ToolHostDouble:
     """A :class:`omoide.components.ToolHost` that records announcements.
 
     ``reachable`` users get ``delivered``, others ``queued``; ``memory`` is whatever
-    memory service the test hands in.
+    memory service the test hands in, ``database_url`` the shared database (None).
     """
 
     def __init__(self, data_dir: Path, *, memory: Any = None, timezone: str = "Asia/Tokyo",
-                 reachable: Sequence[str] = ()) -> None:
+                 reachable: Sequence[str] = (), database_url: str | None = None) -> None:
         self._data_dir = Path(data_dir)
+        self.database_url = database_url
+        """The shared database a test hands in (None: the tool's data folder)."""
         self._timezone = timezone
         self._memory = memory
         self.reachable = set(reachable)

@@ -4,6 +4,10 @@
 after each change) and runs one asyncio task that sleeps until the earliest one is
 due, then hands it to ``on_due`` and removes it. Timers that fell due while the server
 was down fire as soon as it is back, marked ``late``.
+
+That file belongs to one worker. With a shared database (``database.url``) the timers
+live in PostgreSQL instead (:class:`omoide_skills.shared_timer_book.SharedTimerBook`):
+both books have the methods of :class:`TimerStorage`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from omoide.api import open_private
 
@@ -68,6 +72,26 @@ OnDue = Callable[[Timer, bool], Awaitable[None]]
 """Called with a timer that went off and whether it is late (server was down)."""
 
 
+class TimerStorage(Protocol):
+    """What the timers tool needs of a book: pending timers kept, and fired once."""
+
+    async def start(self) -> None:
+        """Load what is kept and start firing what falls due."""
+        ...
+
+    async def stop(self) -> None: ...
+
+    async def add(self, timer: Timer) -> None: ...
+
+    async def cancel(self, ids: list[str]) -> list[Timer]:
+        """Remove the pending timers ``ids``; returns those removed (not gone off)."""
+        ...
+
+    async def pending(self, user: str) -> list[Timer]:
+        """``user``'s pending timers, soonest first."""
+        ...
+
+
 class TimerBook:
     """Pending timers of every person, persisted, with their scheduler task."""
 
@@ -80,16 +104,22 @@ class TimerBook:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._started_at: datetime | None = None
+        self._stopping = False
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
         """Load the file and start the scheduler (a corrupt file is kept aside)."""
         self._timers = await asyncio.to_thread(self._load)
         self._started_at = self._clock()
+        self._stopping = False
         self._task = asyncio.create_task(self._run(), name="omoide-timers")
 
     async def stop(self) -> None:
         if self._task is not None:
+            # Python 3.11's wait_for swallows a cancel that arrives just as the event it
+            # waits for is set (a timer added a moment ago): the flag ends the loop then
+            self._stopping = True
+            self._changed.set()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -143,9 +173,12 @@ class TimerBook:
         return sorted((t for t in self._timers.values() if t.user == user),
                       key=lambda t: t.due_at)
 
+    async def pending(self, user: str) -> list[Timer]:
+        return self.of(user)
+
     # -- scheduler -------------------------------------------------------------------
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             self._changed.clear()
             now = self._clock()
             due = sorted((t for t in self._timers.values() if t.due_at <= now),

@@ -1,6 +1,8 @@
 """The ``timers`` tool: 「3分タイマー」「明日7時に起こして」, listed and cancelled by voice.
 
-Timers live in the plugin's data folder (``timers.json``) and survive restarts. When
+Timers live in the plugin's data folder (``timers.json``) and survive restarts; with a
+shared database (``database.url``) they live there instead, seen by every worker and
+each announced by one (:mod:`omoide_skills.shared_timer_book`). When
 one goes off omoide says so on the person's robot through the server's announcer, or
 queues the message until the robot is back. A time in the past, or further ahead than
 ``max_days``, is refused with a sentence the model can say.
@@ -18,7 +20,7 @@ from zoneinfo import ZoneInfo
 from pydantic import Field
 
 from omoide.api import Emotion, Tool, ToolContext, ToolError, ToolFunction
-from omoide_skills.timer_book import Timer, TimerBook
+from omoide_skills.timer_book import Timer, TimerBook, TimerStorage
 from omoide_skills.user_zones import ZonedToolConfig, zone_for
 
 
@@ -28,6 +30,14 @@ class TimersConfig(ZonedToolConfig):
     max_per_user: int = Field(20, ge=1, le=500, description="Pending timers per person.")
     file: str = Field("timers.json",
                       description="File in the plugin's data folder that keeps the timers.")
+    poll_seconds: float = Field(
+        5.0, gt=0, le=300,
+        description="With database.url: how often a worker looks for timers set on other"
+                    " workers (or left by a worker that died) that fall due.")
+    lease_seconds: float = Field(
+        60.0, gt=0, le=3600,
+        description="With database.url: how long a worker going off with a timer holds it;"
+                    " if it dies meanwhile, another worker announces it after this.")
 
 
 SET_TIMER = ToolFunction(
@@ -139,10 +149,17 @@ class TimersTool(Tool):
 
     def __init__(self, config: TimersConfig) -> None:
         super().__init__(config)
-        self.book: TimerBook | None = None
+        self.book: TimerStorage | None = None
 
     async def _start(self) -> None:
-        self.book = TimerBook(self.host.data_dir / self.config.file, self._went_off)
+        url = self.host.database_url
+        if url:
+            from omoide_skills.shared_timer_book import SharedTimerBook
+            self.book = SharedTimerBook(url, self._went_off,
+                                        poll_seconds=self.config.poll_seconds,
+                                        lease_seconds=self.config.lease_seconds)
+        else:
+            self.book = TimerBook(self.host.data_dir / self.config.file, self._went_off)
         await self.book.start()
 
     async def _stop(self) -> None:
@@ -163,12 +180,12 @@ class TimersTool(Tool):
         if function == "set_alarm":
             return await self._set_alarm(arguments, context, now)
         if function == "list_timers":
-            return self._list(context, now)
+            return await self._list(context, now)
         return await self._cancel(arguments, context, now)
 
-    def _check_room(self, context: ToolContext) -> None:
+    async def _check_room(self, context: ToolContext) -> None:
         assert self.book is not None
-        if len(self.book.of(context.user)) >= self.config.max_per_user:
+        if len(await self.book.pending(context.user)) >= self.config.max_per_user:
             raise ToolError(f"タイマーはもう{self.config.max_per_user}個セットされているから、"
                             "これ以上はセットできないよ。")
 
@@ -187,7 +204,7 @@ class TimersTool(Tool):
             raise ToolError("タイマーの長さが0だよ。何分にする？")
         if seconds > self.config.max_days * 86400:
             raise ToolError(f"タイマーは{self.config.max_days:g}日までしかセットできないよ。")
-        self._check_room(context)
+        await self._check_room(context)
         due = now + timedelta(seconds=seconds)
         timer = Timer(uuid.uuid4().hex[:8], context.user, "timer", due.astimezone(UTC),
                       now.astimezone(UTC), _label(arguments), seconds, str(now.tzinfo))
@@ -204,7 +221,7 @@ class TimersTool(Tool):
         if due <= now and not named:
             due += timedelta(days=1)   # 「7時に起こして」 at 22:00 means tomorrow
         self._check_horizon(due, now)
-        self._check_room(context)
+        await self._check_room(context)
         timer = Timer(uuid.uuid4().hex[:8], context.user, "alarm", due.astimezone(UTC),
                       now.astimezone(UTC), _label(arguments), None, str(now.tzinfo))
         assert self.book is not None
@@ -212,9 +229,9 @@ class TimersTool(Tool):
         return {"id": timer.id, "kind": "alarm", "due_at": due.isoformat(timespec="seconds"),
                 "message": f"{say_when(due, now)}にアラームをセットしたよ。"}
 
-    def _list(self, context: ToolContext, now: datetime) -> dict[str, Any]:
+    async def _list(self, context: ToolContext, now: datetime) -> dict[str, Any]:
         assert self.book is not None
-        timers = self.book.of(context.user)
+        timers = await self.book.pending(context.user)
         items = [{"id": t.id, "kind": t.kind, "label": t.label,
                   "due_at": t.due_at.astimezone(now.tzinfo).isoformat(timespec="seconds"),
                   "remaining": say_duration((t.due_at - now).total_seconds())}
@@ -230,7 +247,7 @@ class TimersTool(Tool):
     async def _cancel(self, arguments: dict[str, Any], context: ToolContext,
                       now: datetime) -> dict[str, Any]:
         assert self.book is not None
-        mine = self.book.of(context.user)
+        mine = await self.book.pending(context.user)
         if arguments.get("all"):
             chosen = mine
         elif arguments.get("id"):

@@ -1,0 +1,214 @@
+"""Timers every worker shares: the timer book in PostgreSQL (``database.url``).
+
+The same :class:`~omoide_skills.timer_book.Timer` records as the file book, in one table
+(migrations component ``skills_timers``). A timer set on any worker is seen by all (the
+list, the per-person limit, a cancel), and each goes off **once**:
+
+- a worker takes what is due with ``SELECT ... FOR UPDATE SKIP LOCKED`` and marks it as
+  its own until a lease runs out (``lease_seconds``); another worker looking at the same
+  moment skips the rows taken and finds nothing;
+- the worker announces the timer, then deletes the row it still holds. A worker that
+  dies between the two (SIGKILL, a lost machine) leaves its claim behind: once the lease
+  runs out another worker takes the timer over and announces it, marked late;
+- a cancel deletes only a timer nobody is announcing, so a timer cancelled on one worker
+  is never announced by another (one going off at that instant is not cancelled).
+
+Each worker wakes when its next known timer falls due and looks every ``poll_seconds``
+besides, for timers set on other workers (and claims left by dead ones). Times are the
+workers' clocks (kept in sync by NTP, as the journal's leases assume). A database that
+does not answer is tried again at the next look; the timers wait in the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from omoide.api import Migration, apply_migrations, open_pool
+from omoide_skills.timer_book import OnDue, Timer
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+log = logging.getLogger("omoide.skills.timers")
+
+COMPONENT = "skills_timers"
+MIGRATIONS = (
+    Migration(1, "timers and their leases", """
+CREATE TABLE skills_timers (
+    id TEXT PRIMARY KEY,
+    "user" TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    due_at TIMESTAMPTZ NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    duration_s DOUBLE PRECISION,
+    zone TEXT NOT NULL DEFAULT 'UTC',
+    owner TEXT,
+    lease_until TIMESTAMPTZ
+);
+CREATE INDEX skills_timers_due ON skills_timers (due_at);
+CREATE INDEX skills_timers_user ON skills_timers ("user", due_at);
+"""),
+)
+_COLUMNS = 'id, "user", kind, due_at, created_at, label, duration_s, zone'
+_FREE = "(lease_until IS NULL OR lease_until <= %(now)s)"
+_CLAIM = f"""
+WITH due AS (
+    SELECT id, owner AS was FROM skills_timers
+    WHERE due_at <= %(now)s AND {_FREE}
+    ORDER BY due_at LIMIT %(batch)s FOR UPDATE SKIP LOCKED)
+UPDATE skills_timers t SET owner = %(me)s, lease_until = %(until)s FROM due
+WHERE t.id = due.id
+RETURNING t.id, t."user", t.kind, t.due_at, t.created_at, t.label, t.duration_s, t.zone,
+          due.was"""
+
+
+def _timer(row: tuple[Any, ...]) -> Timer:
+    duration = row[6]
+    return Timer(str(row[0]), str(row[1]), row[2], row[3].astimezone(UTC),
+                 row[4].astimezone(UTC), str(row[5] or ""),
+                 float(duration) if duration is not None else None, str(row[7] or "UTC"))
+
+
+class SharedTimerBook:
+    """Pending timers of every person on the shared database (see the module)."""
+
+    def __init__(self, url: str, on_due: OnDue, *,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 poll_seconds: float = 5.0, lease_seconds: float = 60.0,
+                 worker_id: str | None = None) -> None:
+        self.url = url
+        self._on_due = on_due
+        self._clock = clock
+        self.poll_seconds = poll_seconds
+        self.lease_seconds = lease_seconds
+        self.worker_id = worker_id or uuid.uuid4().hex[:12]
+        self._pool: ConnectionPool | None = None
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._started_at: datetime | None = None
+        self._stopping = False
+
+    # -- lifecycle -------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the pool, migrate, and start looking for due timers."""
+        self._pool = await asyncio.to_thread(self._open)
+        self._started_at = self._clock()
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name="omoide-shared-timers")
+
+    def _open(self) -> ConnectionPool:
+        pool = open_pool(self.url, size=2, timeout_s=3.0, name="omoide-skills-timers")
+        try:
+            with pool.connection() as conn:
+                apply_migrations(conn, COMPONENT, MIGRATIONS)
+        except BaseException:
+            pool.close()
+            raise
+        return pool
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            # Python 3.11's wait_for swallows a cancel that arrives just as the event it
+            # waits for is set (a timer added a moment ago): the flag ends the loop then
+            self._stopping = True
+            self._changed.set()
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._pool is not None:
+            await asyncio.to_thread(self._pool.close)
+            self._pool = None
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        if self._pool is None:
+            raise RuntimeError("the timer book is not started")
+        with self._pool.connection() as conn:
+            cursor = conn.execute(sql, params)
+            return list(cursor.fetchall()) if cursor.description else []
+
+    async def _sql(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+        return await asyncio.to_thread(self._rows, sql, params)
+
+    # -- changes ---------------------------------------------------------------------
+    async def add(self, timer: Timer) -> None:
+        await self._sql(
+            f"INSERT INTO skills_timers({_COLUMNS}) VALUES (%(id)s, %(user)s, %(kind)s,"
+            " %(due_at)s, %(created_at)s, %(label)s, %(duration_s)s, %(zone)s)",
+            id=timer.id, user=timer.user, kind=timer.kind, due_at=timer.due_at,
+            created_at=timer.created_at, label=timer.label, duration_s=timer.duration_s,
+            zone=timer.zone)
+        self._changed.set()
+
+    async def cancel(self, ids: list[str]) -> list[Timer]:
+        rows = await self._sql(
+            f"DELETE FROM skills_timers WHERE id = ANY(%(ids)s) AND {_FREE}"
+            f" RETURNING {_COLUMNS}", ids=list(ids), now=self._clock())
+        return sorted((_timer(r) for r in rows), key=lambda t: t.due_at)
+
+    async def pending(self, user: str) -> list[Timer]:
+        """``user``'s timers not gone off yet, soonest first (one being announced
+        right now included)."""
+        rows = await self._sql(f'SELECT {_COLUMNS} FROM skills_timers WHERE "user" ='
+                               " %(user)s ORDER BY due_at, id", user=user)
+        return [_timer(r) for r in rows]
+
+    # -- going off -------------------------------------------------------------------
+    async def _claim(self, now: datetime, batch: int = 20) -> list[tuple[Timer, bool]]:
+        """Take what is due and free; each with whether another worker held it."""
+        until = now + timedelta(seconds=self.lease_seconds)
+        rows = await self._sql(_CLAIM, now=now, until=until, me=self.worker_id,
+                               batch=batch)
+        taken = [(_timer(r), r[8] is not None) for r in rows]
+        return sorted(taken, key=lambda pair: pair[0].due_at)
+
+    async def _next_due(self) -> datetime | None:
+        """When the next timer can be taken (its due time, or its claim's end)."""
+        rows = await self._sql("SELECT min(GREATEST(due_at, COALESCE(lease_until, due_at)))"
+                               " FROM skills_timers")
+        at = rows[0][0] if rows else None
+        return at.astimezone(UTC) if at is not None else None
+
+    async def look(self) -> int:
+        """Announce every timer due now that no other worker holds; how many went off
+        here (the scheduler's step, callable by tests)."""
+        fired = 0
+        while taken := await self._claim(self._clock()):
+            for timer, taken_over in taken:
+                await self._fire(timer, taken_over)
+                fired += 1
+        return fired
+
+    async def _fire(self, timer: Timer, taken_over: bool) -> None:
+        late = taken_over or (self._started_at is not None
+                              and timer.due_at < self._started_at)
+        try:
+            await self._on_due(timer, late)
+        except Exception:
+            log.exception("timer %s of %s went off but could not be announced",
+                          timer.id, timer.user)
+        # said (or failed to be): gone, unless the lease ran out and another took it
+        await self._sql("DELETE FROM skills_timers WHERE id = %(id)s AND owner = %(me)s",
+                        id=timer.id, me=self.worker_id)
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            self._changed.clear()
+            wait = self.poll_seconds
+            try:
+                await self.look()
+                nxt = await self._next_due()
+                if nxt is not None:
+                    wait = min(wait, max(0.05, (nxt - self._clock()).total_seconds()))
+            except Exception:
+                log.exception("looking for due timers in the database failed;"
+                              " trying again in %.0f s", self.poll_seconds)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), wait)
