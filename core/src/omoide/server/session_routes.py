@@ -15,7 +15,10 @@ token keeps at most ``server.limits.sessions_per_token`` sessions (its own oldes
 first, see :class:`omoide.server.auth.SessionStore`), and sign-ins are limited per
 source address (``sign_ins_per_source``: every attempt, failed ones included) and per
 token (``sign_ins_per_token``), each within a moving minute: 429 with ``Retry-After``
-beyond. The constants below are those settings' defaults.
+beyond. The constants below are those settings' defaults. With the tokens on the
+shared database (``database.url``) the sign-ins are counted there too
+(:mod:`omoide.server.shared_limits`): a client spreading its attempts over several
+workers meets the one limit.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from omoide.server.auth import (
     SessionTableFull,
 )
 from omoide.server.limits import source_key
+from omoide.server.shared_limits import SharedCounters, SharedWindow
 from omoide.server.tokens import TokenStorage
 
 SIGN_INS_PER_SOURCE = 30
@@ -81,18 +85,31 @@ class MovingWindow:
         return None
 
 
-def _refuse_if_limited(window: MovingWindow, key: str, what: str) -> None:
+def _refuse_if_limited(window: MovingWindow | SharedWindow, key: str, what: str) -> None:
     wait = window.hit(key)
     if wait is not None:
         raise HTTPException(429, f"too many sign-ins {what}; try again later",
                             headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
+def _sign_in_windows(tokens: TokenStorage, per_source: int, per_token: int,
+                     ) -> tuple[MovingWindow | SharedWindow, MovingWindow | SharedWindow]:
+    """The two sign-in limits where the tokens are: in this process beside the data
+    dir's files, in the shared database beside its token tables (every worker counts
+    into the same rows, on the token store's pool)."""
+    from omoide.server.postgres_tokens import PostgresTokenStore
+    if isinstance(tokens, PostgresTokenStore):
+        counters = SharedCounters(tokens.transaction)
+        return (counters.window("sign_ins_per_source", per_source, WINDOW_S),
+                counters.window("sign_ins_per_token", per_token, WINDOW_S))
+    return MovingWindow(per_source), MovingWindow(per_token)
+
+
 def session_router(tokens: TokenStorage, sessions: BrowserSessions, *,
                    per_source: int = SIGN_INS_PER_SOURCE,
                    per_token: int = SIGN_INS_PER_TOKEN) -> APIRouter:
     router = APIRouter(tags=["session"])
-    by_source, by_token = MovingWindow(per_source), MovingWindow(per_token)
+    by_source, by_token = _sign_in_windows(tokens, per_source, per_token)
 
     @router.post("/v1/session")
     async def sign_in(request: Request, response: Response,

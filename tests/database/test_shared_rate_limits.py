@@ -1,0 +1,104 @@
+"""Rate limits shared by workers: with the tokens on PostgreSQL the sign-in limits are
+counted in the database, so a client spreading its attempts over two app instances (two
+workers) meets the same limit as on one; with the data dir's token files they stay in
+the process (unchanged). The shared counter is a sliding window over two fixed ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from omoide.server.postgres_tokens import PostgresTokenStore, session_store, token_store
+from omoide.server.session_routes import session_router
+from omoide.server.shared_limits import SharedCounters
+from omoide.server.tokens import TokenStorage
+
+
+def _app(tokens: TokenStorage, *, per_source: int = 3, per_token: int = 2) -> TestClient:
+    """One worker's sign-in routes (every TestClient request comes from one address)."""
+    app = FastAPI()
+    app.include_router(session_router(tokens, session_store(tokens, 3600.0),
+                                      per_source=per_source, per_token=per_token))
+    return TestClient(app)
+
+
+@pytest.fixture
+def stores(backend: str, tmp_path: Path, request: pytest.FixtureRequest,
+           ) -> Iterator[list[TokenStorage]]:
+    """Two workers' token stores: each its own data dir, or one database."""
+    url = request.getfixturevalue("postgres_url") if backend == "postgresql" else None
+    opened = [token_store(tmp_path / name, url) for name in ("a", "b")]
+    yield opened
+    for tokens in opened:
+        tokens.close()
+
+
+def test_sign_in_attempts_from_one_address_are_limited(stores: list[TokenStorage]) -> None:
+    worker = _app(stores[0])
+    codes = [worker.post("/v1/session", json={"token": "omoide_admin_nope"}).status_code
+             for _ in range(4)]
+    assert codes == [401, 401, 401, 429]
+
+
+def test_sign_ins_spread_over_two_workers_meet_one_limit_with_a_shared_database(
+        stores: list[TokenStorage], backend: str) -> None:
+    a, b = _app(stores[0]), _app(stores[1])
+    codes = [w.post("/v1/session", json={"token": "omoide_admin_nope"}).status_code
+             for w in (a, b, a, b, a, b)]
+    if backend == "postgresql":
+        assert codes == [401, 401, 401, 429, 429, 429]
+        refused = b.post("/v1/session", json={"token": "omoide_admin_nope"})
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+    else:   # each worker counts its own (one worker per data dir)
+        assert codes == [401, 401, 401, 401, 401, 401]
+
+
+def test_one_tokens_sign_ins_count_on_every_worker(stores: list[TokenStorage],
+                                                    backend: str) -> None:
+    if backend == "sqlite":
+        pytest.skip("with the data dir's token files a token belongs to one worker")
+    token, _ = stores[0].create_person_token("alice")
+    a, b = _app(stores[0], per_source=100), _app(stores[1], per_source=100)
+    codes = [w.post("/v1/session", json={"token": token}).status_code for w in (a, b, a)]
+    assert codes == [200, 200, 429]
+
+
+@pytest.fixture
+def counters(postgres_url: str) -> Iterator[tuple[SharedCounters, list[float]]]:
+    now = [6000.0]   # the start of a window of 60 s
+    tokens = PostgresTokenStore(postgres_url)
+    yield SharedCounters(tokens.transaction, clock=lambda: now[0]), now
+    tokens.close()
+
+
+def test_a_burst_at_a_window_boundary_gets_no_second_allowance(
+        counters: tuple[SharedCounters, list[float]]) -> None:
+    shared, now = counters
+    window = shared.window("test", 2, 60.0)
+    now[0] = 6050.0
+    assert [window.hit("x") for _ in range(2)] == [None, None]
+    assert window.hit("x") == pytest.approx(10.0)        # the window's end
+    now[0] = 6061.0   # a new fixed window, but 59 s of the last one still count
+    assert window.hit("x") == pytest.approx(29.0)        # until half of it has passed
+    now[0] = 6090.0
+    assert window.hit("x") is None
+    assert window.hit("y") is None                      # another key counts apart
+
+
+def test_old_windows_are_swept(counters: tuple[SharedCounters, list[float]],
+                               postgres_url: str) -> None:
+    shared, now = counters
+    window = shared.window("sweep", 5, 60.0)
+    for key in ("a", "b", "c"):
+        assert window.hit(key) is None
+    now[0] += 180.0
+    assert window.hit("a") is None
+    import psycopg
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute("SELECT key FROM omoide_rate_limits WHERE scope = 'sweep'"
+                            ).fetchall()
+    assert rows == [("a",)]
