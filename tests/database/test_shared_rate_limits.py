@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -102,3 +103,38 @@ def test_old_windows_are_swept(counters: tuple[SharedCounters, list[float]],
         rows = conn.execute("SELECT key FROM omoide_rate_limits WHERE scope = 'sweep'"
                             ).fetchall()
     assert rows == [("a",)]
+
+
+# -- the StackChan plugin's per-source limit on its unauthenticated endpoints --------------
+async def _stackchan_worker(folder: Path, url: str, rate: str) -> Any:
+    from omoide_device_stackchan.config import StackChanConfig
+    from omoide_device_stackchan.device import StackChan
+    from omoide_device_stackchan.testing import LiveServer, ScriptedHost
+
+    device = StackChan(StackChanConfig.model_validate({"hello_timeout_s": 1.0,
+                                                      "ota_rate_limit": rate}))
+    await device.start()
+    host = ScriptedHost(folder / "device")
+    host.database_url = url   # type: ignore[attr-defined]  # the server's host has it
+    server = LiveServer(device, host)
+    await server.start()
+    return server
+
+
+async def test_ota_requests_spread_over_two_stackchan_workers_meet_one_limit(
+        postgres_url: str, tmp_path: Path) -> None:
+    import httpx
+    pytest.importorskip("omoide_device_stackchan")
+    workers = [await _stackchan_worker(tmp_path / name, postgres_url, "4/minute")
+               for name in ("a", "b")]
+    try:
+        async with httpx.AsyncClient() as client:
+            responses = [await client.get(f"{workers[i % 2].url}/xiaozhi/ota/",
+                                          headers={"Device-Id": "aa:bb:cc:dd:ee:30",
+                                                   "Client-Id": "c"})
+                         for i in range(6)]
+    finally:
+        for server in workers:
+            await server.stop()
+    assert [r.status_code for r in responses] == [200] * 4 + [429] * 2
+    assert 1 <= int(responses[-1].headers["retry-after"]) <= 60

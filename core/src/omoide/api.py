@@ -35,8 +35,9 @@ What is here:
 - the shared database, for a plugin whose state several workers must share (a tool
   reads ``ToolHost.database_url``, a device plugin its host's ``database_url``):
   :func:`open_pool` (psycopg 3, imported only when
-  called) and numbered per-component schema migrations (:class:`Migration`,
-  :func:`apply_migrations`).
+  called), numbered per-component schema migrations (:class:`Migration`,
+  :func:`apply_migrations`) and rate limits every worker counts alike
+  (:class:`SharedCounters`: ``SharedCounters.open(url).window(scope, limit, seconds)``).
 
 Importing this module is cheap: no torch, transformers, onnxruntime or FastAPI.
 The few names whose modules pull in more of the core (turn types, announcements,
@@ -186,6 +187,7 @@ if TYPE_CHECKING:
     from omoide.memory.facts.profile import Classification as ProfileClassification
     from omoide.memory.facts.profile import classify as profile_or_episodic
     from omoide.pipeline.turn import CompletedTurn, TurnRequest, TurnResult, TurnSink
+    from omoide.server.shared_limits import SharedCounters
 
 _ON_FIRST_USE: dict[str, tuple[str, str]] = {
     "Announcement": ("omoide.announcements", "Announcement"),
@@ -197,6 +199,7 @@ _ON_FIRST_USE: dict[str, tuple[str, str]] = {
     "profile_or_episodic": ("omoide.memory.facts.profile", "classify"),
     "device_data_dir": ("omoide.commands._common", "device_data_dir"),
     "config_database_url": ("omoide.commands._common", "config_database_url"),
+    "SharedCounters": ("omoide.server.shared_limits", "SharedCounters"),
 }
 """Public names imported when first asked for: name -> (module, name there)."""
 
@@ -461,6 +464,7 @@ from omoide.database.migrations import Migration, apply_migrations  # noqa: E402
 
 __all__ += [
     "Migration",
+    "SharedCounters",
     "apply_migrations",
     "open_pool",
 ]

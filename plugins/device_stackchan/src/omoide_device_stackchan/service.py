@@ -177,7 +177,8 @@ class StackChanService:
             secret = self.pairings.shared_secret() or \
                 load_or_create_secret(self.data_dir / SECRET_FILE)
         self.signer = TokenSigner(secret, config.token_ttl_days * 86400)
-        self.limiter = SourceRateLimiter(config.ota_rate_limit)
+        self.limiter = SourceRateLimiter(config.ota_rate_limit, database_url=database_url,
+                                         namespace=self.data_dir.name)
         self.firmware = FirmwareLibrary(Path(config.firmware_dir)) if config.firmware_dir \
             else None
         self.connections: dict[str, DeviceConnection] = {}
