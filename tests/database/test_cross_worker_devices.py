@@ -3,7 +3,8 @@ database accept any StackChan: a robot shows the activation code worker A gave i
 owner enters the code on worker B, the robot's activation poll is answered 200 by both,
 and with the token A issued it connects to B and talks as its person. A household
 member added on B, made the robot's default person, is who the robot talks as on A;
-one added by ``omoide devices`` (a worker's config) is seen by B.
+one added by ``omoide devices`` (a worker's config) is seen by B; revoked on B while
+connected to A, the robot is disconnected by A.
 
 The robot is the plugin's simulator over real sockets; the models are the fake
 doubles. Whose turn it was is read from the shared journal (the exchanges table).
@@ -159,3 +160,12 @@ async def test_a_robot_activated_through_one_worker_talks_through_the_other(
     assert seen["household"]["members"] == ["alice", "bob", "carol"], seen
     folder = tmp_path / "data0" / "devices" / "device_stackchan"   # the plugin's own
     assert folder.is_dir() and not (folder / "pairings.json").exists()
+
+    # Revoked on B while it talks to A: A closes its connection (policy violation).
+    robot.base_url, robot.ws_url = a, None
+    await robot.connect()
+    try:
+        assert client.post(f"{b}/v1/devices/{robot.device_id}/revoke").status_code == 200
+        assert await robot.wait_closed(timeout=WAIT_S) == 1008
+    finally:
+        await robot.close()

@@ -9,7 +9,9 @@ database has, the token secret shared by every worker, is tested on its own.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from omoide_device_stackchan.pairing import (
     UnknownCode,
 )
 from omoide_device_stackchan.service import pairing_store_for
-from omoide_device_stackchan.shared_pairing import PostgresPairingStore
+from omoide_device_stackchan.shared_pairing import RECENT_S, PostgresPairingStore
 
 ROBOT = "aa:bb:cc:00:00:01"
 CLIENT = "7b1e4c3a-0000-4000-8000-000000000001"
@@ -125,6 +127,27 @@ def test_the_pending_pool_is_one_pool_across_workers(
     assert a.waiting("aa:00:00:00:00:03", "c3", now + 102) == third
 
 
+def test_robots_asking_several_workers_at_once_never_overfill_the_pool(
+        stores: Callable[..., PairingStore]) -> None:
+    """Twelve robots ask four workers for a code at the same moment; the pool holds
+    five: five get one, seven are refused, and no code is given twice."""
+    workers = [stores(max_pending=5, max_per_source=12) for _ in range(4)]
+    now = 2_000_000.0
+
+    def ask(n: int) -> str | None:
+        try:
+            return workers[n % 4].request_activation(
+                f"aa:00:00:00:01:{n:02x}", f"c{n}", source="9.9.9.9", now=now).code
+        except PendingPoolFull:
+            return None
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        codes = list(pool.map(ask, range(12)))
+    given = [c for c in codes if c is not None]
+    assert len(given) == 5 and len(set(given)) == 5
+    assert sorted(p.code for p in workers[0].pending(now)) == sorted(given)
+
+
 def test_the_token_secret_is_drawn_once_for_every_worker(postgres_url: str) -> None:
     a = PostgresPairingStore(postgres_url, "stackchan")
     b = PostgresPairingStore(postgres_url, "stackchan")
@@ -157,3 +180,42 @@ def test_a_pairing_file_is_copied_into_the_database(postgres_url: str,
         assert shared.pending() == files.pending()
     finally:
         shared.close()
+
+
+def test_what_a_connected_robot_is_checked_against_follows_other_workers(
+        stores: Callable[..., PairingStore]) -> None:
+    """``recent``: asked each second while a robot is connected (may be a second old)."""
+    a, b = stores(), stores()
+    a.pair(ROBOT, "alice", CLIENT)
+    assert a.recent(ROBOT) == a.get(ROBOT)
+    b.update_household(ROBOT, add=("bob",))
+    assert until(lambda: a.recent(ROBOT).household.members == ("alice", "bob"))  # type: ignore[union-attr]
+    b.revoke(ROBOT)
+    assert until(lambda: not a.recent(ROBOT).active)  # type: ignore[union-attr]
+
+
+def test_through_a_database_outage_a_connected_robot_keeps_its_last_known_pairing(
+        postgres_url: str) -> None:
+    store = PostgresPairingStore(postgres_url, "stackchan")
+    store.pair(ROBOT, "alice", CLIENT)
+    known = store.recent(ROBOT)
+    pool = store._conn()
+    pool.close()   # every query fails from now on, as with the database gone
+    try:
+        time.sleep(RECENT_S)
+        assert store.recent(ROBOT) == known
+        with pytest.raises(OSError):   # a robot never seen: the caller's fallback
+            store.recent("aa:bb:cc:00:00:99")
+    finally:
+        store._pool = None
+        store.close()
+
+
+def until(check: Callable[[], bool], wait_s: float = 30.0) -> bool:
+    """A bound on a busy machine, not a measure."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False

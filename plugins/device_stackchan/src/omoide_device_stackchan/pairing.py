@@ -291,6 +291,7 @@ class PairingStorage(Protocol):
     poll_timeout_s: float
 
     def get(self, device_id: str) -> Pairing | None: ...
+    def recent(self, device_id: str) -> Pairing | None: ...
     def pairings(self) -> list[Pairing]: ...
     def pending(self, now: float | None = None) -> list[PendingActivation]: ...
     def waiting(self, device_id: str, client_id: str,
@@ -391,6 +392,13 @@ class PairingStore:
     def get(self, device_id: str) -> Pairing | None:
         raw = self._read()["devices"].get(normalize_device_id(device_id))
         return Pairing.from_json(raw) if raw else None
+
+    def recent(self, device_id: str) -> Pairing | None:
+        """The pairing as lately known, for what is checked again and again while a
+        robot is connected (still allowed? its household at each turn). Here: read now
+        (the file is re-read only when it changed). Raises OSError when it cannot be
+        read and nothing is known."""
+        return self.get(device_id)
 
     def pairings(self) -> list[Pairing]:
         return sorted((Pairing.from_json(raw) for raw in self._read()["devices"].values()),

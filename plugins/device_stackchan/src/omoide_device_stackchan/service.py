@@ -248,7 +248,7 @@ class StackChanService:
         """False once the device's pairing was revoked or moved to another client
         (checked while it is connected)."""
         try:
-            pairing = self.pairings.get(device_id)
+            pairing = self.pairings.recent(device_id)
         except OSError:
             return True
         if pairing is None:
@@ -261,7 +261,7 @@ class StackChanService:
         ``pairing_required``) is ``user``'s household of one; a household the file
         cannot express (edited by hand) answers as a guest rather than as anyone."""
         try:
-            pairing = self.pairings.get(device_id)
+            pairing = self.pairings.recent(device_id)
         except OSError:
             pairing = None
         if pairing is None:

@@ -30,6 +30,8 @@ import contextlib
 import hashlib
 import json
 import secrets
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +73,16 @@ CREATE TABLE stackchan_secrets (
 )
 
 
+RECENT_S = 1.0
+"""How old a pairing :meth:`PostgresPairingStore.recent` answers with may be."""
+WATCHED_S = 10.0
+"""A robot checked within this long is re-read with the others (it is connected)."""
+
+
+class PairingsUnreachable(OSError):
+    """The database does not answer and nothing is known of the robot yet."""
+
+
 def _lock_key(namespace: str) -> int:
     digest = hashlib.sha256(f"omoide-stackchan-pairings/{namespace}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
@@ -96,6 +108,8 @@ class PostgresPairingStore(PairingStore):
         self.namespace = namespace
         self.pool_size = pool_size
         self._pool: ConnectionPool | None = None
+        self._recent: dict[str, tuple[float, Pairing | None]] = {}
+        self._recent_lock = threading.Lock()
 
     def _conn(self) -> ConnectionPool:
         if self._pool is None:
@@ -144,6 +158,33 @@ class PostgresPairingStore(PairingStore):
                           " AND device_id=%s", (self.namespace, device))
         return Pairing.from_json(_record(rows[0][0])) if rows else None
 
+    def recent(self, device_id: str) -> Pairing | None:
+        """The pairing as read at most :data:`RECENT_S` ago. Every connected robot is
+        checked each second (still allowed? its household at a turn): the first check
+        after that long re-reads every robot checked lately in one query, so a worker
+        asks the database about once a second however many robots it holds. When the
+        database does not answer, the last known pairing stands (a robot keeps talking
+        through an outage); raises :class:`PairingsUnreachable` when none is known."""
+        device = normalize_device_id(device_id)
+        now = time.monotonic()
+        with self._recent_lock:
+            known = self._recent.get(device)
+            if known is not None and now - known[0] < RECENT_S:
+                return known[1]
+            watched = [d for d, (at, _) in self._recent.items() if now - at < WATCHED_S]
+            wanted = sorted({device, *watched})
+            try:
+                rows = self._rows("SELECT device_id, record FROM stackchan_devices"
+                                  " WHERE namespace=%s AND device_id = ANY(%s)",
+                                  (self.namespace, wanted))
+            except Exception as exc:   # any failure of the database or its pool
+                if known is not None:
+                    return known[1]
+                raise PairingsUnreachable(f"pairings unreachable: {exc}") from exc
+            found = {str(d): Pairing.from_json(_record(r)) for d, r in rows}
+            self._recent = {d: (now, found.get(d)) for d in wanted}
+            return found.get(device)
+
     # -- writes -----------------------------------------------------------------------
     @contextlib.contextmanager
     def _locked(self, device: str | None = None) -> Iterator[dict[str, Any]]:
@@ -167,6 +208,8 @@ class PostgresPairingStore(PairingStore):
                              data["devices"], Jsonb)
             self._write_back(conn, "stackchan_pending", "code", before["pending"],
                              data["pending"], Jsonb)
+        with self._recent_lock:   # this worker's own change shows at once
+            self._recent.clear()
 
     def _write_back(self, conn: Any, table: str, key: str, old: dict[str, Any],
                     new: dict[str, Any], jsonb: Any) -> None:
