@@ -6,6 +6,7 @@ workers, or a worker and ``omoide voices``) see each other's enrolments and eras
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -61,3 +62,18 @@ def test_a_voice_enrolled_on_one_worker_is_known_to_the_other(
 
     assert a.erase("alice") == 1
     assert b.voiceprints("alice") == [] and b.people() == []
+
+
+def test_two_workers_enrolling_one_person_at_once_both_count(postgres_url: str) -> None:
+    workers = [PostgresVoiceprintStore(postgres_url, pool_size=2) for _ in range(2)]
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda n: workers[n % 2].enrol("alice", "m1", [unit(n)],
+                                                         source="api"), range(8)))
+        [stored] = workers[0].voiceprints("alice")
+        assert len(stored.vectors) == 8
+        assert {tuple(np.round(v, 4)) for v in stored.vectors} == {
+            tuple(np.round(unit(n), 4)) for n in range(8)}
+    finally:
+        for store in workers:
+            store.close()

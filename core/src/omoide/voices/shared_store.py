@@ -5,14 +5,17 @@ The records are :class:`~omoide.voices.store.VoiceprintStore`'s (the same JSON a
 person's file holds), one row per person in ``voiceprints`` (:data:`MIGRATIONS`,
 component ``voices``), with a ``version`` raised by every write: a worker keeps the
 parsed voiceprints of a person and reads the row again only when its version moved, so
-a turn's identification costs one small indexed read per household member. Erasing
-deletes the row.
+a turn's identification costs one small indexed read per household member. An
+enrolment reads and writes the row in one transaction under the person's advisory lock
+(two workers enrolling one person at once both count). Erasing deletes the row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +38,30 @@ CREATE TABLE voiceprints (
 CREATE SEQUENCE voiceprints_versions;
 """),
 )
+
+_UPSERT = ("INSERT INTO voiceprints (person, version, data)"
+           " VALUES (%s, nextval('voiceprints_versions'), %s)"
+           " ON CONFLICT (person) DO UPDATE SET data = EXCLUDED.data,"
+           " version = EXCLUDED.version")
+
+
+def _lock_key(person: str) -> int:
+    digest = hashlib.sha256(f"omoide-voiceprints/{person}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _document(person: str, prints: list[Voiceprint]) -> dict[str, Any]:
+    return {"person": person, "voiceprints": [p.to_json() for p in prints]}
+
+
+def _parsed(person: str, data: Any) -> list[Voiceprint]:
+    """A row's voiceprints (none, logged, when the row cannot be read)."""
+    try:
+        raw = json.loads(data) if isinstance(data, str | bytes) else data
+        return [Voiceprint.from_json(person, d) for d in raw.get("voiceprints", [])]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.error("voiceprints of %s unreadable (%s); treated as none", person, exc)
+        return []
 
 
 class PostgresVoiceprintStore(VoiceprintStore):
@@ -92,23 +119,30 @@ class PostgresVoiceprintStore(VoiceprintStore):
         version, data = int(rows[0][0]), rows[0][1]
         if known is not None and data is None:
             return known[1]
-        try:
-            raw = json.loads(data) if isinstance(data, str | bytes) else data
-            prints = [Voiceprint.from_json(person, d) for d in raw.get("voiceprints", [])]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            log.error("voiceprints of %s unreadable (%s); treated as none", person, exc)
-            prints = []
+        prints = _parsed(person, data)
         self._versions[person] = (version, prints)
+        return prints
+
+    def _change(self, person: str,
+                change: Callable[[list[Voiceprint]], list[Voiceprint]]) -> list[Voiceprint]:
+        """One transaction holding the person's advisory lock: two workers enrolling
+        the same person at once both count (the second reads what the first wrote)."""
+        from psycopg.types.json import Jsonb
+
+        validate_user_id(person)
+        with self._conn().connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(person),))
+            row = conn.execute("SELECT data FROM voiceprints WHERE person=%s",
+                               (person,)).fetchone()
+            prints = change(_parsed(person, row[0]) if row else [])
+            conn.execute(_UPSERT, (person, Jsonb(_document(person, prints))))
+        self._versions.pop(person, None)
         return prints
 
     def _write(self, person: str, prints: list[Voiceprint]) -> None:
         from psycopg.types.json import Jsonb
 
-        data = {"person": person, "voiceprints": [p.to_json() for p in prints]}
-        self._rows("INSERT INTO voiceprints (person, version, data)"
-                   " VALUES (%s, nextval('voiceprints_versions'), %s)"
-                   " ON CONFLICT (person) DO UPDATE SET data = EXCLUDED.data,"
-                   " version = EXCLUDED.version", (person, Jsonb(data)))
+        self._rows(_UPSERT, (person, Jsonb(_document(person, prints))))
         self._versions.pop(person, None)
 
     def import_files(self, files: VoiceprintStore) -> int:
@@ -121,11 +155,11 @@ class PostgresVoiceprintStore(VoiceprintStore):
             prints = files.voiceprints(person)
             if not prints:
                 continue
-            data = {"person": person, "voiceprints": [p.to_json() for p in prints]}
             copied += len(self._rows(
                 "INSERT INTO voiceprints (person, version, data)"
                 " VALUES (%s, nextval('voiceprints_versions'), %s)"
-                " ON CONFLICT (person) DO NOTHING RETURNING person", (person, Jsonb(data))))
+                " ON CONFLICT (person) DO NOTHING RETURNING person",
+                (person, Jsonb(_document(person, prints)))))
         return copied
 
 

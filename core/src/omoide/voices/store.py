@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,8 +88,9 @@ class VoiceprintStore:
         new = [np.asarray(v, dtype=np.float32) for v in vectors]
         if any(v.ndim != 1 or not np.isfinite(v).all() for v in new):
             raise InvalidInput("voiceprint vectors must be finite 1-d vectors")
-        with self._lock:
-            prints = {p.model_id: p for p in self._read(person)}
+
+        def enrolled(stored: list[Voiceprint]) -> list[Voiceprint]:
+            prints = {p.model_id: p for p in stored}
             old = prints.get(model_id)
             kept = [] if replace or old is None else list(old.vectors)
             if kept and len(kept[0]) != len(new[0]):
@@ -98,8 +99,18 @@ class VoiceprintStore:
             joined = (kept + new)[-MAX_VECTORS:]
             prints[model_id] = Voiceprint(person, model_id, tuple(joined), datetime.now(UTC),
                                           source, leave_one_out_scores(joined))
-            self._write(person, list(prints.values()))
-            return prints[model_id]
+            return list(prints.values())
+
+        return next(p for p in self._change(person, enrolled) if p.model_id == model_id)
+
+    def _change(self, person: str,
+                change: Callable[[list[Voiceprint]], list[Voiceprint]]) -> list[Voiceprint]:
+        """Replace ``person``'s voiceprints by ``change`` of them, nobody else changing
+        them meanwhile; returns what was stored."""
+        with self._lock:
+            prints = change(list(self._read(person)))
+            self._write(person, prints)
+            return prints
 
     def voiceprints(self, person: str) -> list[Voiceprint]:
         """``person``'s voiceprints (every encoder), empty when none."""
