@@ -138,3 +138,35 @@ async def test_ota_requests_spread_over_two_stackchan_workers_meet_one_limit(
             await server.stop()
     assert [r.status_code for r in responses] == [200] * 4 + [429] * 2
     assert 1 <= int(responses[-1].headers["retry-after"]) <= 60
+
+
+# -- new user ids per source address (server.limits.new_users_per_source) ----------------
+def test_new_user_ids_from_one_address_meet_one_limit_over_two_workers(
+        backend: str, request: pytest.FixtureRequest) -> None:
+    from omoide.server.limits import NewUserLimiter
+
+    url = request.getfixturevalue("postgres_url") if backend == "postgresql" else None
+    a, b = (NewUserLimiter.for_database(2, 60.0, url) for _ in range(2))
+    try:
+        assert a.admit("u1", "10.0.0.1") is None
+        assert b.admit("u2", "10.0.0.1") is None
+        third = a.admit("u3", "10.0.0.1")
+        assert b.admit("u1", "10.0.0.1") is None       # admitted once, known everywhere
+        assert b.admit("u5", "10.0.0.2") is None       # another address counts apart
+    finally:
+        for limiter in (a, b):
+            if limiter.shared is not None:
+                limiter.shared.close()
+    if backend == "postgresql":
+        assert third is not None and 1 <= third <= 60
+    else:   # each worker counts its own
+        assert third is None
+
+
+def test_new_user_ids_are_counted_in_the_process_while_the_database_is_down() -> None:
+    from omoide.server.limits import NewUserLimiter
+
+    down = NewUserLimiter.for_database(1, 60.0, "postgresql://nobody@127.0.0.1:1/none")
+    assert down.admit("u1", "10.0.0.1") is None
+    assert down.admit("u2", "10.0.0.1") is not None
+    assert down.admit("u1", "10.0.0.1") is None

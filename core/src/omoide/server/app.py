@@ -136,8 +136,9 @@ class OmoideServer:
         self._start_task: asyncio.Task[None] | None = None
         self.ready = asyncio.Event()
         limits = settings.server.limits
-        self.new_users = NewUserLimiter(limits.new_users_per_source,
-                                        limits.new_users_window_minutes * 60)
+        self.new_users = NewUserLimiter.for_database(limits.new_users_per_source,
+                                                     limits.new_users_window_minutes * 60,
+                                                     settings.envelope.database.url)
 
     # -- lifecycle -------------------------------------------------------------------
     async def start(self) -> None:
@@ -223,6 +224,8 @@ class OmoideServer:
             self.registry.pm.unregister(self._scheduler)
             self._scheduler = None
         await self.moments.stop()
+        if self.new_users.shared is not None:
+            self.new_users.shared.close()
         if self.memory_state is ComponentState.READY:
             try:
                 await self.memory.stop()

@@ -6,12 +6,15 @@
   ``Content-Length`` over the limit before reading anything, and counts the bytes of
   a chunked body as they arrive, so an oversize body is never buffered.
 - :class:`NewUserLimiter`: how many user ids this server has not seen before one
-  client address may start turns for per time window (429 with ``Retry-After``).
+  client address may start turns for per time window (429 with ``Retry-After``); with
+  ``database.url`` counted in the shared database, so every worker enforces one limit
+  and a person admitted on one worker is known on all.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import math
 import re
 import time
@@ -20,6 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from omoide.config import LimitSettings
+from omoide.server.shared_limits import SharedCounters
+
+log = logging.getLogger("omoide.server")
 
 JSON_TYPES = frozenset({"application/json"})
 IMPORT_TYPES = frozenset({"application/json", "application/x-ndjson", "application/jsonl",
@@ -88,12 +94,25 @@ class NewUserLimiter:
     """
 
     def __init__(self, per_source: int, window_s: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 shared: SharedCounters | None = None) -> None:
         self.per_source = per_source
         self.window_s = window_s
         self._clock = clock
         self._known: set[str] = set()
         self._recent: dict[str, deque[float]] = {}
+        self.shared = shared
+        """With ``database.url``: the counts and the admitted people every worker sees
+        (None: this process only). While the database does not answer, this process
+        counts alone (logged)."""
+
+    @classmethod
+    def for_database(cls, per_source: int, window_s: float,
+                     database_url: str | None) -> NewUserLimiter:
+        """The limiter of a server: shared with a database URL (nothing connects
+        before the first unknown user), in this process without one."""
+        shared = SharedCounters.open(database_url) if database_url else None
+        return cls(per_source, window_s, shared=shared)
 
     def know(self, users: Iterable[str]) -> None:
         """Mark ``users`` as known (existing people are never limited)."""
@@ -108,6 +127,12 @@ class NewUserLimiter:
         from this source will be accepted again."""
         if user in self._known or self.per_source <= 0:
             return None
+        if self.shared is not None:
+            try:
+                return self._admit_shared(user, client_host)
+            except Exception:  # the database is down: count here alone
+                log.warning("new-user limit: the shared database did not answer;"
+                            " counting in this process", exc_info=True)
         now = self._clock()
         self._forget_before(now - self.window_s)
         key = source_key(client_host)
@@ -115,6 +140,19 @@ class NewUserLimiter:
         if len(recent) >= self.per_source:
             return max(1.0, math.ceil(recent[0] + self.window_s - now))
         recent.append(now)
+        self._known.add(user)
+        return None
+
+    def _admit_shared(self, user: str, client_host: str | None) -> float | None:
+        assert self.shared is not None
+        if self.shared.admitted(user):
+            self._known.add(user)
+            return None
+        wait = self.shared.hit("new_users_per_source", source_key(client_host),
+                               self.per_source, self.window_s)
+        if wait is not None:
+            return float(max(1, math.ceil(wait)))
+        self.shared.admit(user)
         self._known.add(user)
         return None
 

@@ -44,6 +44,12 @@ CREATE TABLE omoide_rate_limits (
     PRIMARY KEY (scope, key, window_no)
 );
 """),
+    Migration(2, "people admitted past the new-user limit", """
+CREATE TABLE omoide_admitted_users (
+    "user" TEXT PRIMARY KEY,
+    admitted_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+"""),
 )
 _HIT = """
 INSERT INTO omoide_rate_limits AS r (scope, key, window_no, count)
@@ -96,6 +102,19 @@ class SharedCounters:
     def window(self, scope: str, limit: int, window_s: float) -> SharedWindow:
         """A limit of ``limit`` hits per key within ``window_s`` seconds."""
         return SharedWindow(self, scope, limit, window_s)
+
+    def admitted(self, user: str) -> bool:
+        """Whether ``user`` was admitted as a new person by any worker."""
+        self._migrate()
+        return bool(self._transaction(lambda conn: conn.execute(
+            'SELECT 1 FROM omoide_admitted_users WHERE "user" = %s', (user,)).fetchall()))
+
+    def admit(self, user: str) -> None:
+        """Record ``user`` as admitted: no worker counts them as new again."""
+        self._migrate()
+        self._transaction(lambda conn: conn.execute(
+            'INSERT INTO omoide_admitted_users("user") VALUES (%s) ON CONFLICT DO NOTHING',
+            (user,)))
 
     def _migrate(self) -> None:
         with self._lock:
