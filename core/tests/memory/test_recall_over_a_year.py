@@ -110,3 +110,21 @@ async def test_where_the_user_went_in_a_period_is_a_memory_of_going_out(
     assert not prepare("鍵どこに置いたっけ", NOW).intent.asks_where_to
     got = await recalled(engine, "夏休みって結局どこ行ったんだっけ")
     assert got and got[0] == "aquarium"
+
+
+def test_a_quoted_name_is_one_name_and_its_head_too() -> None:
+    terms = analyzer().analyse("あなたは「まるよし食堂」でチキン南蛮定食を食べた。", query=False).terms
+    names = {t.surface: t.keys for t in terms if t.proper}
+    assert "マルヨシショクドウ" in names["まるよし食堂"]
+    assert "マルヨシ" in names["まるよし"]
+    # a name that does not end in a kind of place keeps its whole spelling only
+    terms = analyzer().analyse("あなたは「珈琲ラルゴ」でランチをした。", query=False).terms
+    assert [t.surface for t in terms if t.proper] == ["珈琲ラルゴ"]
+
+
+async def test_a_shop_said_by_its_reading_in_other_kanji_is_found(
+        engine: MemoryEngine) -> None:
+    await engine.add_memories("me", [Memory(
+        "diner", "me", "あなたは「まるよし食堂」で、チキン南蛮定食を食べた。",
+        datetime(2027, 9, 24, 21, 0, tzinfo=JST))])
+    assert "diner" in await recalled(engine, "このまえ丸吉で食べたの何だったかな")

@@ -27,7 +27,11 @@ from typing import Any
 
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.phonetic import sound_key
-from omoide.memory.language.word_classes import FIRST_PERSON_LEMMAS, KIN_BY_READING
+from omoide.memory.language.word_classes import (
+    FIRST_PERSON_LEMMAS,
+    KIN_BY_READING,
+    PLACE_KINDS,
+)
 
 log = logging.getLogger("omoide.memory.lexicon")
 
@@ -144,6 +148,7 @@ def _content_weight(pos: tuple[str, ...]) -> tuple[float, bool] | None:
 
 
 _ASCII_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9]+$")
+_QUOTED = re.compile(r"[「『]([^」』]{2,20})[」』]")
 _KANA_WORD = re.compile(r"^[\u3041-\u3096\u30a1-\u30faー]{2,}$")
 _KANJI = re.compile(r"[\u3400-\u9fff]")
 _INFLECTING = ("動詞", "形容詞", "助動詞")
@@ -207,9 +212,31 @@ class Analyzer:
                 if term is not None:
                     terms.add(*term)
         if not query:
+            self._add_quoted_names(terms, text)
             return Analysis(terms.all(), text)
         _add_word_runs(terms, words_c)
         return _query_analysis(terms.all(), self._rewrite_temporal(words_c), words_c)
+
+    def _add_quoted_names(self, terms: _Terms, text: str) -> None:
+        """A name in 「」 or 『』 (how memories write shops, books and places) is one name
+        whatever the analyser made of it: its spelling and reading are keys, and so are
+        those of its head when it ends in the kind of place it is (:data:`PLACE_KINDS`:
+        「まるよし食堂」 is まるよし too, as said or recognised: 丸吉 reads マルヨシ)."""
+        for quoted in _QUOTED.findall(text):
+            words = [w for w in self._morphemes(quoted, "C")
+                     if w.part_of_speech()[0] not in ("補助記号", "空白")]
+            if not words:
+                continue
+            reading = "".join(to_katakana(w.reading_form()) for w in words)
+            terms.add({quoted.lower(), to_katakana(quoted).lower(), reading}, 1.5, True,
+                      quoted)
+            last = words[-1]
+            head = quoted[:len(quoted) - len(last.surface())]
+            if len(words) >= 2 and last.surface() in PLACE_KINDS and len(head) >= 2 and \
+                    not head.endswith("の"):
+                head_reading = "".join(to_katakana(w.reading_form()) for w in words[:-1])
+                terms.add({head.lower(), to_katakana(head).lower(), head_reading}, 1.5, True,
+                          head)
 
     def reading_of(self, text: str) -> str:
         """Katakana reading of ``text`` (the text itself without Sudachi)."""

@@ -149,6 +149,19 @@ those weeks. The lexicon leaves 行く out as a stop word, so these are read fro
 itself (に行った, not 行う)."""
 
 
+# -- names of places -------------------------------------------------------------------
+
+PLACE_KINDS: frozenset[str] = frozenset((
+    "食堂", "商店", "商店街", "書店", "書房", "カフェ", "喫茶", "レストラン", "ベーカリー",
+    "パン屋", "酒場", "病院", "医院", "クリニック", "歯科", "薬局", "ホテル", "旅館", "温泉",
+    "公園", "神社", "寺", "教会", "駅", "会館", "ホール", "ジム", "教室", "塾", "保育園",
+    "幼稚園", "小学校", "中学校", "高校", "大学", "美術館", "博物館", "図書館", "水族館",
+    "動物園", "スーパー", "ストア", "マート", "センター"))
+"""The kind of place a name may end with (「まるよし食堂」, 「みどり歯科」): the name is also
+said without it (まるよし), so the head is a name too. A set for looking a word up, not
+a pattern; other readers' lists of places (schools as workplaces, 病院 as an errand) are
+their own classes."""
+
 def regex_alternation(words: Iterable[str]) -> str:
     """A regular-expression group matching any one of ``words``: ``(?:a|b|c)``.
 
