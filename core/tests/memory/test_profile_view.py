@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import numpy as np
+import pytest
 
 from omoide.components import Profile
 from omoide.memory.facts.profile import (
@@ -18,6 +19,7 @@ from omoide.memory.facts.profile import (
     with_relevant,
 )
 from omoide.memory.index.person_index import UserIndex
+from omoide.memory.recall.robust import profile_view
 from omoide.memory.recall.robust.profile_view import about_the_person, relevant_overflow
 from omoide.memory.recall.robust.query import prepare
 from omoide.types import Memory
@@ -91,3 +93,16 @@ def test_only_an_utterance_about_the_person_reshapes_the_block() -> None:
     assert about_the_person(prepare("最近何時ごろに寝るようにしてるんだっけ", NOW))
     assert not about_the_person(prepare("15分たったら教えて", NOW))
     assert not about_the_person(prepare("1ガロンって何リットルだっけ", NOW))
+
+
+def test_a_large_index_weighs_only_the_overflow_facts_the_dense_channel_saw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(profile_view, "LARGE_INDEX", 2)   # this index of five counts as large
+    profile = _profile(3)
+    vectors = {m: _unit(i) for i, m in enumerate(FACTS)}
+    index = UserIndex("u", "Asia/Tokyo")
+    for f in (*profile.facts, *profile.overflow):
+        index.add(f.memory, vectors[f.memory.id])
+    query = vectors["plant"]
+    assert relevant_overflow(index, profile, query, {"job": 0.1}) == []
+    assert relevant_overflow(index, profile, query, {"plant": 1.0}) == ["plant"]

@@ -12,6 +12,7 @@ imports (a person's index is named here for type checkers only).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -73,6 +74,11 @@ class Profile:
 
     def __bool__(self) -> bool:
         return bool(self.facts)
+
+    @functools.cached_property
+    def overflow_ids(self) -> frozenset[str]:
+        """The ids of :attr:`overflow` (worked out once per profile)."""
+        return frozenset(f.memory.id for f in self.overflow)
 
 
 @dataclass(frozen=True)

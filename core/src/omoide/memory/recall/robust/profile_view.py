@@ -12,7 +12,7 @@ about a thing).
 from __future__ import annotations
 
 from omoide.components import Profile
-from omoide.memory.index.person_index import UserIndex
+from omoide.memory.index.person_index import LARGE_INDEX, UserIndex
 from omoide.memory.recall.robust.query import PreparedQuery
 from omoide.types import FloatArray
 
@@ -35,8 +35,15 @@ def relevant_overflow(index: UserIndex, profile: Profile, vector: FloatArray,
                       dense: dict[str, float]) -> list[str]:
     """The overflow facts (at most :data:`MOST_BROUGHT_IN`, the closest first) whose
     cosine with ``vector`` is within :data:`CLOSE_TO_THE_BEST` of the best of ``dense``
-    (what the dense channel saw) and of the overflow facts themselves."""
-    cos = index.cosine([f.memory.id for f in profile.overflow], vector)
+    (what the dense channel saw) and of the overflow facts themselves; in an index over
+    :data:`LARGE_INDEX` memories, only among the overflow facts in ``dense``."""
+    if len(index) <= LARGE_INDEX:
+        cos = index.cosine([f.memory.id for f in profile.overflow], vector)
+    else:
+        # tens of thousands of lasting facts: a product over all of them would cost more
+        # than the whole read, so only those the dense channel saw are weighed
+        overflow = profile.overflow_ids
+        cos = {k: v for k, v in dense.items() if k in overflow}
     if not cos:
         return []
     best = max(max(cos.values()), max(dense.values(), default=-1.0))
