@@ -60,9 +60,10 @@ async def workers(backend: str, tmp_path: Path, request: pytest.FixtureRequest,
     started: list[TimersTool] = []
 
     async def start(name: str = "a", *, host_cls: type[ToolHostDouble] = ToolHostDouble,
+                    reachable: tuple[str, ...] = ("alice", "bob"),
                     **options: Any) -> TimersTool:
         folder = tmp_path / (name if url else "data")
-        host = host_cls(folder, reachable=["alice", "bob"], database_url=url)
+        host = host_cls(folder, reachable=reachable, database_url=url)
         tool = TimersTool(TimersTool.Config.model_validate(
             {"poll_seconds": 0.2, "lease_seconds": 2, **options}))
         tool.attach(host)
@@ -200,3 +201,22 @@ async def test_the_per_person_limit_counts_every_workers_timers(workers: Worker)
     await b.invoke("set_timer", {"minutes": 6}, _context())
     with pytest.raises(ToolError, match="もう2個"):
         await a.invoke("set_timer", {"minutes": 7}, _context())
+
+
+async def test_the_worker_the_persons_robot_is_connected_to_says_their_timer(
+        workers: Worker) -> None:
+    elsewhere = await workers("a", reachable=(), handoff_seconds=600)
+    robots_worker = await workers("b", reachable=("alice",), handoff_seconds=600)
+    await elsewhere.invoke("set_timer", {"seconds": 1, "label": "卵"}, _context())
+    await _until(lambda: len(_said(robots_worker)) == 1, "the robot's worker")
+    assert _said(elsewhere) == []
+
+
+async def test_a_timer_for_a_person_no_worker_reaches_is_taken_after_the_handoff_once(
+        workers: Worker) -> None:
+    a = await workers("a", reachable=(), handoff_seconds=1)
+    b = await workers("b", reachable=(), handoff_seconds=1)
+    await a.invoke("set_timer", {"seconds": 1, "label": "卵"}, _context())
+    await _until(lambda: len(_said(a, b)) == 1, "a worker to take it after the handoff")
+    await asyncio.sleep(0.6)
+    assert _said(a, b) == ["「卵」の1秒のタイマーが終わったよ！"]

@@ -125,6 +125,12 @@ class ToolHost(Protocol):
         with ``omoide.api.open_pool`` and migrate with ``omoide.api.apply_migrations``."""
         ...
 
+    def reaches(self, user: str) -> bool:
+        """Whether a device of ``user`` is connected to this worker now (an
+        :meth:`announce` would be heard at once rather than queued here): with several
+        workers, the one that reaches the person says what is due to them."""
+        ...
+
     async def announce(self, user: str, text: str,
                        emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
         """Say ``text`` to ``user`` through their device without being asked (a timer

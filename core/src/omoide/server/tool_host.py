@@ -50,6 +50,9 @@ class ServerToolHost:
     def database_url(self) -> str | None:
         return self._server.settings.envelope.database.url or None
 
+    def reaches(self, user: str) -> bool:
+        return any(device.reaches(user) for device in self._announcer.devices)
+
     async def announce(self, user: str, text: str,
                        emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
         return await self._announcer.announce(user, text, emotion)

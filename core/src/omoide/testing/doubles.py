@@ -558,6 +558,9 @@ class ToolHostDouble:
     def memory(self) -> Any:
         return self._memory
 
+    def reaches(self, user: str) -> bool:
+        return user in self.reachable
+
     async def announce(self, user: str, text: str,
                        emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
         self.announced.append((user, text, emotion))

@@ -12,6 +12,9 @@ list, the per-person limit, a cancel), and each goes off **once**:
   runs out another worker takes the timer over and announces it, marked late;
 - a cancel deletes only a timer nobody is announcing, so a timer cancelled on one worker
   is never announced by another (one going off at that instant is not cancelled).
+- the worker a person's robot is connected to says their timers (``reaches``): another
+  worker takes a due timer only ``handoff_seconds`` after it fell due, when no worker
+  reaching the person took it (their robot is offline: it is queued where it is taken).
 
 Each worker wakes when its next known timer falls due and looks every ``poll_seconds``
 besides, for timers set on other workers (and claims left by dead ones). Times are the
@@ -61,8 +64,8 @@ _FREE = "(lease_until IS NULL OR lease_until <= %(now)s)"
 _CLAIM = f"""
 WITH due AS (
     SELECT id, owner AS was FROM skills_timers
-    WHERE due_at <= %(now)s AND {_FREE}
-    ORDER BY due_at LIMIT %(batch)s FOR UPDATE SKIP LOCKED)
+    WHERE id = ANY(%(ids)s) AND due_at <= %(now)s AND {_FREE}
+    ORDER BY due_at FOR UPDATE SKIP LOCKED)
 UPDATE skills_timers t SET owner = %(me)s, lease_until = %(until)s FROM due
 WHERE t.id = due.id
 RETURNING t.id, t."user", t.kind, t.due_at, t.created_at, t.label, t.duration_s, t.zone,
@@ -82,8 +85,12 @@ class SharedTimerBook:
     def __init__(self, url: str, on_due: OnDue, *,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC),
                  poll_seconds: float = 5.0, lease_seconds: float = 60.0,
+                 handoff_seconds: float = 10.0,
+                 reaches: Callable[[str], bool] = lambda user: True,
                  worker_id: str | None = None) -> None:
         self.url = url
+        self.handoff_seconds = handoff_seconds
+        self._reaches = reaches
         self._on_due = on_due
         self._clock = clock
         self.poll_seconds = poll_seconds
@@ -162,10 +169,17 @@ class SharedTimerBook:
 
     # -- going off -------------------------------------------------------------------
     async def _claim(self, now: datetime, batch: int = 20) -> list[tuple[Timer, bool]]:
-        """Take what is due and free; each with whether another worker held it."""
+        """Take what is due and free for this worker (for a person it reaches, or due
+        past the handoff); each with whether another worker held it before."""
+        due = await self._sql(f'SELECT id, "user", due_at FROM skills_timers WHERE'
+                              f" due_at <= %(now)s AND {_FREE} ORDER BY due_at LIMIT 200",
+                              now=now)
+        handoff = now - timedelta(seconds=self.handoff_seconds)
+        ids = [str(r[0]) for r in due if r[2] <= handoff or self._reaches(str(r[1]))][:batch]
+        if not ids:
+            return []
         until = now + timedelta(seconds=self.lease_seconds)
-        rows = await self._sql(_CLAIM, now=now, until=until, me=self.worker_id,
-                               batch=batch)
+        rows = await self._sql(_CLAIM, now=now, until=until, me=self.worker_id, ids=ids)
         taken = [(_timer(r), r[8] is not None) for r in rows]
         return sorted(taken, key=lambda pair: pair[0].due_at)
 
@@ -206,7 +220,9 @@ class SharedTimerBook:
                 await self.look()
                 nxt = await self._next_due()
                 if nxt is not None:
-                    wait = min(wait, max(0.05, (nxt - self._clock()).total_seconds()))
+                    ahead = (nxt - self._clock()).total_seconds()
+                    # due but not ours yet (another worker's person, within the handoff)
+                    wait = min(wait, ahead if ahead > 0 else 0.5)
             except Exception:
                 log.exception("looking for due timers in the database failed;"
                               " trying again in %.0f s", self.poll_seconds)

@@ -34,6 +34,10 @@ class TimersConfig(ZonedToolConfig):
         5.0, gt=0, le=300,
         description="With database.url: how often a worker looks for timers set on other"
                     " workers (or left by a worker that died) that fall due.")
+    handoff_seconds: float = Field(
+        10.0, ge=0, le=3600,
+        description="With database.url: how long after a timer falls due a worker that"
+                    " does not reach the person's robot waits for the one that does.")
     lease_seconds: float = Field(
         60.0, gt=0, le=3600,
         description="With database.url: how long a worker going off with a timer holds it;"
@@ -157,7 +161,9 @@ class TimersTool(Tool):
             from omoide_skills.shared_timer_book import SharedTimerBook
             self.book = SharedTimerBook(url, self._went_off,
                                         poll_seconds=self.config.poll_seconds,
-                                        lease_seconds=self.config.lease_seconds)
+                                        lease_seconds=self.config.lease_seconds,
+                                        handoff_seconds=self.config.handoff_seconds,
+                                        reaches=self.host.reaches)
         else:
             self.book = TimerBook(self.host.data_dir / self.config.file, self._went_off)
         await self.book.start()
