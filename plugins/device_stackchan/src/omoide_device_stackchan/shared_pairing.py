@@ -19,7 +19,8 @@ do):
 A change that reads and writes several records (a pairing by code drops the device's
 pending codes; a new code makes room in the pool) holds the namespace's advisory lock
 exclusively for its transaction, as the file store holds its ``flock``; a change to one
-robot's pairing (seen, renamed, its household) holds it shared and locks that row. Every
+robot's pairing (seen, renamed, its household) holds it shared. Either reads the pending
+codes it needs and only the pairings it asks for (each row locked), never every robot. Every
 read is a query: a change made on one worker, or by ``omoide devices``, applies to the
 others at the robot's next request.
 """
@@ -32,7 +33,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,44 @@ def _lock_key(namespace: str) -> int:
 def _record(value: Any) -> dict[str, Any]:
     """A JSONB column as a dict (psycopg decodes it; a text copy is parsed)."""
     return dict(json.loads(value) if isinstance(value, str | bytes) else value)
+
+
+class _DeviceRows(dict[str, Any]):
+    """The pairings a change reads, each fetched (and its row locked) when the change
+    first asks for it by device id: a change touches one or two robots, never all of
+    them, however many are paired. :attr:`before` holds what was fetched."""
+
+    def __init__(self, fetch: Callable[[str], dict[str, Any] | None]) -> None:
+        super().__init__()
+        self._fetch = fetch
+        self._asked: set[str] = set()
+        self.before: dict[str, Any] = {}
+
+    def _load(self, device: str) -> None:
+        if device in self._asked:
+            return
+        self._asked.add(device)
+        row = self._fetch(device)
+        if row is not None:
+            self.before[device] = json.loads(json.dumps(row))
+            super().__setitem__(device, row)
+
+    def get(self, device: str, default: Any = None) -> Any:  # type: ignore[override]
+        self._load(device)
+        return super().get(device, default)
+
+    def __getitem__(self, device: str) -> Any:
+        self._load(device)
+        return super().__getitem__(device)
+
+    def __contains__(self, device: object) -> bool:
+        if isinstance(device, str):
+            self._load(device)
+        return super().__contains__(device)
+
+    def __setitem__(self, device: str, record: Any) -> None:
+        self._load(device)
+        super().__setitem__(device, record)
 
 
 class PostgresPairingStore(PairingStore):
@@ -196,17 +235,17 @@ class PostgresPairingStore(PairingStore):
         with self._conn().connection() as conn, conn.transaction():
             if device is None:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(self.namespace),))
-                before = {"devices": self._devices(conn), "pending": self._pending_in(conn)}
+                pending = self._pending_in(conn)
             else:
                 conn.execute("SELECT pg_advisory_xact_lock_shared(%s)",
                              (_lock_key(self.namespace),))
-                before = {"devices": self._devices(conn, device, for_update=True),
-                          "pending": {}}
-            data = json.loads(json.dumps(before))
+                pending = {}
+            devices = _DeviceRows(lambda d: self._devices(conn, d, for_update=True).get(d))
+            data = {"devices": devices, "pending": json.loads(json.dumps(pending))}
             yield data
-            self._write_back(conn, "stackchan_devices", "device_id", before["devices"],
-                             data["devices"], Jsonb)
-            self._write_back(conn, "stackchan_pending", "code", before["pending"],
+            self._write_back(conn, "stackchan_devices", "device_id", devices.before,
+                             dict(devices), Jsonb)
+            self._write_back(conn, "stackchan_pending", "code", pending,
                              data["pending"], Jsonb)
         with self._recent_lock:   # this worker's own change shows at once
             self._recent.clear()
@@ -241,6 +280,8 @@ class PostgresPairingStore(PairingStore):
         with self._locked() as current:
             pairings = [d for d in data["devices"] if d not in current["devices"]]
             codes = [c for c in data["pending"] if c not in current["pending"]]
-            current["devices"].update({d: data["devices"][d] for d in pairings})
-            current["pending"].update({c: data["pending"][c] for c in codes})
+            for d in pairings:
+                current["devices"][d] = data["devices"][d]
+            for c in codes:
+                current["pending"][c] = data["pending"][c]
         return len(pairings), len(codes)
