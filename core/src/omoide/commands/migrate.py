@@ -14,9 +14,11 @@ is verified, 1 otherwise.
 The tokens of the data dir (``auth/``) are copied too: the admin token unless the
 database has one already (then the database's stays: ``omoide token show`` prints it),
 every person token not there yet, and the voiceprints (``voices/``) of everyone who
-has none there yet. StackChan pairings move with ``omoide devices migrate``. What is
-not moved yet: timers and the other files of the data dir stay where they are; the
-vector store is not touched (point the config at a store server separately).
+has none there yet, and the moments said, cancelled or switched off
+(``moments.sqlite3``) not there yet. StackChan pairings move with ``omoide devices
+migrate``. What is not moved yet: timers and the other files of the data dir stay where
+they are; the vector store is not touched (point the config at a store server
+separately).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def _migrate(args: argparse.Namespace) -> int:
     from omoide.database.connection import is_postgresql_url
     from omoide.memory.journal.postgres_copy import copy_journal
     from omoide.memory.journal.postgres_journal import PostgresJournal
+    from omoide.moments.postgres_ledger import PostgresMomentLedger
+    from omoide.moments.serving import LEDGER_FILE
     from omoide.server.postgres_tokens import PostgresTokenStore
     from omoide.server.tokens import TokenStore
     from omoide.voices import VoiceprintStore
@@ -68,15 +72,18 @@ def _migrate(args: argparse.Namespace) -> int:
     target = PostgresJournal(str(url), path=source, pool_size=2)
     tokens = PostgresTokenStore(str(url), pool_size=1)
     voices = PostgresVoiceprintStore(str(url), pool_size=1)
+    moments = PostgresMomentLedger(str(url), pool_size=1)
     try:
         target.open()
         report = copy_journal(source, target)
         admin, people = tokens.import_tokens(TokenStore(settings.data_dir))
         voiced = voices.import_files(VoiceprintStore(settings.data_dir))
+        said, switched = moments.import_file(settings.data_dir / LEDGER_FILE)
     except Exception as exc:  # noqa: BLE001 - the command's failure, said plainly
         print(f"omoide: the migration stopped: {type(exc).__name__}: {exc}")
         return EXIT_FAILED
     finally:
+        moments.close()
         voices.close()
         tokens.close()
         target.close()
@@ -84,6 +91,7 @@ def _migrate(args: argparse.Namespace) -> int:
     print(f"tokens: {people} person tokens copied now"
           + (", the admin token copied" if admin else ""))
     print(f"voiceprints: {voiced} people's copied now")
+    print(f"moments: {said} said or cancelled and {switched} off switches copied now")
     return _print_report(source, report)
 
 

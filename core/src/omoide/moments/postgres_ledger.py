@@ -12,6 +12,7 @@ state, so a moment cancelled on one worker is never said by another.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,3 +86,27 @@ class PostgresMomentLedger(MomentLedger):
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
+
+    def import_file(self, path: Path) -> tuple[int, int]:
+        """Copy a data dir's ledger file in (``omoide migrate``): every moment said or
+        cancelled that is not here yet, and every off switch. Returns how many of each
+        were copied now (a rerun copies nothing twice); no file: nothing."""
+        if not Path(path).exists():
+            return 0, 0
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            said = db.execute("SELECT key, person, kind, state, at, local_day, how, text,"
+                              " reasons FROM moments").fetchall()
+            off = db.execute("SELECT person, at FROM switched_off").fetchall()
+        except sqlite3.OperationalError:   # a file the ledger never wrote to
+            said, off = [], []
+        finally:
+            db.close()
+        copied = sum(len(self._run(
+            f"INSERT INTO {self.MOMENTS}(key, person, kind, state, at, local_day, how,"
+            " text, reasons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO"
+            " NOTHING RETURNING key", row)) for row in said)
+        switched = sum(len(self._run(
+            f"INSERT INTO {self.SWITCHED_OFF}(person, at) VALUES (?, ?) ON CONFLICT"
+            " (person) DO NOTHING RETURNING person", row)) for row in off)
+        return copied, switched
