@@ -220,3 +220,30 @@ async def test_a_timer_for_a_person_no_worker_reaches_is_taken_after_the_handoff
     await _until(lambda: len(_said(a, b)) == 1, "a worker to take it after the handoff")
     await asyncio.sleep(0.6)
     assert _said(a, b) == ["「卵」の1秒のタイマーが終わったよ！"]
+
+
+async def test_a_workers_timers_file_moves_into_the_database_at_its_first_start(
+        postgres_url: str, tmp_path: Path) -> None:
+    async def tool_on(url: str | None) -> TimersTool:
+        tool = TimersTool(TimersTool.Config())
+        tool.attach(ToolHostDouble(tmp_path / "data", reachable=["alice"], database_url=url))
+        await tool.start()
+        return tool
+
+    alone = await tool_on(None)
+    await alone.invoke("set_timer", {"minutes": 9, "label": "パスタ"}, _context())
+    await alone.invoke("set_alarm", {"time": "07:00", "days_from_today": 1}, _context())
+    await alone.stop()
+    shared = await tool_on(postgres_url)
+    try:
+        listed = await shared.invoke("list_timers", {}, _context())
+        assert [t["kind"] for t in listed["timers"]] == ["timer", "alarm"]
+        assert not (tmp_path / "data" / "timers.json").exists()
+        assert (tmp_path / "data" / "timers.json.moved").exists()
+    finally:
+        await shared.stop()
+    again = await tool_on(postgres_url)   # started again: nothing moves twice
+    try:
+        assert len((await again.invoke("list_timers", {}, _context()))["timers"]) == 2
+    finally:
+        await again.stop()

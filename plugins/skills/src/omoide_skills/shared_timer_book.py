@@ -27,13 +27,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omoide.api import Migration, apply_migrations, open_pool
-from omoide_skills.timer_book import OnDue, Timer
+from omoide_skills.timer_book import OnDue, Timer, TimerBook
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -153,6 +155,30 @@ class SharedTimerBook:
             created_at=timer.created_at, label=timer.label, duration_s=timer.duration_s,
             zone=timer.zone)
         self._changed.set()
+
+    async def import_file(self, path: Path) -> int:
+        """Move a worker's timers file into the database (the first start with
+        ``database.url`` of a data folder that kept timers in ``timers.json``): every
+        timer not there yet goes in, the file is renamed ``*.moved``. Returns how many
+        went in (a timer already due then goes off at once, late)."""
+        if not path.exists():
+            return 0
+        timers = await asyncio.to_thread(TimerBook(path, self._on_due)._load)
+        moved = 0
+        for timer in timers.values():
+            rows = await self._sql(
+                f"INSERT INTO skills_timers({_COLUMNS}) VALUES (%(id)s, %(user)s,"
+                " %(kind)s, %(due_at)s, %(created_at)s, %(label)s, %(duration_s)s,"
+                " %(zone)s) ON CONFLICT (id) DO NOTHING RETURNING id",
+                id=timer.id, user=timer.user, kind=timer.kind, due_at=timer.due_at,
+                created_at=timer.created_at, label=timer.label,
+                duration_s=timer.duration_s, zone=timer.zone)
+            moved += len(rows)
+        if path.exists():
+            os.replace(path, path.with_name(path.name + ".moved"))
+        log.info("timers: %d of %s moved into the shared database", moved, path)
+        self._changed.set()
+        return moved
 
     async def cancel(self, ids: list[str]) -> list[Timer]:
         rows = await self._sql(

@@ -2,7 +2,8 @@
 
 Timers live in the plugin's data folder (``timers.json``) and survive restarts; with a
 shared database (``database.url``) they live there instead, seen by every worker and
-each announced by one (:mod:`omoide_skills.shared_timer_book`). When
+each announced by one (:mod:`omoide_skills.shared_timer_book`); a worker's timers file
+from before moves in at its first start. When
 one goes off omoide says so on the person's robot through the server's announcer, or
 queues the message until the robot is back. A time in the past, or further ahead than
 ``max_days``, is refused with a sentence the model can say.
@@ -164,8 +165,11 @@ class TimersTool(Tool):
                                         lease_seconds=self.config.lease_seconds,
                                         handoff_seconds=self.config.handoff_seconds,
                                         reaches=self.host.reaches)
-        else:
-            self.book = TimerBook(self.host.data_dir / self.config.file, self._went_off)
+            await self.book.start()
+            # a data folder that kept timers in a file before: they move in, once
+            await self.book.import_file(self.host.data_dir / self.config.file)
+            return
+        self.book = TimerBook(self.host.data_dir / self.config.file, self._went_off)
         await self.book.start()
 
     async def _stop(self) -> None:
