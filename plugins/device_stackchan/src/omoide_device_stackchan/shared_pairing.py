@@ -114,7 +114,7 @@ class _DeviceRows(dict[str, Any]):
             self.before[device] = json.loads(json.dumps(row))
             super().__setitem__(device, row)
 
-    def get(self, device: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, device: str, default: Any = None) -> Any:
         self._load(device)
         return super().get(device, default)
 
