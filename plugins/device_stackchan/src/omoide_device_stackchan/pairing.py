@@ -290,6 +290,7 @@ class PairingStorage(Protocol):
     max_per_source: int
     poll_timeout_s: float
 
+    def close(self) -> None: ...
     def get(self, device_id: str) -> Pairing | None: ...
     def recent(self, device_id: str) -> Pairing | None: ...
     def pairings(self) -> list[Pairing]: ...
@@ -382,6 +383,9 @@ class PairingStore:
                 os.unlink(tmp)
             raise
         self._cache, self._mtime = data, self.path.stat().st_mtime_ns
+
+    def close(self) -> None:
+        """Release what the store holds open (nothing for a file)."""
 
     def shared_secret(self) -> bytes | None:
         """The token secret kept with the pairings, when they are shared by several

@@ -555,6 +555,7 @@ class StackChanService:
         await asyncio.gather(*(c.close(1001, "server stopping")
                                for c in list(self.connections.values())),
                              return_exceptions=True)
+        await asyncio.to_thread(self.pairings.close)   # the database's connections
 
 
 def _source(request: Request) -> str:
