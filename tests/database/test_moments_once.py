@@ -15,7 +15,8 @@ import pytest
 
 from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import MomentScheduler
-from omoide.moments.ledger import MomentLedger, open_ledger
+from omoide.moments.ledger import MomentLedger
+from omoide.moments.ledgers import open_ledger
 from omoide.moments.model import Moment, MomentKind
 from omoide.moments.planning import ListedMemories
 from omoide.moments.postgres_ledger import PostgresMomentLedger

@@ -160,7 +160,7 @@ async def _local(settings: Settings) -> AsyncIterator[_Local]:
     from omoide.data_dir_owner import DataDirClaim
     from omoide.memory_client.local import LocalMemoryClient
     from omoide.moments.delivery import MomentScheduler
-    from omoide.moments.ledger import open_ledger
+    from omoide.moments.ledgers import open_ledger
     from omoide.moments.planning import EngineMemories
     from omoide.moments.serving import LEDGER_FILE
 

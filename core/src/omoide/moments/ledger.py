@@ -9,9 +9,9 @@ this class's few methods (:meth:`record_delivered`, :meth:`delivered`, :meth:`ca
 
 With ``database.url`` the same records live in PostgreSQL, shared by every worker
 (:class:`omoide.moments.postgres_ledger.PostgresMomentLedger`, the same SQL on a pool;
-:func:`open_ledger` picks one). Recording a moment is the claim either way: the
-``INSERT ... ON CONFLICT DO NOTHING`` of the first worker returns the key, every other
-worker's returns nothing and it stays silent.
+:func:`omoide.moments.ledgers.open_ledger` picks one). Recording a moment is the claim
+either way: the ``INSERT ... ON CONFLICT DO NOTHING`` of the first worker returns the
+key, every other worker's returns nothing and it stays silent.
 """
 
 from __future__ import annotations
@@ -173,11 +173,3 @@ class MomentLedger:
                                "'delivered'", (person,))
         return max((datetime.fromisoformat(r[0]) for r in rows), default=None)
 
-
-def open_ledger(path: Path, database_url: str | None = None) -> MomentLedger:
-    """The ledger for a config: the SQLite file ``path`` without a database URL, the
-    tables every worker shares with one (nothing connects before the first use)."""
-    if not database_url:
-        return MomentLedger(path)
-    from omoide.moments.postgres_ledger import PostgresMomentLedger
-    return PostgresMomentLedger(database_url, path=path)

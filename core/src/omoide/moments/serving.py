@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import Delivery, MomentScheduler
-from omoide.moments.ledger import open_ledger
+from omoide.moments.ledgers import open_ledger
 from omoide.moments.planning import EngineMemories, IndexedEngine
 from omoide.types import Emotion
 
