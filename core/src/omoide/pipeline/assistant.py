@@ -34,7 +34,7 @@ import pluggy
 
 from omoide.components import ASR, TTS, ChatModel, RecognitionContext
 from omoide.components.asr import RecognitionStream
-from omoide.components.device import GUEST
+from omoide.components.device import GUEST, Household
 from omoide.components.memory_types import MemoryService, Profile, Recall
 from omoide.components.turn_events import (
     Degraded,
@@ -75,6 +75,7 @@ from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
 from omoide.text_controls import strip_controls
 from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
+from omoide.voices.early import VoiceWhileSpoken
 from omoide.voices.identifier import SpeakerIdentifier, TurnSpeaker
 
 log = logging.getLogger("omoide.pipeline")
@@ -172,6 +173,8 @@ class Assistant:
         finally:
             if speaking is not None and not speaking.done():
                 speaking.cancel()
+            if request.voice is not None:
+                request.voice.cancel()
             result = await asyncio.shield(self._finish(request, transcript, reply, recall,
                                                        trace, events, now, interrupted))
         return result
@@ -187,12 +190,28 @@ class Assistant:
                 or not speaker.applies(household):
             return None
         await events.emit(StageStarted(stage="speaker", component=speaker.encoder.name))
+        early = request.voice if request.voice is not None \
+            and request.voice.identifier is speaker else None
 
         async def identify() -> tuple[TurnSpeaker, float]:
-            found = await speaker.identify(audio, household)
+            found = await (early.identify(audio) if early is not None else
+                           speaker.identify(audio, household))
+            if early is not None and early.used is not None:
+                found = replace(found, note=early.used.note)
             return found, time.perf_counter()
 
         return asyncio.create_task(identify())
+
+    def listen_for_voice(self, household: Household,
+                         sample_rate: int) -> VoiceWhileSpoken | None:
+        """The voice of a household's utterance that is starting, to feed while it is
+        spoken and pass as ``TurnRequest.voice`` (identified early: its embedding starts
+        before the end of speech), or None when the turn will not identify it (no speaker
+        stage, no one in the household enrolled)."""
+        speaker = self.speaker
+        if speaker is None or not speaker.applies(household):
+            return None
+        return VoiceWhileSpoken(speaker, household, sample_rate)
 
     async def _identified(self, request: TurnRequest,
                           speaking: asyncio.Task[tuple[TurnSpeaker, float]],
@@ -204,7 +223,8 @@ class Assistant:
         note = (f"{found.voice or 'unknown'}"
                 + (f" (score {ident.score:.2f}, margin {ident.margin:.2f}, "
                    f"{ident.reason.value})" if ident else f" ({found.note})")
-                + f" -> {found.person or GUEST}")
+                + f" -> {found.person or GUEST}"
+                + (f"; {found.note}" if ident and found.note else ""))
         await events.emit(StageEnded(stage="speaker", note=note, at=at))
         user = found.person or GUEST
         trace.user, trace.guest, trace.speaker = user, found.person is None, found.to_json()

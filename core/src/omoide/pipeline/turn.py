@@ -28,6 +28,7 @@ from omoide.types import (
     ToolCall,
     ToolSpec,
 )
+from omoide.voices.early import VoiceWhileSpoken
 from omoide.voices.identifier import TurnSpeaker
 
 ToolHandler = Callable[[ToolCall], Awaitable[str]]
@@ -103,6 +104,9 @@ class TurnRequest:
     """Who may be speaking (see above); None: ``user`` is the turn's person."""
     speaker: TurnSpeaker | None = None
     """Who the voice was identified as (set by the turn when it identified one)."""
+    voice: VoiceWhileSpoken | None = None
+    """The voice of ``audio`` as it was spoken (``Assistant.listen_for_voice``): its
+    identification started before the end of speech. None: it is embedded at the end."""
 
 
 class TurnSink(Protocol):

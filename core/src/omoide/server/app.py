@@ -63,7 +63,9 @@ from omoide.voices import SpeakerIdentifier, VoiceprintStore, open_voiceprints
 
 if TYPE_CHECKING:
     from omoide.components.asr import RecognitionStream
+    from omoide.components.device import Household
     from omoide.server.console_routes import ConsoleServices
+    from omoide.voices.early import VoiceWhileSpoken
 
 log = logging.getLogger("omoide.server")
 
@@ -312,6 +314,16 @@ class ServerDeviceHost:
         if not self._server.ready.is_set() or assistant is None:
             return None
         return await assistant.open_recognition(user, sample_rate, guest=guest)
+
+    def listen_for_voice(self, household: Household,
+                         sample_rate: int) -> VoiceWhileSpoken | None:
+        """The voice of a household's utterance that is starting, identified while it
+        is spoken (``Assistant.listen_for_voice``), or None (no speaker stage, no one
+        enrolled, not ready). The device feeds it and passes it as ``TurnRequest.voice``."""
+        assistant = self._server.assistant
+        if not self._server.ready.is_set() or assistant is None:
+            return None
+        return assistant.listen_for_voice(household, sample_rate)
 
     def new_end_of_speech_detector(self) -> EndOfSpeechDetector | None:
         vad = self._server.runtime.vad

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.components.device import Household
-from omoide.components.speaker import Identification, SpeakerEncoder, SpeakerReason
+from omoide.components.speaker import (
+    Identification,
+    SpeakerEmbedding,
+    SpeakerEncoder,
+    SpeakerReason,
+)
 from omoide.types import AudioClip
 from omoide.voices.store import Voiceprint, VoiceprintStore
 
@@ -82,13 +87,23 @@ class SpeakerIdentifier:
             return TurnSpeaker(household.person_for(None), None, None, "no one is enrolled")
         try:
             embedding = await self.encoder.embed(audio)
+        except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
+            return _failed(household, exc)
+        return self.identify_embedding(embedding, household)
+
+    def identify_embedding(self, embedding: SpeakerEmbedding,
+                           household: Household) -> TurnSpeaker:
+        """Whose turn an utterance with this voiceprint is (as :meth:`identify`, for a
+        voiceprint already made: :mod:`omoide.voices.early`). Never raises."""
+        enrolled = self.enrolled(household)
+        if not enrolled:
+            return TurnSpeaker(household.person_for(None), None, None, "no one is enrolled")
+        try:
             ident = self.encoder.identify(
                 embedding, {p: v.vectors for p, v in enrolled.items()},
                 {p: v.self_scores for p, v in enrolled.items()})
         except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
-            log.warning("speaker identification failed: %s", exc)
-            return TurnSpeaker(household.person_for(None), None, None,
-                               f"identification failed ({type(exc).__name__}: {exc})")
+            return _failed(household, exc)
         return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
 
     async def enrol(self, person: str, clips: Sequence[AudioClip], *, source: str,
@@ -108,3 +123,9 @@ class SpeakerIdentifier:
         voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
                                       source=source, replace=replace)
         return Enrolment(voiceprint, len(vectors), tuple(refused))
+
+
+def _failed(household: Household, exc: Exception) -> TurnSpeaker:
+    log.warning("speaker identification failed: %s", exc)
+    return TurnSpeaker(household.person_for(None), None, None,
+                       f"identification failed ({type(exc).__name__}: {exc})")

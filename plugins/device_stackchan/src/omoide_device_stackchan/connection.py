@@ -291,6 +291,9 @@ class DeviceConnection:
         self._queued: deque[QueuedUtterance] = deque()
         self._heard: HeardWhileSpoken | None = None
         """The recognition stream of the utterance being spoken, if one is open."""
+        self._voice: Any = None
+        """The voice of the utterance being spoken, identified while it is spoken
+        (``listen_for_voice`` of the host), if the turn will identify it."""
         self._partials: asyncio.Task[None] | None = None
         self._wake_words = {wake_word_key(w) for w in config.wake_words}
         self._echo_gate = EchoGate(
@@ -609,15 +612,18 @@ class DeviceConnection:
             return
         self.stats.turn_ended_at = time.perf_counter()
         audio = self._buffer.take(self._speech_from if self._speech_from is not None else 0)
-        recognition = self._take_recognition(audio)
+        recognition, voice = self._take_recognition(audio), self._take_voice()
         self.listen_mode = None
         self._speech_from = None
         self._turn_end.cancel()
         if len(audio) >= UPLINK_RATE // 10:
             await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
-                                   recognition=recognition)
-        elif recognition is not None:
+                                   recognition=recognition, voice=voice)
+            return
+        if recognition is not None:
             self._spawn(recognition.cancel())
+        if voice is not None:
+            voice.cancel()
 
     def _start_listening(self, mode: str) -> None:
         self.listen_mode = mode
@@ -673,6 +679,8 @@ class DeviceConnection:
         if self.listen_mode is None:
             return  # the device may stream while we think; xiaozhi servers drop it too
         self._buffer.append(samples)
+        if self._voice is not None:
+            self._voice.feed(samples)
         if self._heard is not None and not self._heard.feed(samples):
             self._drop_recognition()
         if self._detector is None:   # manual: keep everything until listen stop
@@ -758,11 +766,12 @@ class DeviceConnection:
         """Speech started: open the server's recognition stream for this utterance and
         feed it what is kept of it (from the pre-roll on). Without one, or when opening
         fails, the turn recognises the audio it is sent, as before."""
+        household = self._turn_household()
+        self._listen_for_voice(household)
         opener = getattr(self.host, "open_recognition", None)   # older hosts lack it
         if not callable(opener):
             return
         start, buffer = self._speech_from, self._buffer
-        household = self._turn_household()
         # with several members the voice decides whose turn it is, after the audio:
         # no one's memory words bias what is heard before that
         person = household.person_for(None) if len(household.members) == 1 else None
@@ -787,6 +796,21 @@ class DeviceConnection:
         if self.config.stt_partials and heard.live:
             self._partials = self._spawn(self._send_partials(stream))
 
+    def _listen_for_voice(self, household: Household) -> None:
+        """Speech started: identify the voice while it is spoken (the embedding of the
+        speech so far starts after a couple of seconds), fed from the same sample on as
+        the audio the turn gets."""
+        listen = getattr(self.host, "listen_for_voice", None)   # older hosts lack it
+        if self._voice is not None:
+            self._voice.cancel()
+        self._voice = listen(household, UPLINK_RATE) if callable(listen) else None
+        if self._voice is not None and self._speech_from is not None:
+            self._voice.feed(self._buffer.take(self._speech_from))
+
+    def _take_voice(self) -> Any:
+        voice, self._voice = self._voice, None
+        return voice
+
     async def _send_partials(self, stream: RecognitionStream) -> None:
         """``stt`` with the stable text as it grows, while no turn runs (a partial must
         not land between a reply's messages)."""
@@ -810,6 +834,8 @@ class DeviceConnection:
     def _drop_recognition(self) -> None:
         """The utterance was given up (too short, listening restarted, closed)."""
         heard, self._heard = self._heard, None
+        if (voice := self._take_voice()) is not None:
+            voice.cancel()
         self._stop_partials()
         if heard is not None:
             self._spawn(heard.stream.cancel())
@@ -822,7 +848,7 @@ class DeviceConnection:
     async def _end_utterance(self, end: int) -> None:
         self.stats.turn_ended_at = time.perf_counter()
         audio = self._buffer.take(self._speech_from or 0, end)
-        recognition = self._take_recognition(audio)
+        recognition, voice = self._take_recognition(audio), self._take_voice()
         mode = self.listen_mode
         self._speech_from = None
         self._turn_end.cancel()
@@ -832,10 +858,12 @@ class DeviceConnection:
         else:
             self.listen_mode = None
         if self._turn_running():
+            if voice is not None:   # a queued utterance is identified when answered
+                voice.cancel()
             self._queue(audio, mode, "", recognition)
             return
         await self._start_turn(audio=audio, end_of_speech_at=time.perf_counter(),
-                               listen_again=mode, recognition=recognition)
+                               listen_again=mode, recognition=recognition, voice=voice)
 
     def _queue(self, audio: np.ndarray, mode: str | None, why: str,
                recognition: RecognitionStream | None) -> None:
@@ -883,7 +911,8 @@ class DeviceConnection:
     async def _start_turn(self, *, audio: np.ndarray | None = None, text: str | None = None,
                           end_of_speech_at: float | None = None,
                           listen_again: str | None = None,
-                          recognition: RecognitionStream | None = None) -> None:
+                          recognition: RecognitionStream | None = None,
+                          voice: Any = None) -> None:
         if self._turn_running():
             await self._on_abort("new utterance")
         self._last_voice = time.monotonic()
@@ -900,7 +929,8 @@ class DeviceConnection:
             device=self.identity.device_id, text=text,
             audio=AudioClip(audio.astype(np.float32), UPLINK_RATE) if audio is not None else None,
             tools=tools, tool_handler=handler, end_of_speech_at=end_of_speech_at,
-            recognition=recognition, household=household if audio is not None else None)
+            recognition=recognition, household=household if audio is not None else None,
+            voice=voice if audio is not None else None)
         self.stats.turns += 1
         if recognition is not None:
             self.stats.streamed += 1
