@@ -26,9 +26,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import pluggy
 
@@ -73,8 +74,17 @@ from omoide.pipeline.splitter import SentenceSplitter
 from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
+from omoide.pipeline.voice_enrolment import ASKS, EnrolmentReply, VoiceEnrolment
 from omoide.text_controls import strip_controls
-from omoide.types import AudioClip, ChatMessage, Emotion, Exchange, ToolCall
+from omoide.types import (
+    AudioClip,
+    ChatDelta,
+    ChatMessage,
+    Emotion,
+    Exchange,
+    ToolCall,
+    ToolSpec,
+)
 from omoide.voices.early import VoiceWhileSpoken
 from omoide.voices.identifier import SpeakerIdentifier, TurnSpeaker
 
@@ -97,6 +107,8 @@ class _Reply:
     audio: list[AudioClip | None] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     client_tool_calls: list[ToolCall] = field(default_factory=list)
+    private: bool = False
+    """Neither journaled nor kept in the short-term history (an enrolment by voice)."""
     opener: str = ""
     """Words the reply begins with, before the model's (a moment said at the start of a
     conversation: 「そういえば、明日は箱根だね。」)."""
@@ -136,6 +148,9 @@ class Assistant:
         self.history = ConversationHistory(
             settings.history_exchanges, timedelta(minutes=settings.history_window_minutes))
         self.openers: list[Opener] = []
+        self.enrolment = VoiceEnrolment(speaker, window_s=self.tools.settings.confirm_window_s) \
+            if speaker is not None else None
+        """Enrolment by voice, with consent (:mod:`omoide.pipeline.voice_enrolment`)."""
         """Asked in order before the chat; the first words given open the reply."""
 
     async def run_turn(self, request: TurnRequest, sink: AnySink) -> TurnResult:
@@ -159,7 +174,13 @@ class Assistant:
             if speaking is not None:
                 request = await self._identified(request, speaking, trace, events)
             await events.emit(Heard(transcript=transcript))
-            if transcript:
+            enrolling = await self._enrolment(request, transcript, events) \
+                if transcript and self.enrolment is not None else None
+            if enrolling is not None:
+                reply.private = True
+                await self._speak_reply(replace(request, chat=cast(ChatModel, _Said(
+                    enrolling.text))), [], events, reply)
+            elif transcript:
                 recall = await (self._guest_recall(events) if request.guest else
                                 self._recall(request.user, transcript, now, events, reply))
                 messages = await self._prompt(request, transcript, recall, now, events)
@@ -230,6 +251,24 @@ class Assistant:
         trace.user, trace.guest, trace.speaker = user, found.person is None, found.to_json()
         events.user = user
         return replace(request, user=user, guest=found.person is None, speaker=found)
+
+    async def _enrolment(self, request: TurnRequest, transcript: str,
+                         events: TurnEvents) -> EnrolmentReply | None:
+        """This turn's step of an enrolment by voice, when it is one (its own stage)."""
+        assert self.enrolment is not None
+        if not (self.enrolment.in_progress(request.device)
+                or ASKS.search(transcript)):
+            return None
+        await events.emit(StageStarted(stage="voice_enrolment"))
+        try:
+            said = await self.enrolment.answer(request, transcript)
+        except Exception as exc:  # noqa: BLE001 - the turn goes on as an ordinary one
+            log.warning("enrolment by voice failed: %s", exc)
+            await events.emit(StageEnded(stage="voice_enrolment", error=str(exc)))
+            return None
+        await events.emit(StageEnded(stage="voice_enrolment",
+                                     note=said.step if said else "not an answer"))
+        return said
 
     async def open_recognition(self, user: str, sample_rate: int, *,
                                guest: bool = False) -> RecognitionStream | None:
@@ -553,9 +592,9 @@ class Assistant:
             exchange = Exchange(uuid.uuid4().hex, _history_key(request), transcript,
                                 reply.text.strip() if not interrupted else
                                 "".join(reply.sentences), now, request.session_id)
-            if request.conversation is None:   # a chat client keeps its own history
-                self.history.add(exchange)
-            if request.guest or reply.client_tool_calls:
+            if request.conversation is None and not reply.private:   # a chat client
+                self.history.add(exchange)                           # keeps its own
+            if request.guest or reply.client_tool_calls or reply.private:
                 # a guest's is no one's: not journaled, extracted or in the feed; a reply
                 # waiting on the client's tools is journaled when the client comes back
                 exchange = None
@@ -600,6 +639,20 @@ def _history_key(request: TurnRequest) -> str:
     """Whose short-term history a turn continues: the person's, or for a guest the
     device's guest conversation (never a person's)."""
     return f"{request.user}@{request.device or '-'}" if request.guest else request.user
+
+
+class _Said:
+    """A reply the core decided (an enrolment step), streamed as a chat model's."""
+
+    name = "voice_enrolment"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def stream(self, messages: Sequence[ChatMessage], *,
+                     tools: Sequence[ToolSpec] = (), json_output: bool = False
+                     ) -> AsyncIterator[ChatDelta]:
+        yield ChatDelta(text=f"[neutral] {self.text}")
 
 
 class ExtractionScheduler:
