@@ -14,6 +14,7 @@ import numpy as np
 from omoide.api import AudioClip, FloatArray, TurnConfig, TurnDetector
 from omoide.testing.doubles import FakeVAD
 from omoide_device_stackchan.device import StackChan, StackChanConfig
+from omoide_device_stackchan.listening import TurnEnd, UtteranceBuffer
 from omoide_device_stackchan.simulator import WEB_PAGE, SimulatedStackChan
 from omoide_device_stackchan.testing import LiveServer, ScriptedHost, speech_like
 
@@ -110,6 +111,59 @@ async def test_a_pause_judged_unfinished_keeps_the_utterance_whole(tmp_path: Pat
     assert server.host.requests[0].audio.duration_s >= 1.9     # both phrases and the pause
     assert judge.judged[0] < 1.0 and judge.judged[-1] >= 1.9    # asked at each pause
     assert stats.pauses_bridged == 1
+
+
+async def listened(turn_end: TurnEnd, audio: FloatArray) -> int:
+    """Feed ``audio`` in 60 ms frames through FakeVAD's end-of-speech detector to
+    ``turn_end`` in the device's order; returns how many judgements had started (or
+    finished) when the voice's stop was reported."""
+    detector = FakeVAD(FakeVAD.Config(min_silence_ms=300)).new_detector()
+    buffer, asked_at_pause = UtteranceBuffer(RATE), -1
+    judge = turn_end.detector
+    assert isinstance(judge, LengthJudge)
+    for start in range(0, len(audio), 960):
+        buffer.append(audio[start:start + 960])
+        for event in detector.push(audio[start:start + 960]):
+            if event.kind == "speech_start":
+                turn_end.resume()
+            else:
+                asked_at_pause = judge.asked
+                end = int(event.at_s * RATE)
+                turn_end.pause(buffer.take(0, end), end)
+        turn_end.listen(detector.silence_from_s, buffer, 0)
+        await asyncio.sleep(0.01)     # the judgements in the background get their turn
+    return asked_at_pause
+
+
+class CountingJudge(LengthJudge):
+    name = "counting_judge"
+    asked = 0
+
+    async def finished_probability(self, audio: FloatArray) -> float:
+        self.asked += 1
+        return await super().finished_probability(audio)
+
+
+async def test_the_judgement_starts_at_a_short_silence_and_serves_the_pause() -> None:
+    judge = await started(CountingJudge(TurnConfig(max_silence_ms=2000)))
+    turn_end = TurnEnd(judge)
+    asked_at_pause = await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)
+    await asyncio.sleep(0.2)
+    assert asked_at_pause == 1 and judge.asked == 1 and turn_end.early_used == 1
+    assert turn_end.due(turn_end.paused_at or 0) and turn_end.probability == 1.0
+    assert len(judge.judged) == 1 and 1.1 < judge.judged[0] < 1.3   # the voice up to its stop
+
+
+async def test_an_early_judgement_is_discarded_when_speech_resumes() -> None:
+    judge = await started(CountingJudge(TurnConfig(max_silence_ms=2000)))
+    turn_end = TurnEnd(judge)
+    first, second = speech_like(0.6, silence_after=0.2), speech_like(0.8, silence_after=0.5)
+    await listened(turn_end, np.concatenate([first.samples, second.samples]))
+    await asyncio.sleep(0.2)
+    # the 0.6 s before the short stop was judged (unfinished) and dropped; the pause
+    # uses the judgement of the whole utterance, which is finished
+    assert judge.asked == 2 and turn_end.early_used == 1
+    assert turn_end.due(turn_end.paused_at or 0) and turn_end.probability == 1.0
 
 
 async def test_an_unfinished_pause_still_ends_at_the_ceiling(tmp_path: Path) -> None:

@@ -79,6 +79,14 @@ class EndOfSpeechDetector:
     def in_speech(self) -> bool:
         return self._in_speech
 
+    @property
+    def silence_from_s(self) -> float | None:
+        """Where the silence under way inside speech began, in seconds (None: voiced).
+        A ``speech_end`` reports the same instant once the silence is long enough."""
+        if not self._in_speech or not self._silence_run:
+            return None
+        return (self._pos - self._silence_run) / self._vad.sample_rate
+
     def push(self, samples: FloatArray) -> list[VadEvent]:
         cfg = self._vad.config
         sr = self._vad.sample_rate

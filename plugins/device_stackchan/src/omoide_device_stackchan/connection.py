@@ -725,6 +725,8 @@ class DeviceConnection:
                 and not turn_end.pausing and not turn_end.restore():
             self._speech_from = None   # too short to count: a click or a cough
             self._drop_recognition()
+        turn_end.listen(getattr(self._detector, "silence_from_s", None), self._buffer,
+                        self._speech_from)
         if self._speech_from is None:
             self._buffer.drop_before(self._buffer.end - pre_roll)
         elif turn_end.paused_at is not None and turn_end.due(self._buffer.end):

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("omoide.device.stackchan")
 
+EARLY_SILENCE_MS = 150
+"""Silence inside speech after which the turn detector starts judging, before the VAD's
+own silence says the voice stopped: its answer is ready when the pause begins."""
+
 
 class UtteranceBuffer:
     """16 kHz samples since listening started, addressed by absolute sample index."""
@@ -89,6 +93,13 @@ class EnergyEndOfSpeech:
     def in_speech(self) -> bool:
         return self._in_speech
 
+    @property
+    def silence_from_s(self) -> float | None:
+        """Where the silence under way inside speech began, in seconds (None: voiced)."""
+        if not self._in_speech or not self._silence:
+            return None
+        return (self._pos - self._silence) / self.sample_rate
+
     def push(self, samples: FloatArray) -> list[VadEvent]:
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
         events: list[VadEvent] = []
@@ -122,6 +133,12 @@ class TurnEnd:
     not answered), after its ``fallback_silence_ms`` when it failed. Speech again
     (:meth:`resume`) continues the same utterance; a burst too short to be speech
     (:meth:`restore`) returns to the pause it interrupted.
+
+    The judgement starts early: :meth:`listen`, told after every frame where the
+    detector's silence under way began, judges the utterance up to there once
+    ``early_ms`` of silence passed (on the detector's worker thread), and :meth:`pause`
+    at the same instant takes that judgement instead of starting one: the VAD's longer
+    silence is then mostly spent judging. Speech again before the pause discards it.
     """
 
     def __init__(self, detector: TurnDetector | None, sample_rate: int = 16000) -> None:
@@ -132,20 +149,56 @@ class TurnEnd:
         self.probability: float | None = None
         self._judgement: asyncio.Future[float] | None = None
         self._suspended: tuple[int, asyncio.Future[float] | None] | None = None
+        self.early_ms = EARLY_SILENCE_MS
+        self._early: tuple[int, asyncio.Future[float]] | None = None
+        self.early_used = 0
+        """Pauses whose judgement had started early (for tests and benchmarks)."""
 
     @property
     def pausing(self) -> bool:
         return self.paused_at is not None
 
+    def listen(self, silence_from_s: float | None, buffer: UtteranceBuffer,
+               speech_from: int | None) -> None:
+        """After a frame: ``silence_from_s`` is where the end-of-speech detector's silence
+        under way began (None while voiced). Once it lasted ``early_ms``, the utterance
+        from ``speech_from`` up to there is judged in the background."""
+        if self.detector is None or self.paused_at is not None or speech_from is None:
+            return
+        if silence_from_s is None:
+            self._drop_early()
+            return
+        at = int(silence_from_s * self.sample_rate)   # as the pause's instant is read
+        if (buffer.end - at) * 1000 < self.early_ms * self.sample_rate:
+            return
+        if self._early is not None and self._early[0] == at:
+            return
+        self._drop_early()
+        audio = buffer.take(speech_from, at)
+        if len(audio):
+            self._early = (at, asyncio.ensure_future(self.detector.finished_probability(audio)))
+
     def pause(self, audio: FloatArray, at: int) -> None:
         """The voice stopped at ``at``; ``audio`` is the utterance up to there."""
+        early, self._early = self._early, None
         self.cancel()
         self.paused_at = at
-        if self.detector is not None and len(audio):
+        if early is not None and early[0] == at:
+            self._judgement = early[1]
+            self.early_used += 1
+        elif early is not None:
+            _forget(early[1])
+        if self._judgement is None and self.detector is not None and len(audio):
             self._judgement = asyncio.ensure_future(self.detector.finished_probability(audio))
+
+    def _drop_early(self) -> None:
+        if self._early is not None:
+            _forget(self._early[1])
+            self._early = None
 
     def resume(self) -> None:
         """Speech again inside the pause: the utterance goes on."""
+        self._drop_early()
         if self.paused_at is not None:
             self._suspended = (self.paused_at, self._judgement)
         self.paused_at, self._judgement = None, None
@@ -183,12 +236,20 @@ class TurnEnd:
     def cancel(self) -> None:
         """Forget the pause (the utterance ended or listening restarted)."""
         for pending in (self._judgement, self._suspended[1] if self._suspended else None):
-            if pending is not None and not pending.done():
-                pending.cancel()
-            elif pending is not None:
-                with contextlib.suppress(BaseException):
-                    pending.exception()   # retrieved: no "never retrieved" warning
+            if pending is not None:
+                _forget(pending)
+        self._drop_early()
         self.paused_at, self._judgement, self._suspended = None, None, None
+
+
+def _forget(pending: asyncio.Future[float]) -> None:
+    """Cancel a judgement no longer wanted (or retrieve its outcome, so that no "never
+    retrieved" warning is logged)."""
+    if not pending.done():
+        pending.cancel()
+    else:
+        with contextlib.suppress(BaseException):
+            pending.exception()
 
 
 class HeardWhileSpoken:
