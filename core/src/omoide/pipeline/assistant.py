@@ -86,6 +86,7 @@ from omoide.types import (
     ToolSpec,
 )
 from omoide.voices.early import VoiceWhileSpoken
+from omoide.voices.household_memory import shared_owner, with_shared
 from omoide.voices.identifier import SpeakerIdentifier, TurnSpeaker
 
 log = logging.getLogger("omoide.pipeline")
@@ -182,7 +183,8 @@ class Assistant:
                     enrolling.text))), [], events, reply)
             elif transcript:
                 recall = await (self._guest_recall(events) if request.guest else
-                                self._recall(request.user, transcript, now, events, reply))
+                                self._recall(request.user, transcript, now, events, reply,
+                                             shared_owner(request.household)))
                 messages = await self._prompt(request, transcript, recall, now, events)
                 reply.opener = await self._opener(request, now)
                 await self._speak_reply(request, messages, events, reply)
@@ -333,15 +335,19 @@ class Assistant:
         return result.text
 
     async def _recall(self, user: str, text: str, now: datetime, events: TurnEvents,
-                      reply: _Reply) -> Recall | None:
-        """Memories for the turn; a failure or the time budget running out leaves the turn
-        without memory and says so (``Degraded``)."""
+                      reply: _Reply, shared: str | None = None) -> Recall | None:
+        """Memories for the turn (with the household's ``shared`` ones, when given:
+        :mod:`omoide.voices.household_memory`); a failure or the time budget running out
+        leaves the turn without memory and says so (``Degraded``)."""
         if self.memory is None:
             return None
         await events.emit(StageStarted(stage="retrieve",
                                        component=getattr(self.memory, "engine_name", None)))
+        added = 0
         try:
-            recall = await self.memory.recall(user, text, now)
+            recall, household = await asyncio.gather(
+                self.memory.recall(user, text, now), self._shared_recall(shared, text, now))
+            recall, added = with_shared(recall, household)
         except Exception as exc:
             log.exception("retrieval failed for %s", user)
             error = f"{type(exc).__name__}: {exc}"
@@ -349,7 +355,8 @@ class Assistant:
             await self._recalled(events, reply, None, [
                 f"memory: recall failed ({error}); no memory this turn"])
             return None
-        note = f"{len(recall.memories)} memories"
+        note = f"{len(recall.memories)} memories" + (
+            f" ({added} shared by the household)" if added else "")
         notes: list[str] = []
         if recall.timed_out:
             note = "time budget exceeded: no memory this turn"
@@ -363,6 +370,17 @@ class Assistant:
         await events.emit(StageEnded(stage="retrieve", error=recall.error, note=note))
         await self._recalled(events, reply, recall, notes)
         return recall
+
+    async def _shared_recall(self, owner: str | None, text: str,
+                             now: datetime) -> Recall | None:
+        """The household's shared memories for ``text`` (None: none, or they failed)."""
+        if owner is None or self.memory is None:
+            return None
+        try:
+            return await self.memory.recall(owner, text, now)
+        except Exception as exc:  # noqa: BLE001 - the person's own memories still count
+            log.warning("recall of the household's shared memories failed: %s", exc)
+            return None
 
     async def _guest_recall(self, events: TurnEvents) -> None:
         """A guest's turn recalls nothing: the ``retrieve`` stage says why."""
