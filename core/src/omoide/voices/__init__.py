@@ -7,7 +7,14 @@
   picks the store;
 - :mod:`.identifier` — :class:`SpeakerIdentifier`: the configured speaker encoder and the
   store together: enrol a person from a few utterances, and identify a turn's voice among
-  a household's members.
+  a household's members;
+- :mod:`.early` — :class:`~omoide.voices.early.VoiceWhileSpoken`: a household's utterance
+  embedded in parts while it is spoken, so identification adds little after its end;
+- :mod:`.household_memory` — the owner id of a household's shared memories, which every
+  member recalls beside their own.
+
+Enrolment by voice (「声を覚えて」, with consent) is a conversation of the pipeline:
+:mod:`omoide.pipeline.voice_enrolment`.
 
 May import the components and the shared modules; nothing above them.
 """
