@@ -26,6 +26,7 @@ and a ``frame-ancestors 'none'`` policy.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import logging
@@ -47,7 +48,7 @@ from omoide.server.auth import (
 from omoide.server.limits import body_rule, media_type
 from omoide.server.openai_shapes import OPENAI_PATHS, error_body
 from omoide.server.origins import HostPolicy
-from omoide.server.tokens import TokenStorage
+from omoide.server.tokens import TokenStorage, TokenStore, TokenStoreUnavailable
 
 log = logging.getLogger("omoide.server.guard")
 
@@ -132,7 +133,7 @@ class RequestGuard:
             if scope["type"] == "http":
                 self._check_declared_size(headers, rule.max_bytes, rule.setting)
             if not device:
-                principal = self._principal(scope, headers, method, path)
+                principal = await self._checked_principal(scope, headers, method, path)
                 if principal is not None:
                     scope[PRINCIPAL_KEY] = principal
                 if scope["type"] == "http" and has_body and method in _UNSAFE_METHODS:
@@ -198,6 +199,20 @@ class RequestGuard:
             raise _Refusal(403, "a change made with a browser session must come from this "
                                 "server's page (Origin missing)")
         return principal
+
+    async def _checked_principal(self, scope: Scope, headers: dict[str, str], method: str,
+                                 path: str) -> Principal | None:
+        """:meth:`_principal`; a check against a shared database runs in a worker thread
+        (a slow database must not hold the event loop), and one that does not answer
+        refuses the request with 503 saying so."""
+        try:
+            if isinstance(self.config.tokens, TokenStore):   # the data dir's files
+                return self._principal(scope, headers, method, path)
+            return await asyncio.to_thread(self._principal, scope, headers, method, path)
+        except TokenStoreUnavailable as exc:
+            log.warning("token check failed: %s", exc)
+            raise _Refusal(503, f"{exc}: tokens cannot be checked just now, try again"
+                                " shortly", {"retry-after": "5"}) from exc
 
     def _authenticate(self, scope: Scope, headers: dict[str, str], *, required: bool,
                       ) -> Principal | None:

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from omoide.database.connection import open_pool
+from omoide.database.connection import DatabaseUnavailable, open_pool
 from omoide.database.migrations import Migration, apply_migrations
 from omoide.server.auth import SESSIONS_PER_TOKEN, SessionStore, SessionTableFull
 from omoide.server.tokens import (
@@ -30,6 +30,7 @@ from omoide.server.tokens import (
     TokenMatch,
     TokenStorage,
     TokenStore,
+    TokenStoreUnavailable,
     fingerprint,
 )
 from omoide.user_ids import validate_user_id
@@ -70,6 +71,10 @@ CREATE INDEX auth_sessions_token ON auth_sessions (fingerprint, seq);
 )
 
 
+CHECK_WAIT_S = 3.0
+"""Seconds a token check waits for a database connection before it is refused."""
+
+
 class PostgresTokenStore:
     """The tokens of every worker on one database (the :class:`TokenStore` methods)."""
 
@@ -80,7 +85,10 @@ class PostgresTokenStore:
 
     def _conn(self) -> ConnectionPool:
         if self._pool is None:
-            pool = open_pool(self.url, size=self.pool_size, name="omoide-auth")
+            # a request waits at most CHECK_WAIT_S for a connection: refused with 503
+            # then, rather than held through the pool's default wait
+            pool = open_pool(self.url, size=self.pool_size, name="omoide-auth",
+                             timeout_s=CHECK_WAIT_S)
             with pool.connection() as conn:
                 apply_migrations(conn, COMPONENT, MIGRATIONS)
             self._pool = pool
@@ -108,9 +116,18 @@ class PostgresTokenStore:
         return copied_admin, copied
 
     def transaction(self, work: Callable[[Any], T]) -> T:
-        """Run ``work(connection)`` in one transaction (the session store's too)."""
-        with self._conn().connection() as conn, conn.transaction():
-            return work(conn)
+        """Run ``work(connection)`` in one transaction (the session store's too); a
+        database that does not answer raises :class:`TokenStoreUnavailable`."""
+        import psycopg
+        import psycopg_pool
+
+        try:
+            with self._conn().connection() as conn, conn.transaction():
+                return work(conn)
+        except (psycopg.OperationalError, psycopg.InterfaceError,
+                psycopg_pool.PoolTimeout, DatabaseUnavailable) as exc:
+            raise TokenStoreUnavailable(
+                f"the token database does not answer ({type(exc).__name__})") from exc
 
     def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         def read(conn: Any) -> list[tuple[Any, ...]]:

@@ -75,6 +75,11 @@ class TokenMatch:
     fingerprint: str
 
 
+class TokenStoreUnavailable(OmoideError):
+    """The shared token database does not answer: no token can be checked just now (the
+    request is refused with 503, never let through on an old answer)."""
+
+
 class TokenStorage(Protocol):
     """What the guard, the sign-in and ``omoide token`` use of a token store: the files
     of one data dir (:class:`TokenStore`) or the tables every worker shares
