@@ -169,3 +169,21 @@ def _now() -> Any:
     from datetime import UTC, datetime
 
     return datetime.now(UTC)
+
+
+async def test_sentences_read_by_another_unknown_voice_enrol_no_one(
+        omoide: LoopbackOmoide) -> None:
+    """Alice (no voiceprint: unknown) asks and consents; a visitor, also unknown, reads
+    the sentences. Identification cannot tell two unknown voices apart; the enrolment
+    compares the sentences with the voice that asked, and keeps nothing."""
+    robot = await household_robot(omoide, default="alice")
+    speaker = omoide.omoide.assistant.speaker
+    assert speaker is not None
+    try:
+        await say(omoide, robot, openjtalk(ASK_TO_ENROL), ASK_TO_ENROL)
+        await say(omoide, robot, openjtalk("うん、いいよ"), "うん、いいよ")
+        replies = [await say(omoide, robot, kokoro(s, "jf_gongitsune"), s) for s in SENTENCES]
+        assert step(omoide) == "cancelled" and "違う声" in replies[-1]
+    finally:
+        await robot.close()
+    assert speaker.store.enrolled(("alice",), speaker.encoder.model_id) == {}

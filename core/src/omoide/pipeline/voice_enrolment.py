@@ -10,8 +10,11 @@ consent is not the model's to read):
    within ``confirm_window_s``, from the voice that was asked): a clear yes asks for
    ``SENTENCES`` sentences, read one per turn; a no or anything unclear ends it;
 3. **the sentences**: each utterance's audio is kept in memory until the last one, then
-   the person is enrolled from them (:meth:`SpeakerIdentifier.enrol`, ``source="voice"``)
-   and the robot says so, or says why not (too little usable voice). No audio is kept.
+   the person is enrolled from them (``source="voice"``) and the robot says so, or says
+   why not: too little usable voice, or sentences that do not sound like one voice and
+   like the voice that asked (each pair's cosine under the encoder's
+   ``min_consistency``: two voices no one enrolled are both "unknown" to
+   identification). No audio is kept.
 
 Spoofing rule: a voice may enrol only as the turn's own person — the household's default
 person for a voice no one recognised, or the member it was identified as — and only when
@@ -30,6 +33,9 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from omoide.components.speaker import unit
 from omoide.pipeline.confirmation import Answer, read_answer
 from omoide.pipeline.turn import TurnRequest
 from omoide.types import AudioClip
@@ -67,6 +73,8 @@ class _Enrolling:
     voice: str | None
     """The voice that asked (None: unknown, which is what a voice not enrolled is)."""
     expires_at: float
+    asked: AudioClip | None = None
+    """The utterance that asked (「声を覚えて」): the sentences must sound like it."""
     consented: bool = False
     clips: list[AudioClip] = field(default_factory=list)
 
@@ -111,7 +119,7 @@ class VoiceEnrolment:
         if self.identifier.store.enrolled((person,), self.identifier.encoder.model_id):
             return EnrolmentReply(NEED_ADMIN_ENROLLED, "refused")
         self._open[device] = _Enrolling(person, _voice(request),
-                                        time.monotonic() + self.window_s)
+                                        time.monotonic() + self.window_s, request.audio)
         return EnrolmentReply(CONSENT, "asked")
 
     async def _go_on(self, device: str, state: _Enrolling, request: TurnRequest,
@@ -131,10 +139,30 @@ class VoiceEnrolment:
             state.expires_at = time.monotonic() + self.window_s
             self._open[device] = state
             return EnrolmentReply(read_this(len(state.clips)), "reading")
-        done = await self.identifier.enrol(state.person, state.clips, source="voice")
-        if done.voiceprint is None:
+        return await self._enrol(state)
+
+    async def _enrol(self, state: _Enrolling) -> EnrolmentReply:
+        """Enrol from the sentences read, when they sound like one voice and like the
+        voice that asked (each pair's cosine at least the encoder's ``min_consistency``:
+        two voices no one has enrolled are otherwise alike to identification)."""
+        encoder = self.identifier.encoder
+        vectors = []
+        for clip in state.clips:
+            embedding = await encoder.embed(clip)
+            if embedding.usable and embedding.vector is not None:
+                vectors.append(unit(embedding.vector))
+        if not vectors:
             return EnrolmentReply("ごめんね、声がうまく聞き取れなかったみたい。静かなところで、"
                                   "もう一度「声を覚えて」って言ってね。", "failed")
+        others = list(vectors)
+        if state.asked is not None:
+            asked = await encoder.embed(state.asked)
+            if asked.usable and asked.vector is not None:
+                others.append(unit(asked.vector))
+        rows = np.stack(others)
+        if float((rows @ rows.T).min()) < encoder.config.min_consistency:
+            return EnrolmentReply(OTHER_VOICE, "cancelled")
+        self.identifier.store.enrol(state.person, encoder.model_id, vectors, source="voice")
         return EnrolmentReply("覚えたよ！これからは、声であなただってわかるよ。", "enrolled")
 
 
