@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import threading
 import wave
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -245,6 +246,63 @@ async def test_a_failing_background_pass_does_not_lose_the_utterance(
         await asyncio.sleep(0.01)
     final = await stream.finish()
     assert "土曜日" in final.text  # decoded whole by transcribe instead
+
+
+def recorded_decodes(whisper: WhisperASR, monkeypatch: pytest.MonkeyPatch
+                     ) -> tuple[list[tuple[int, bool]], threading.Event]:
+    """Every decoding of ``whisper``'s streams as (samples, called off by its end), and
+    an event set when the first one starts."""
+    decoding = whisper.decoding()
+    original, calls, started = decoding.decode, [], threading.Event()
+
+    def decode(audio: np.ndarray, *args: Any) -> Any:
+        started.set()
+        done = original(audio, *args)
+        called_off = args[2] if len(args) > 2 else None
+        calls.append((audio.size, bool(called_off is not None and called_off.is_set())))
+        return done
+
+    monkeypatch.setattr(decoding, "decode", decode)
+    return calls, started
+
+
+async def test_a_pass_that_missed_the_end_is_called_off_and_the_end_decoded_once(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person spoke on after a pass began: at finish that pass is called off (it stops
+    before its next step) and one decoding of the whole utterance gives the transcript."""
+    import asyncio
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    calls, started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    half = clip.samples.size // 2
+    stream.feed(clip.samples[:half])   # more than the first pass needs: a pass starts
+    assert await asyncio.to_thread(started.wait, 60), "no background pass started"
+    stream.feed(clip.samples[half:])
+    final = await stream.finish()
+    assert stream.called_off == 1 and stream.final_decoded
+    assert calls == [(half, True), (clip.samples.size, False)]
+    assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2
+
+
+async def test_a_pass_running_at_finish_that_heard_all_the_speech_is_final(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only silence came after the running pass began: its words are the transcript and
+    nothing is decoded again."""
+    import asyncio
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    calls, started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    stream.feed(clip.samples)
+    assert await asyncio.to_thread(started.wait, 60), "no background pass started"
+    stream.feed(np.zeros(8000, dtype=np.float32))    # the silence before the turn ends
+    final = await stream.finish()
+    assert stream.called_off == 0 and not stream.final_decoded
+    assert calls == [(clip.samples.size, False)]
+    assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2
 
 
 def _edits(a: str, b: str) -> int:

@@ -10,10 +10,16 @@ re-tokenised text, so forcing them costs one decoder step and changes nothing el
 
 A pass runs on the component's worker thread (one at a time, as every decoding of this
 component), once ``stream_pass_s`` of new audio arrived; a pass that fails settles
-nothing. At finish the stream waits for a running pass; if the last pass saw the whole
-utterance, or all it did not see is silence to Silero VAD, its tokens are the final
-ones and nothing is decoded; otherwise one more pass decodes what follows the settled
-tokens. The audio is cleaned as the one-shot path cleans it (non-speech dropped by
+nothing. At finish the stream never decodes the utterance twice: if a pass is running,
+the audio it did not see is checked for speech (Silero VAD, off the worker thread)
+while it runs; when that is silence its tokens are the final ones and nothing else is
+decoded, otherwise the pass is called off (it stops at its next step: before encoding
+or before generating) and only the final decoding runs. Without a running pass, if the
+last pass saw the whole utterance, or all it did not see is silence, its tokens are
+final; otherwise one decoding generates what follows the settled tokens, which are
+forced as its prefix (the tail is all it generates).
+
+The audio is cleaned as the one-shot path cleans it (non-speech dropped by
 faster-whisper's Silero VAD, doubtful and looping continuations dropped).
 
 ``stream_window: audio`` encodes the utterance at its own length rather than padded to
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -167,13 +174,18 @@ class WhisperDecoding:
 
         return bool(get_speech_timestamps(audio, VadOptions()))
 
-    def decode(self, audio: np.ndarray, prompt: dict[str, str],
-               settled: Sequence[int]) -> Pass:
-        """Decode ``audio`` (16 kHz) after the ``settled`` tokens."""
+    def decode(self, audio: np.ndarray, prompt: dict[str, str], settled: Sequence[int],
+               called_off: threading.Event | None = None) -> Pass | None:
+        """Decode ``audio`` (16 kHz) after the ``settled`` tokens; None when
+        ``called_off`` was set before the encoding or the generation began."""
         speech = self.speech(np.clip(audio, -1.0, 1.0).astype(np.float32, copy=False))
         if speech.size == 0:
             return Pass(audio.size, ())
+        if called_off is not None and called_off.is_set():
+            return None
         encoded = self.model.encode(self._features(speech))
+        if called_off is not None and called_off.is_set():
+            return None
         cfg = self.asr.config
         previous = self.tokenizer.encode(" " + prompt["initial_prompt"].strip()) \
             if "initial_prompt" in prompt else []
@@ -223,36 +235,44 @@ class WhisperStream(StreamingRecognition):
         self._settled: tuple[int, ...] = ()
         self._last: Pass | None = None
         self._task: asyncio.Task[None] | None = None
+        self._called_off = threading.Event()
+        """Set when the running pass's result will not be used (a fresh one per pass)."""
         self._started_at = 0
+        self._finishing = False
+        self._running_reused = False
         self.passes = 0
         """Background passes completed (for tests and benchmarks)."""
         self.failed_passes = 0
         self.final_decoded = False
         """Whether finish had to decode (False: the last pass's tokens were final)."""
+        self.called_off = 0
+        """Passes running at finish that were called off (they had not heard the end)."""
 
     def _input_grew(self) -> None:
         cfg = self.asr.config
-        if self._task is not None or self.closed or self.asr.model is None:
+        if self._task is not None or self.closed or self._finishing or self.asr.model is None:
             return
         if self.input_samples < cfg.stream_first_pass_s * SAMPLE_RATE:
             return
         if self.input_samples - self._started_at < cfg.stream_pass_s * SAMPLE_RATE:
             return
         self._started_at = self.input_samples
-        self._task = asyncio.get_running_loop().create_task(self._run_pass())
+        self._called_off = threading.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run_pass(self._called_off))
 
-    async def _run_pass(self) -> None:
+    async def _run_pass(self, called_off: threading.Event) -> None:
         audio, settled = self.input_audio(), self._settled
         try:
             decoding = self.asr.decoding()
             done = await self.asr.run_blocking(
-                lambda: decoding.decode(audio, self._prompt, settled))
+                lambda: decoding.decode(audio, self._prompt, settled, called_off))
         except Exception as exc:  # noqa: BLE001 - a failed pass settles nothing; finish decodes
             self.failed_passes += 1
             log.warning("asr whisper: background pass failed (%s: %s)", type(exc).__name__, exc)
         else:
-            self.passes += 1
-            self._agree(decoding, done)
+            if done is not None:
+                self.passes += 1
+                self._agree(decoding, done)
         finally:
             self._task = None
         self._input_grew()
@@ -275,14 +295,35 @@ class WhisperStream(StreamingRecognition):
             self._set_stable(decoding.text(self._settled))
 
     async def _final_streaming(self) -> Transcript:
-        if self._task is not None:
-            await asyncio.shield(self._task)
         if self.asr.model is None:
             raise ComponentError("asr whisper: not started")
         decoding = self.asr.decoding()
-        audio, settled, last = self.input_audio(), self._settled, self._last
-        tail = await self._final_tail(decoding, audio, settled, last)
+        audio = self.input_audio()
+        self._finishing = True
+        if self._task is not None and not await self._settle_running(decoding, audio):
+            self._last = None    # the speech it did not hear is decoded now
+        settled, last = self._settled, self._last
+        if last is not None and last.covered == self._started_at and self._running_reused:
+            tail = last.tokens   # the pass running at finish heard all the speech
+        else:
+            tail = await self._final_tail(decoding, audio, settled, last)
         return Transcript(decoding.text([*settled, *tail]).strip(), self.asr.config.language)
+
+    async def _settle_running(self, decoding: WhisperDecoding, audio: np.ndarray) -> bool:
+        """The pass still running at finish: awaited and True when all it did not see
+        is silence (its tokens are then final); else called off (it stops at its next
+        step) and False."""
+        task = self._task
+        assert task is not None
+        unseen = audio[self._started_at:]
+        heard_all = self.asr.config.stream_reuse_silence and (
+            not unseen.size or not await asyncio.to_thread(decoding.has_speech, unseen))
+        if not heard_all:
+            self._called_off.set()
+            self.called_off += 1
+        await asyncio.shield(task)
+        self._running_reused = heard_all
+        return heard_all
 
     async def _final_tail(self, decoding: WhisperDecoding, audio: np.ndarray,
                           settled: tuple[int, ...], last: Pass | None) -> tuple[int, ...]:
@@ -295,7 +336,7 @@ class WhisperStream(StreamingRecognition):
                 return last.tokens
         self.final_decoded = True
         done = await self.asr.run_blocking(lambda: decoding.decode(audio, self._prompt, settled))
-        return done.tokens
+        return done.tokens if done is not None else ()
 
     async def _closing(self) -> None:
         if self._task is not None and not self._task.done():
