@@ -78,7 +78,12 @@ class Profile:
     @functools.cached_property
     def overflow_ids(self) -> frozenset[str]:
         """The ids of :attr:`overflow` (worked out once per profile)."""
-        return frozenset(f.memory.id for f in self.overflow)
+        return frozenset(self.overflow_positions)
+
+    @functools.cached_property
+    def overflow_positions(self) -> dict[str, int]:
+        """Where each id of :attr:`overflow` is in it (worked out once per profile)."""
+        return {f.memory.id: i for i, f in enumerate(self.overflow)}
 
 
 @dataclass(frozen=True)

@@ -312,11 +312,20 @@ def with_relevant(profile: Profile, relevant: Collection[str]) -> Profile:
     """``profile`` with the overflow facts ``relevant`` to this turn brought in, in place
     of the least important facts that make room for them (safety facts always stay): the
     block is a view of the lasting facts, not a sink for the first that fit."""
-    wanted = [f for f in profile.overflow if f.memory.id in relevant]
-    if not wanted:
+    # (by position: a year of use leaves tens of thousands of overflow facts, and this
+    # runs at every turn)
+    positions = profile.overflow_positions
+    at = sorted({positions[i] for i in relevant if i in positions})
+    if not at:
         return profile
+    wanted = [profile.overflow[i] for i in at]
+    overflow: list[ProfileFact] = []
+    start = 0
+    for i in at:
+        overflow += profile.overflow[start:i]
+        start = i + 1
+    overflow += profile.overflow[start:]
     kept = list(profile.facts)
-    overflow = [f for f in profile.overflow if f.memory.id not in relevant]
     used = profile.chars
     for f in wanted:
         size = len(line_text(f))

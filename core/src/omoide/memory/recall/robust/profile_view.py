@@ -38,7 +38,7 @@ def relevant_overflow(index: UserIndex, profile: Profile, vector: FloatArray,
     (what the dense channel saw) and of the overflow facts themselves; in an index over
     :data:`LARGE_INDEX` memories, only among the overflow facts in ``dense``."""
     if len(index) <= LARGE_INDEX:
-        cos = index.cosine([f.memory.id for f in profile.overflow], vector)
+        cos = index.cosine(profile.overflow_positions, vector)
     else:
         # tens of thousands of lasting facts: a product over all of them would cost more
         # than the whole read, so only those the dense channel saw are weighed
