@@ -292,8 +292,9 @@ def breakdown(instants: tuple[float | None, ...], trace: dict[str, Any] | None,
                                  at("chat_first_token"), at("first_sentence_audio"), None]
     if last_word is not None and stopped is not None and ended is not None:
         marks[1] = (stopped - last_word) * 1000 if stopped >= last_word else 0.0
-        marks[2] = (ended - last_word) * 1000
-        marks[3:7] = [None if m is None else m + marks[2] for m in marks[3:7]]
+        turn_end = (ended - last_word) * 1000
+        marks[2] = turn_end
+        marks[3:7] = [None if m is None else m + turn_end for m in marks[3:7]]
         if first_audio is not None:
             marks[7] = (first_audio - last_word) * 1000
     return {step: None if a is None or b is None else round(b - a, 1)
