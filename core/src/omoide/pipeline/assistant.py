@@ -571,10 +571,7 @@ class Assistant:
                              for call, result in zip(calls, results, strict=True)]
             relay(StageEnded(stage="chat"))
         except Exception as exc:  # noqa: BLE001 - a failing chat model degrades the turn
-            relay(StageEnded(stage="chat", error=f"{type(exc).__name__}: {exc}"))
-            log.warning("chat failed: %s", exc)
-            reply.degraded.append(f"chat failed: {exc}")
-            relay(Degraded(note=f"chat failed: {exc}"))
+            _note_chat_failure(exc, reply, relay)
             if not reply.text.strip():
                 reply.emotion = Emotion.SAD
                 if not emotion_sent:
@@ -684,3 +681,11 @@ class ExtractionScheduler:
         self._memory.note_turn_completed(turn.exchange)
 
 
+def _note_chat_failure(exc: Exception, reply: _Reply,
+                       relay: Callable[[TurnEvent], None]) -> None:
+    """The chat stage ended with ``exc``: said in the trace, the log and the turn's
+    degraded notes (the reply goes on with what it has, or an apology)."""
+    relay(StageEnded(stage="chat", error=f"{type(exc).__name__}: {exc}"))
+    log.warning("chat failed: %s", exc)
+    reply.degraded.append(f"chat failed: {exc}")
+    relay(Degraded(note=f"chat failed: {exc}"))
