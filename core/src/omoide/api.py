@@ -459,12 +459,13 @@ __all__ += [
 # -- the shared database (omoide.database): for a plugin's state shared by workers -------
 # A tool learns the URL from ``ToolHost.database_url`` (None: keep state in its data
 # folder); psycopg is imported only when :func:`open_pool` is called.
-from omoide.database.connection import open_pool  # noqa: E402 - appended with the database
+from omoide.database.connection import migrated_pool, open_pool  # noqa: E402 - appended with the database
 from omoide.database.migrations import Migration, apply_migrations  # noqa: E402
 
 __all__ += [
     "Migration",
     "SharedCounters",
     "apply_migrations",
+    "migrated_pool",
     "open_pool",
 ]

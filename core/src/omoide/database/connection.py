@@ -6,12 +6,15 @@ needs no PostgreSQL driver (``pip install 'omoide[postgresql]'`` adds it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
+
+    from omoide.database.migrations import Migration
 
 
 class DatabaseUnavailable(OmoideError):
@@ -57,4 +60,22 @@ def open_pool(url: str, *, size: int = 8, timeout_s: float = 10.0,
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
         raise DatabaseUnavailable(f"the database {shown_url(url)} does not answer:"
                                   f" {reason}") from None
+    return pool
+
+
+def migrated_pool(url: str, component: str, migrations: Sequence[Migration], *,
+                  size: int = 4, timeout_s: float = 10.0, name: str = "omoide",
+                  ) -> ConnectionPool:
+    """:func:`open_pool`, with ``component``'s schema migrations applied once it is open
+    (:func:`omoide.database.migrations.apply_migrations`); a pool whose migrations fail
+    is closed before the error goes on."""
+    from omoide.database.migrations import apply_migrations
+
+    pool = open_pool(url, size=size, timeout_s=timeout_s, name=name)
+    try:
+        with pool.connection() as conn:
+            apply_migrations(conn, component, migrations)
+    except BaseException:
+        pool.close()
+        raise
     return pool

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omoide.database.connection import open_pool
-from omoide.database.migrations import Migration, apply_migrations
+from omoide.database.connection import migrated_pool
+from omoide.database.migrations import Migration
 from omoide.moments.ledger import MomentLedger
 
 if TYPE_CHECKING:
@@ -64,15 +64,9 @@ class PostgresMomentLedger(MomentLedger):
     def _connected(self) -> ConnectionPool:
         with self._opening:
             if self._pool is None:
-                pool = open_pool(self.url, size=self.pool_size, timeout_s=3.0,
-                                 name="omoide-moments")
-                try:
-                    with pool.connection() as conn:
-                        apply_migrations(conn, COMPONENT, MIGRATIONS)
-                except BaseException:
-                    pool.close()
-                    raise
-                self._pool = pool
+                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
+                                           size=self.pool_size, timeout_s=3.0,
+                                           name="omoide-moments")
             return self._pool
 
     def _run(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:

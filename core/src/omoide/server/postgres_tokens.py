@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from omoide.database.connection import DatabaseUnavailable, open_pool
-from omoide.database.migrations import Migration, apply_migrations
+from omoide.database.connection import DatabaseUnavailable, migrated_pool
+from omoide.database.migrations import Migration
 from omoide.server.auth import SESSIONS_PER_TOKEN, SessionStore, SessionTableFull
 from omoide.server.tokens import (
     _MAX_TOKEN_LENGTH,
@@ -87,11 +87,8 @@ class PostgresTokenStore:
         if self._pool is None:
             # a request waits at most CHECK_WAIT_S for a connection: refused with 503
             # then, rather than held through the pool's default wait
-            pool = open_pool(self.url, size=self.pool_size, name="omoide-auth",
-                             timeout_s=CHECK_WAIT_S)
-            with pool.connection() as conn:
-                apply_migrations(conn, COMPONENT, MIGRATIONS)
-            self._pool = pool
+            self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS, size=self.pool_size,
+                                       name="omoide-auth", timeout_s=CHECK_WAIT_S)
         return self._pool
 
     def close(self) -> None:

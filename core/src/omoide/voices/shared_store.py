@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omoide.database.connection import open_pool
-from omoide.database.migrations import Migration, apply_migrations
+from omoide.database.connection import migrated_pool
+from omoide.database.migrations import Migration
 from omoide.user_ids import validate_user_id
 from omoide.voices.store import Voiceprint, VoiceprintStore, log
 
@@ -78,10 +78,8 @@ class PostgresVoiceprintStore(VoiceprintStore):
     def _conn(self) -> ConnectionPool:
         with self._pool_lock:
             if self._pool is None:
-                pool = open_pool(self.url, size=self.pool_size, name="omoide-voices")
-                with pool.connection() as conn:
-                    apply_migrations(conn, COMPONENT, MIGRATIONS)
-                self._pool = pool
+                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
+                                           size=self.pool_size, name="omoide-voices")
             return self._pool
 
     def close(self) -> None:

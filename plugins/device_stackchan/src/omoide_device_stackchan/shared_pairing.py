@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omoide.api import Migration, apply_migrations, open_pool
+from omoide.api import Migration, migrated_pool
 from omoide_device_stackchan.identifiers import normalize_device_id
 from omoide_device_stackchan.pairing import (
     ACTIVATION_TTL_S,
@@ -152,10 +152,8 @@ class PostgresPairingStore(PairingStore):
 
     def _conn(self) -> ConnectionPool:
         if self._pool is None:
-            pool = open_pool(self.url, size=self.pool_size, name="omoide-stackchan")
-            with pool.connection() as conn:
-                apply_migrations(conn, COMPONENT, MIGRATIONS)
-            self._pool = pool
+            self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
+                                       size=self.pool_size, name="omoide-stackchan")
         return self._pool
 
     def close(self) -> None:

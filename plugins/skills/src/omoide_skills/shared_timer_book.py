@@ -34,7 +34,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omoide.api import Migration, apply_migrations, open_pool
+from omoide.api import Migration, migrated_pool
 from omoide_skills.timer_book import OnDue, Timer, TimerBook
 
 if TYPE_CHECKING:
@@ -113,14 +113,8 @@ class SharedTimerBook:
         self._task = asyncio.create_task(self._run(), name="omoide-shared-timers")
 
     def _open(self) -> ConnectionPool:
-        pool = open_pool(self.url, size=2, timeout_s=3.0, name="omoide-skills-timers")
-        try:
-            with pool.connection() as conn:
-                apply_migrations(conn, COMPONENT, MIGRATIONS)
-        except BaseException:
-            pool.close()
-            raise
-        return pool
+        return migrated_pool(self.url, COMPONENT, MIGRATIONS, size=2, timeout_s=3.0,
+                             name="omoide-skills-timers")
 
     async def stop(self) -> None:
         if self._task is not None:
