@@ -36,6 +36,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 
 from omoide.config import AuthSettings, LimitSettings
+from omoide.database.connection import DatabaseUnavailable
 from omoide.server.auth import (
     PRINCIPAL_KEY,
     PUBLIC_ROUTES,
@@ -209,7 +210,7 @@ class RequestGuard:
             if isinstance(self.config.tokens, TokenStore):   # the data dir's files
                 return self._principal(scope, headers, method, path)
             return await asyncio.to_thread(self._principal, scope, headers, method, path)
-        except TokenStoreUnavailable as exc:
+        except (TokenStoreUnavailable, DatabaseUnavailable) as exc:
             log.warning("token check failed: %s", exc)
             raise _Refusal(503, f"{exc}: tokens cannot be checked just now, try again"
                                 " shortly", {"retry-after": "5"}) from exc

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from omoide.database.connection import DatabaseUnavailable, migrated_pool
+from omoide.database.connection import migrated_pool
 from omoide.database.migrations import Migration
 from omoide.server.auth import SESSIONS_PER_TOKEN, SessionStore, SessionTableFull
 from omoide.server.tokens import (
@@ -113,18 +113,27 @@ class PostgresTokenStore:
         return copied_admin, copied
 
     def transaction(self, work: Callable[[Any], T]) -> T:
-        """Run ``work(connection)`` in one transaction (the session store's too); a
-        database that does not answer raises :class:`TokenStoreUnavailable`."""
+        """Run ``work(connection)`` in one transaction (the session store's too).
+
+        A connection the database closed (it restarted) is dropped by the pool and the
+        work tried once more on another; a database that still does not answer raises
+        :class:`TokenStoreUnavailable` (:class:`DatabaseUnavailable` when the pool could
+        not be opened at all)."""
         import psycopg
         import psycopg_pool
 
-        try:
-            with self._conn().connection() as conn, conn.transaction():
-                return work(conn)
-        except (psycopg.OperationalError, psycopg.InterfaceError,
-                psycopg_pool.PoolTimeout, DatabaseUnavailable) as exc:
-            raise TokenStoreUnavailable(
-                f"the token database does not answer ({type(exc).__name__})") from exc
+        for attempt in (1, 2):
+            try:
+                with self._conn().connection() as conn, conn.transaction():
+                    return work(conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                if attempt == 2:
+                    raise TokenStoreUnavailable(
+                        f"the token database does not answer ({type(exc).__name__})") from exc
+            except psycopg_pool.PoolTimeout as exc:
+                raise TokenStoreUnavailable(
+                    f"the token database does not answer ({type(exc).__name__})") from exc
+        raise AssertionError("unreachable")
 
     def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         def read(conn: Any) -> list[tuple[Any, ...]]:
