@@ -40,7 +40,10 @@ def open_pool(url: str, *, size: int = 8, timeout_s: float = 10.0,
     """An open pool of at most ``size`` connections to ``url``, waiting ``timeout_s`` for
     the first one (raises :class:`DatabaseUnavailable`, saying why, when the database
     does not answer). Connections autocommit; work that must be atomic opens
-    ``conn.transaction()``."""
+    ``conn.transaction()``. Each connection is checked as it is lent
+    (``ConnectionPool.check_connection``): after a database restart every pooled
+    connection is dead, and a check costs one round trip where a dead one would fail the
+    caller's work."""
     try:
         import psycopg
         from psycopg_pool import ConnectionPool, PoolTimeout
@@ -48,7 +51,8 @@ def open_pool(url: str, *, size: int = 8, timeout_s: float = 10.0,
         raise OmoideError("database.url names PostgreSQL but psycopg is not installed:"
                           " pip install 'omoide[postgresql]'") from exc
     pool = ConnectionPool(url, min_size=1, max_size=size, open=False, name=name,
-                          kwargs={"autocommit": True}, timeout=timeout_s)
+                          kwargs={"autocommit": True}, timeout=timeout_s,
+                          check=ConnectionPool.check_connection)
     try:
         pool.open(wait=True, timeout=timeout_s)
     except PoolTimeout:
