@@ -5,7 +5,9 @@ the process (unchanged). The shared counter is a sliding window over two fixed o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +172,95 @@ def test_new_user_ids_are_counted_in_the_process_while_the_database_is_down() ->
     assert down.admit("u1", "10.0.0.1") is None
     assert down.admit("u2", "10.0.0.1") is not None
     assert down.admit("u1", "10.0.0.1") is None
+
+
+# -- a rate-limit check never holds the event loop -----------------------------------------
+@contextlib.contextmanager
+def _locked(url: str, table: str) -> Iterator[Callable[[], int]]:
+    """``table`` locked by another session until the block ends (the database ends that
+    session after 20 s idle, so a test that froze its event loop fails instead of
+    hanging); yields how many sessions wait for a lock now."""
+    import psycopg
+    with psycopg.connect(url) as locker, psycopg.connect(url, autocommit=True) as watcher:
+        locker.execute("SET idle_in_transaction_session_timeout = '20s'")
+        locker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+
+        def waiting() -> int:
+            row = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE"
+                                  " wait_event_type = 'Lock'").fetchone()
+            return int(row[0]) if row else 0
+
+        yield waiting
+        locker.rollback()
+
+
+async def _until_waiting(waiting: Callable[[], int]) -> None:
+    """Until a session waits for the lock (the check under test is stuck on it)."""
+    for _ in range(400):
+        if await asyncio.to_thread(waiting):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("no session ever waited for the lock")
+
+
+async def test_a_sign_in_waiting_for_the_shared_counter_leaves_the_event_loop_serving(
+        postgres_url: str, tmp_path: Path) -> None:
+    import httpx
+    tokens = token_store(tmp_path, postgres_url)
+    app = FastAPI()
+    app.include_router(session_router(tokens, session_store(tokens, 3600.0), per_source=10))
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://w") as client:
+            first = await client.post("/v1/session", json={"token": "omoide_admin_nope"})
+            assert first.status_code == 401   # the counters' table exists from here on
+            with _locked(postgres_url, "omoide_rate_limits") as waiting:
+                signing_in = asyncio.create_task(
+                    client.post("/v1/session", json={"token": "omoide_admin_nope"}))
+                await _until_waiting(waiting)
+                who = await client.get("/v1/session")   # served meanwhile
+                assert who.json() == {"signed_in": False}
+                assert not signing_in.done()
+            assert (await signing_in).status_code == 401   # counted once the lock went
+    finally:
+        tokens.close()
+
+
+async def test_a_new_person_checked_against_a_locked_database_leaves_the_loop_serving(
+        postgres_url: str) -> None:
+    from omoide.server.limits import NewUserLimiter
+
+    limiter = NewUserLimiter.for_database(5, 60.0, postgres_url)
+    assert limiter.shared is not None
+    try:
+        assert await limiter.admit_async("u1", "10.0.0.1") is None
+        with _locked(postgres_url, "omoide_admitted_users") as waiting:
+            admitting = asyncio.create_task(limiter.admit_async("u2", "10.0.0.1"))
+            await _until_waiting(waiting)
+            # the loop runs other work meanwhile, and a known person is not held up
+            assert await limiter.admit_async("u1", "10.0.0.1") is None
+            assert not admitting.done()
+        assert await admitting is None
+        assert limiter.is_known("u2")
+    finally:
+        limiter.shared.close()
+
+
+async def test_a_stackchan_rate_check_on_a_locked_database_leaves_the_loop_serving(
+        postgres_url: str) -> None:
+    pytest.importorskip("omoide_device_stackchan")
+    from omoide_device_stackchan.ratelimit import SourceRateLimiter
+
+    limiter = SourceRateLimiter("2/minute", database_url=postgres_url)
+    try:
+        assert await limiter.refusal("10.0.0.9") is None
+        with _locked(postgres_url, "omoide_rate_limits") as waiting:
+            asking = asyncio.create_task(limiter.refusal("10.0.0.9"))
+            await _until_waiting(waiting)
+            ticks = [await asyncio.sleep(0, i) for i in range(3)]   # the loop turns
+            assert ticks == [0, 1, 2] and not asking.done()
+        assert await asking is None
+        wait = await limiter.refusal("10.0.0.9")
+        assert wait is not None and 1 <= wait <= 60
+    finally:
+        limiter.close()

@@ -523,10 +523,10 @@ def _core_routes(server: OmoideServer) -> APIRouter:
                              and principal.is_admin)
         return JSONResponse(body, 200 if body["status"] != "failed" else 503)
 
-    def admit_user(request: Request, user: str) -> None:
+    async def admit_user(request: Request, user: str) -> None:
         require_user(request, user)
         client = request.client.host if request.client else None
-        retry_after = server.new_users.admit(user, client)
+        retry_after = await server.new_users.admit_async(user, client)
         if retry_after is not None:
             raise HTTPException(
                 429, "too many new user ids from this address; try again later "
@@ -535,7 +535,7 @@ def _core_routes(server: OmoideServer) -> APIRouter:
 
     @router.post("/v1/turns")
     async def text_turn(body: TextTurnIn, request: Request) -> dict[str, Any]:
-        admit_user(request, body.user)
+        await admit_user(request, body.user)
         result = await server.run_turn(
             TurnRequest(user=body.user, text=body.text, now=body.now, speak=body.speak,
                         device="http"), NullSink())
@@ -548,7 +548,7 @@ def _core_routes(server: OmoideServer) -> APIRouter:
 
         The body is limited by ``server.limits.max_audio_bytes`` while it streams.
         """
-        admit_user(request, user)
+        await admit_user(request, user)
         clip = read_wav(await request.body())
         result = await server.run_turn(
             TurnRequest(user=user, audio=clip, speak=speak, device="http"), NullSink())

@@ -8,15 +8,19 @@
 - :class:`NewUserLimiter`: how many user ids this server has not seen before one
   client address may start turns for per time window (429 with ``Retry-After``); with
   ``database.url`` counted in the shared database, so every worker enforces one limit
-  and a person admitted on one worker is known on all.
+  and a person admitted on one worker is known on all. Request handlers call
+  :meth:`NewUserLimiter.admit_async`: the database's queries run in a worker thread,
+  never holding the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import math
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -101,6 +105,7 @@ class NewUserLimiter:
         self._clock = clock
         self._known: set[str] = set()
         self._recent: dict[str, deque[float]] = {}
+        self._counting = threading.Lock()   # admit may run in worker threads
         self.shared = shared
         """With ``database.url``: the counts and the admitted people every worker sees
         (None: this process only). While the database does not answer, this process
@@ -122,9 +127,19 @@ class NewUserLimiter:
         """Whether this server knows ``user`` (from the journal, added, or admitted)."""
         return user in self._known
 
+    async def admit_async(self, user: str, client_host: str | None) -> float | None:
+        """:meth:`admit` for a request handler: a known person is answered at once; with
+        the shared database the check runs in a worker thread, so the event loop serves
+        other requests while it waits (for a connection, a lock, a database that does not
+        answer)."""
+        if self.shared is None or user in self._known or self.per_source <= 0:
+            return self.admit(user, client_host)
+        return await asyncio.to_thread(self.admit, user, client_host)
+
     def admit(self, user: str, client_host: str | None) -> float | None:
         """None when ``user`` may start a turn; otherwise the seconds until a new id
-        from this source will be accepted again."""
+        from this source will be accepted again (blocking with a shared database: see
+        :meth:`admit_async`)."""
         if user in self._known or self.per_source <= 0:
             return None
         if self.shared is not None:
@@ -133,6 +148,10 @@ class NewUserLimiter:
             except Exception:  # the database is down: count here alone
                 log.warning("new-user limit: the shared database did not answer;"
                             " counting in this process", exc_info=True)
+        with self._counting:
+            return self._admit_here(user, client_host)
+
+    def _admit_here(self, user: str, client_host: str | None) -> float | None:
         now = self._clock()
         self._forget_before(now - self.window_s)
         key = source_key(client_host)

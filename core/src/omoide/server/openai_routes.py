@@ -96,7 +96,7 @@ def openai_router(server: OmoideServer) -> APIRouter:
     async def chat_completions(request: Request) -> Response:
         try:
             body = parse_request(await request.body())
-            user = _person(request, body, server)
+            user = await _person(request, body, server)
             text, conversation = conversation_of(body)
             if not server.ready.is_set() or server.assistant is None:
                 raise OpenAIRefusal(503, "omoide is still starting; try again in a moment",
@@ -119,7 +119,8 @@ def openai_router(server: OmoideServer) -> APIRouter:
     return router
 
 
-def _person(request: Request, body: ChatCompletionRequest, server: OmoideServer) -> str:
+async def _person(request: Request, body: ChatCompletionRequest, server: OmoideServer,
+                  ) -> str:
     """Whose turn this is: the person token's owner, or the person the admin names."""
     principal = request.scope.get(PRINCIPAL_KEY)
     if not isinstance(principal, Principal):   # the guard lets no one through without
@@ -129,7 +130,7 @@ def _person(request: Request, body: ChatCompletionRequest, server: OmoideServer)
         # ``user`` is the client's own label of its end user (Home Assistant sends its
         # conversation id): the key alone says who is speaking
         assert principal.user is not None
-        _admit(request, principal.user, server)
+        await _admit(request, principal.user, server)
         return principal.user
     if body.user is None:
         raise OpenAIRefusal(400, "with the admin token, name the person in `user` (or use "
@@ -146,10 +147,10 @@ def _person(request: Request, body: ChatCompletionRequest, server: OmoideServer)
     return named
 
 
-def _admit(request: Request, user: str, server: OmoideServer) -> None:
+async def _admit(request: Request, user: str, server: OmoideServer) -> None:
     """A person's token may start a person's first turns within the new-user limit."""
     client = request.client.host if request.client else None
-    retry_after = server.new_users.admit(user, client)
+    retry_after = await server.new_users.admit_async(user, client)
     if retry_after is not None:
         raise OpenAIRefusal(429, "too many new people from this address; try again later "
                                  "(server.limits.new_users_per_source)",

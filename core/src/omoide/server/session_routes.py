@@ -23,6 +23,7 @@ workers meets the one limit.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
@@ -41,7 +42,7 @@ from omoide.server.auth import (
 )
 from omoide.server.limits import source_key
 from omoide.server.shared_limits import SharedCounters, SharedWindow
-from omoide.server.tokens import TokenStorage
+from omoide.server.tokens import TokenMatch, TokenStorage, TokenStore
 
 SIGN_INS_PER_SOURCE = 30
 """Sign-in attempts one source address (an IPv6 /64) may make in a minute."""
@@ -85,11 +86,21 @@ class MovingWindow:
         return None
 
 
-def _refuse_if_limited(window: MovingWindow | SharedWindow, key: str, what: str) -> None:
-    wait = window.hit(key)
+async def _refuse_if_limited(window: MovingWindow | SharedWindow, key: str, what: str,
+                             ) -> None:
+    """429 past the limit; a shared window is counted off the event loop."""
+    wait = await window.hit_async(key) if isinstance(window, SharedWindow) else window.hit(key)
     if wait is not None:
         raise HTTPException(429, f"too many sign-ins {what}; try again later",
                             headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+async def _identify(tokens: TokenStorage, token: str) -> TokenMatch | None:
+    """The token's match: from the data dir's files here, from the shared database in a
+    worker thread (as the guard checks tokens)."""
+    if isinstance(tokens, TokenStore):
+        return tokens.identify(token)
+    return await asyncio.to_thread(tokens.identify, token)
 
 
 def _sign_in_windows(tokens: TokenStorage, per_source: int, per_token: int,
@@ -114,16 +125,16 @@ def session_router(tokens: TokenStorage, sessions: BrowserSessions, *,
     @router.post("/v1/session")
     async def sign_in(request: Request, response: Response,
                       body: SessionIn | None = None) -> dict[str, Any]:
-        _refuse_if_limited(by_source, source_key(request.client.host if request.client
-                                                 else None), "from this address")
+        await _refuse_if_limited(by_source, source_key(request.client.host if request.client
+                                                       else None), "from this address")
         token = body.token if body is not None else None
         if token is None:
             scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
             token = bearer.strip() if scheme.lower() == "bearer" else None
-        match = tokens.identify(token) if token else None
+        match = await _identify(tokens, token) if token else None
         if match is None:
             raise HTTPException(401, "invalid token")
-        _refuse_if_limited(by_token, match.fingerprint, "with this token")
+        await _refuse_if_limited(by_token, match.fingerprint, "with this token")
         try:
             key = sessions.create(match)
         except SessionTableFull as exc:

@@ -13,10 +13,16 @@ others do): the previous window's count weighted by how much of it still lies wi
 the last ``window_s`` seconds, plus the current window's. A burst at a window boundary
 thus gets no double allowance. Windows are numbered from the Unix epoch on each worker's
 wall clock (kept in sync by NTP); rows two windows old are deleted now and then.
+
+Every call here blocks on the database: a request handler awaits
+:meth:`SharedWindow.hit_async` (or :meth:`omoide.server.limits.NewUserLimiter.admit_async`),
+which runs it in a worker thread, so one slow or locked counter never holds the event
+loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
@@ -178,3 +184,7 @@ class SharedWindow:
     def hit(self, key: str) -> float | None:
         """Count one hit of ``key``: None when allowed, else the seconds to wait."""
         return self.counters.hit(self.scope, key, self.limit, self.window_s)
+
+    async def hit_async(self, key: str) -> float | None:
+        """:meth:`hit` in a worker thread (the event loop keeps serving meanwhile)."""
+        return await asyncio.to_thread(self.hit, key)

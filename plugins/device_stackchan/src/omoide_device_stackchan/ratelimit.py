@@ -12,11 +12,13 @@ every robot shares the proxy's address unless the server is told to trust
 With a shared database (``database.url``, several workers) the requests are counted
 there (``omoide.api.SharedCounters``: one row per source address and window, a sliding
 window over two fixed ones), so a client spreading its requests over the workers meets
-the same limit as on one.
+the same limit as on one. The endpoints ask :meth:`SourceRateLimiter.refusal`, which
+counts there in a worker thread: the event loop keeps serving while the database answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from typing import TYPE_CHECKING
@@ -60,6 +62,15 @@ class SourceRateLimiter:
             return True
         self._waits[source] = wait
         return False
+
+    async def refusal(self, source: str) -> int | None:
+        """Count one request from ``source``: None when allowed, else the seconds until
+        it may ask again (the shared count runs in a worker thread)."""
+        if self._shared is None:
+            allowed = self.allow(source)
+        else:
+            allowed = await asyncio.to_thread(self.allow, source)
+        return None if allowed else self.retry_after_s(source)
 
     def retry_after_s(self, source: str) -> int:
         """Seconds until ``source`` may ask again (at least 1)."""

@@ -308,7 +308,7 @@ class StackChanService:
         async def firmware(request: Request, board: str, file_name: str) -> Response:
             if request.method == "OPTIONS":
                 return preflight(request)
-            limited = self._rate_limited(_source(request))
+            limited = await self._rate_limited(_source(request))
             if limited is not None:
                 return limited
             path = self.firmware.path_of(board, file_name) if self.firmware else None
@@ -342,7 +342,7 @@ class StackChanService:
         past the size."""
         if request.method == "OPTIONS":
             return preflight(request)
-        limited = self._rate_limited(_source(request))
+        limited = await self._rate_limited(_source(request))
         if limited is not None:
             return limited
         raw = await _read_capped(request, MAX_OTA_BODY)
@@ -350,10 +350,10 @@ class StackChanService:
             return JSONResponse({"error": "request body too large"}, 413)
         return raw
 
-    def _rate_limited(self, source: str) -> Response | None:
-        if self.limiter.allow(source):
+    async def _rate_limited(self, source: str) -> Response | None:
+        wait = await self.limiter.refusal(source)
+        if wait is None:
             return None
-        wait = self.limiter.retry_after_s(source)
         log.warning("OTA: too many requests from %s; refused for %ds", source, wait)
         return JSONResponse({"error": "too many requests"}, 429,
                             headers={"Retry-After": str(wait)})
