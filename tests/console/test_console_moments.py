@@ -43,3 +43,20 @@ def test_a_person_lists_cancels_and_switches_off_their_moments(page: Any,
         assert c.get("/v1/users/mika/moments").json()["off"] is True
     planner.screenshot(page, "moments")
     assert page.console_errors == []
+
+
+def test_a_person_sets_their_own_quiet_hours_and_gives_them_back(page: Any,
+                                                                 planner: Any) -> None:
+    planner.sign_in(page, planner.person_token("mika"))
+    moments = page.locator("#moments")
+    expect(moments).to_contain_text("the household's")
+    page.get_by_label("Quiet hours").fill("21:00-6:30")
+    moments.get_by_role("button", name="Save").click()
+    expect(moments).to_contain_text("mika's own")
+    expect(page.get_by_label("Quiet hours")).to_have_value("21:00-06:30")
+    with planner.client() as c:
+        assert c.get("/v1/users/mika/moments").json()["quiet_hours"] == "21:00-06:30"
+    assert planner.axe_violations(page) == []
+    moments.get_by_role("button", name="Use the default").click()
+    expect(moments).to_contain_text("the household's")
+    assert page.console_errors == []

@@ -99,6 +99,30 @@ def test_the_cli_lists_cancels_and_switches_through_the_server(
     assert run(capsys, "cancel", "--config", config, "--user", "aki", "nope")[0] == 1
 
 
+def test_a_person_sets_their_own_quiet_hours_from_the_cli_and_the_console(
+        running: tuple[str, str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    config, url, app = running
+    code, out, _ = run(capsys, "quiet", "--config", config, "--user", "aki", "21:00-6:30")
+    assert (code, out.strip()) == (0, "quiet hours for aki: 21:00-06:30 (own)")
+    [aki] = json.loads(run(capsys, "list", "--config", config, "--user", "aki",
+                           "--json")[1])
+    assert (aki["quiet_hours"], aki["quiet_hours_from"]) == ("21:00-06:30", "own")
+    path = f"{url}/v1/users/aki/moments/quiet_hours"
+    mine = person_headers(app, "aki")
+    set_by_aki = httpx.put(path, json={"quiet_hours": "20:00-07:00"}, headers=mine)
+    assert set_by_aki.json() == {"user": "aki", "quiet_hours": "20:00-07:00",
+                                 "quiet_hours_from": "own"}
+    assert httpx.put(path, json={"quiet_hours": "夜"}, headers=mine).status_code == 422
+    assert httpx.put(path.replace("aki", "ben"), json={"quiet_hours": "20:00-07:00"},
+                     headers=mine).status_code == 403
+    assert run(capsys, "quiet", "--config", config, "--user", "aki", "default")[0] == 0
+    listing = httpx.get(f"{url}/v1/users/aki/moments", headers=mine).json()
+    assert (listing["quiet_hours"], listing["quiet_hours_from"]) == ("00:00-00:00",
+                                                                     "household")
+    with pytest.raises(SystemExit):
+        run(capsys, "quiet", "--config", config, "--user", "aki", "after dinner")
+
+
 def test_a_persons_token_reaches_only_their_own_moments(
         running: tuple[str, str, Any]) -> None:
     _, url, app = running

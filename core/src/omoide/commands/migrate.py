@@ -78,7 +78,7 @@ def _migrate(args: argparse.Namespace) -> int:
         report = copy_journal(source, target)
         admin, people = tokens.import_tokens(TokenStore(settings.data_dir))
         voiced = voices.import_files(VoiceprintStore(settings.data_dir))
-        said, switched = moments.import_file(settings.data_dir / LEDGER_FILE)
+        said, switched, quiet = moments.import_file(settings.data_dir / LEDGER_FILE)
     except Exception as exc:  # noqa: BLE001 - the command's failure, said plainly
         print(f"omoide: the migration stopped: {type(exc).__name__}: {exc}")
         return EXIT_FAILED
@@ -91,7 +91,8 @@ def _migrate(args: argparse.Namespace) -> int:
     print(f"tokens: {people} person tokens copied now"
           + (", the admin token copied" if admin else ""))
     print(f"voiceprints: {voiced} people's copied now")
-    print(f"moments: {said} said or cancelled and {switched} off switches copied now")
+    print(f"moments: {said} said or cancelled, {switched} off switches and {quiet} "
+          "people's own quiet hours copied now")
     return _print_report(source, report)
 
 

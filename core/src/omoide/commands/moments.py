@@ -3,6 +3,8 @@
     omoide moments list   --config FILE [--user U] [--json]
     omoide moments cancel --config FILE --user U KEY
     omoide moments off    --config FILE --user U      (on: switch them back on)
+    omoide moments quiet  --config FILE --user U SPAN (21:00-06:30; "default": the
+                                                       config's quiet hours again)
 
 While ``omoide serve`` runs on the config's data dir the commands call its HTTP API
 (``/v1/moments``, with the data dir's admin token); otherwise they claim the data dir,
@@ -36,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     for name, help_text in (("list", "moments to come and said lately, per person"),
                             ("cancel", "never say one moment (its KEY from list)"),
                             ("off", "never speak first to a person"),
-                            ("on", "speak first to a person again")):
+                            ("on", "speak first to a person again"),
+                            ("quiet", "a person's own quiet hours (HH:MM-HH:MM, or "
+                             "'default' for the config's)")):
         c = actions.add_parser(name, help=help_text)
         c.add_argument("--config", required=True, help="config file (YAML)")
         c.add_argument("--user", required=name != "list", type=user_id_argument,
@@ -45,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             c.add_argument("--json", action="store_true", help="print JSON")
         if name == "cancel":
             c.add_argument("key", metavar="KEY")
+        if name == "quiet":
+            c.add_argument("span", metavar="SPAN", type=_span_argument)
         c.set_defaults(handler=_run)
 
 
@@ -54,6 +60,20 @@ class _Moments(Protocol):
     async def cancel(self, user: str, key: str) -> bool: ...
 
     async def switch(self, user: str, off: bool) -> None: ...
+
+    async def quiet(self, user: str, span: str | None) -> dict[str, Any]: ...
+
+
+def _span_argument(text: str) -> str | None:
+    """``HH:MM-HH:MM`` (normalised), or None for ``default``."""
+    from omoide.moments.quiet_hours import QuietHours
+
+    if text.strip().lower() == "default":
+        return None
+    try:
+        return str(QuietHours.parse(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -74,6 +94,11 @@ async def _work(settings: Settings, args: argparse.Namespace) -> int:
                 return EXIT_FAILED
             print(f"cancelled {args.key} for {args.user}")
             return 0
+        if args.action == "quiet":
+            now = await moments.quiet(args.user, args.span)
+            print(f"quiet hours for {args.user}: {now['quiet_hours']} "
+                  f"({now['quiet_hours_from']})")
+            return 0
         await moments.switch(args.user, args.action == "off")
         print(f"moments are {args.action} for {args.user}")
         return 0
@@ -83,7 +108,8 @@ def _table(people: list[dict[str, Any]]) -> str:
     lines = []
     for p in people:
         lines.append(f"{p['person']}: {'OFF' if p['off'] else 'on'}, quiet hours "
-                     f"{p['quiet_hours']}, at most {p['max_per_day']} a day")
+                     f"{p['quiet_hours']} ({p.get('quiet_hours_from', 'household')}), "
+                     f"at most {p['max_per_day']} a day")
         for m in p["upcoming"]:
             lines.append(f"  {m['starts'][:16]} - {m['ends'][:16]}  {m['kind']:<10} "
                          f"{m['topic']}  {m['key']}{'  (now)' if m['open'] else ''}")
@@ -139,6 +165,11 @@ class _Remote:
         await self._call("PUT", f"/v1/users/{quote(user, safe='')}/moments/switch",
                          {"off": off})
 
+    async def quiet(self, user: str, span: str | None) -> dict[str, Any]:
+        return dict(await self._call(
+            "PUT", f"/v1/users/{quote(user, safe='')}/moments/quiet_hours",
+            {"quiet_hours": span}))
+
 
 class _Local:
     def __init__(self, scheduler: Any) -> None:
@@ -153,6 +184,11 @@ class _Local:
 
     async def switch(self, user: str, off: bool) -> None:
         await self.scheduler.switch_off(user, off)
+
+    async def quiet(self, user: str, span: str | None) -> dict[str, Any]:
+        await self.scheduler.set_quiet_hours(user, span)
+        quiet, whose = await self.scheduler.quiet_hours(user)
+        return {"quiet_hours": str(quiet), "quiet_hours_from": whose}
 
 
 @asynccontextmanager

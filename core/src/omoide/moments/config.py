@@ -20,8 +20,10 @@ def _check_span(v: str | None) -> str | None:
 class MomentsPerson(_Strict):
     off: bool = Field(False, description="Never speak first to this person (their off "
                       "switch; the console and 「そういうのは言わなくていいよ」 set it too).")
-    quiet_hours: str | None = Field(None, description="This person's household's quiet "
-                                    "hours (HH:MM-HH:MM), instead of the default.")
+    quiet_hours: str | None = Field(None, description="This person's quiet hours "
+                                    "(HH:MM-HH:MM), instead of the household's; what they "
+                                    "set themselves (the console, `omoide moments quiet`) "
+                                    "wins over it.")
     max_per_day: int | None = Field(None, ge=0, le=20,
                                     description="This person's daily limit, instead of "
                                     "the default.")
@@ -37,7 +39,10 @@ class MomentsSettings(_Strict):
                           "the day before and the morning of a plan, a follow-up after "
                           "it, a birthday the day before, a reminder asked for.")
     quiet_hours: str = Field("22:00-07:00", description="Local time span (HH:MM-HH:MM, "
-                             "may cross midnight) when omoide never speaks first.")
+                             "may cross midnight) when omoide never speaks first: the "
+                             "household's, for everyone who has no quiet hours of their "
+                             "own. A robot people share waits for the quiet hours of "
+                             "everyone near it.")
     max_per_day: int = Field(3, ge=0, le=20, description="At most this many moments a "
                              "day per person.")
     check_seconds: float = Field(60.0, gt=0, le=3600, description="How often the "
@@ -62,7 +67,9 @@ class MomentsSettings(_Strict):
         return v
 
     def for_person(self, person: str) -> tuple[QuietHours, int, bool]:
-        """(quiet hours, daily limit, off) for ``person``."""
+        """(quiet hours, daily limit, off) for ``person`` as the config says (their own
+        quiet hours, set from the console or the CLI, are the ledger's:
+        :meth:`omoide.moments.delivery.MomentScheduler.quiet_hours`)."""
         own = self.people.get(person, MomentsPerson())
         quiet = QuietHours.parse(own.quiet_hours or self.quiet_hours)
         limit = own.max_per_day if own.max_per_day is not None else self.max_per_day

@@ -13,9 +13,16 @@ in memory that a restart would lose) and settles each moment in the
   window begins with it (「そういえば、明日は箱根だね。」); a follow-up is only ever said
   this way.
 
-Never in the person's quiet hours, never past their daily limit, never when they
-switched moments off, never in a guest's turn. Every delivered moment is handed to
-``on_delivered`` (the console's turn feed) with its reasons.
+Never in the person's quiet hours (their own, set from the console or the CLI; else
+the config's for them; else the household's default) — and a push to a robot a
+household shares waits while anyone taken to be near it is in theirs
+(:meth:`omoide.moments.presence.Presence.near`) — never past their daily limit, never
+when they switched moments off, never in a guest's turn nor while someone else is at
+the robot. A pushed moment is handed to ``journal`` (the exchange journal and the
+short-term history: :mod:`omoide.moments.journaling`), so the person's answer is heard
+in its context; a moment opening a conversation is part of that turn's reply, journaled
+with it. Every delivered moment is handed to ``on_delivered`` (the console's turn feed)
+with its reasons.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from omoide.moments.ledger import MomentLedger
 from omoide.moments.model import Moment
 from omoide.moments.planning import MemorySource, plan_moments
 from omoide.moments.presence import Presence
+from omoide.moments.quiet_hours import QuietHours
 from omoide.moments.voice_switch import VoiceSwitch
 from omoide.moments.writing import write_line
 
@@ -99,7 +107,8 @@ class MomentScheduler:
                  memories: MemorySource, people: Callable[[], Awaitable[Iterable[str]]],
                  *, timezone: str, chat: ChatModel | None = None,
                  speaker: Speaker | None = None, clock: Clock | None = None,
-                 on_delivered: Callable[[Delivery], None] | None = None) -> None:
+                 on_delivered: Callable[[Delivery], None] | None = None,
+                 journal: Callable[[Delivery], Awaitable[None]] | None = None) -> None:
         self.settings = settings
         self.ledger = ledger
         self.memories = memories
@@ -110,6 +119,8 @@ class MomentScheduler:
         self.clock = clock or SystemClock()
         self.presence = Presence(settings.guest_minutes, clock=self.clock.now)
         self.on_delivered = on_delivered
+        self.journal = journal
+        """Told of each pushed moment once it was heard (it journals it as an exchange)."""
         self.voice = VoiceSwitch()
         self._lock = asyncio.Lock()
 
@@ -142,9 +153,38 @@ class MomentScheduler:
         return [m for m in plan_moments(person, memories, now, self.zone)
                 if m.key not in settled]
 
+    async def quiet_hours(self, person: str) -> tuple[QuietHours, str]:
+        """``person``'s quiet hours and whose they are: ``own`` (set from the console
+        or the CLI), ``config`` (``moments.people.P.quiet_hours``) or ``household``
+        (``moments.quiet_hours``)."""
+        own = await self.ledger.quiet_hours_of(person)
+        if own is not None:
+            try:
+                return QuietHours.parse(own), "own"
+            except ValueError:
+                log.error("%s's quiet hours %r in the ledger are unreadable", person, own)
+        configured = self.settings.people.get(person)
+        if configured is not None and configured.quiet_hours:
+            return QuietHours.parse(configured.quiet_hours), "config"
+        return QuietHours.parse(self.settings.quiet_hours), "household"
+
+    async def set_quiet_hours(self, person: str, span: str | None) -> str:
+        """Set ``person``'s own quiet hours (``"21:00-06:30"``; None: the config's
+        again); returns the quiet hours that hold for them now. ValueError for a span
+        that is not HH:MM-HH:MM."""
+        own = str(QuietHours.parse(span)) if span is not None else None
+        await self.ledger.set_quiet_hours(person, own, self.clock.now())
+        return str((await self.quiet_hours(person))[0])
+
+    async def _quiet_for(self, people: Iterable[str], now: datetime) -> list[str]:
+        """Who of ``people`` is in their quiet hours at ``now``."""
+        local = now.astimezone(self.zone)
+        return [p for p in sorted(set(people))
+                if (await self.quiet_hours(p))[0].contains(local)]
+
     async def _may_speak(self, person: str, now: datetime) -> bool:
-        quiet, limit, off = self.settings.for_person(person)
-        if off or quiet.contains(now.astimezone(self.zone)):
+        _quiet, limit, off = self.settings.for_person(person)
+        if off or await self._quiet_for([person], now):
             return False
         if await self.ledger.is_off(person):
             return False
@@ -201,21 +241,36 @@ class MomentScheduler:
                 or self.presence.talked_within(person, now, IDLE_AFTER)
                 or not self.speaker.reaches(person)):
             return None
+        sleeping = await self._quiet_for(self.presence.near(person, now) - {person}, now)
+        if sleeping:   # a robot they share with someone near it in their quiet hours
+            return None
         for moment in await self.due(person, now, pushed=True):
             delivery = await self._settle(moment, now, "pushed")
             if delivery is None:
                 continue
             if await self.speaker.say(person, delivery.text):
+                await self._journaled(delivery)
                 return delivery
             # nobody heard it: still due (the next look, or their next conversation)
             await self.ledger.unrecord(moment.key)
             return None
         return None
 
+    async def _journaled(self, delivery: Delivery) -> None:
+        """A pushed moment was heard: the robot spoke to the person (their answer
+        continues it) and the exchange journal and short-term history carry it."""
+        self.presence.spoke_to(delivery.moment.person, delivery.at)
+        if self.journal is None:
+            return
+        try:
+            await self.journal(delivery)
+        except Exception:  # said and recorded in the ledger: the turn feed still shows it
+            log.exception("journaling moment %s failed", delivery.moment.key)
+
     async def opener(self, request: TurnRequest, now: datetime | None = None) -> str | None:
         """The words a conversation's first reply begins with, when a moment is due
-        for the person speaking; None for a guest, a turn inside a conversation, or
-        when nothing is due."""
+        for the person speaking; None for a guest, a turn inside a conversation, while
+        someone else is at the robot, or when nothing is due."""
         if request.guest or not self._opens(request):
             return None
         answer = self.voice.opener(request.user)
@@ -225,6 +280,9 @@ class MomentScheduler:
         gap = timedelta(minutes=self.settings.conversation_gap_minutes)
         if not self.presence.new_conversation(request.user, now, gap):
             return None
+        if request.device is not None and self.presence.someone_else_present(
+                request.user, now, request.device):
+            return None   # not in front of a guest, nor of another member
         async with self._lock:
             for moment in await self.due(request.user, now, pushed=False):
                 delivery = await self._settle(moment, now, "opener")
@@ -237,10 +295,11 @@ class MomentScheduler:
         """``person``'s moments to come (window, reasons, open now?), the ones said or
         cancelled lately, and their switch and limits (the console and the CLI)."""
         now = now or self.clock.now()
-        quiet, limit, off_in_config = self.settings.for_person(person)
+        _quiet, limit, off_in_config = self.settings.for_person(person)
+        quiet, whose = await self.quiet_hours(person)
         return {"person": person, "off": off_in_config or await self.ledger.is_off(person),
                 "off_in_config": off_in_config, "quiet_hours": str(quiet),
-                "max_per_day": limit,
+                "quiet_hours_from": whose, "max_per_day": limit,
                 "upcoming": [{**m.to_json(), "open": m.open_at(now)}
                              for m in await self.planned(person, now)],
                 "said": [e.to_json() for e in await self.ledger.entries(person, 20)]}

@@ -5,7 +5,9 @@ private to its owner as everything in the data folder is), written when a moment
 delivered, before anything else is said: a restart, or a second worker reading the same
 file, never says a moment twice, and a moment not recorded is still due. Kept behind
 this class's few methods (:meth:`record_delivered`, :meth:`delivered`, :meth:`cancel`,
-:meth:`entries`, :meth:`set_off`).
+:meth:`entries`, :meth:`set_off`, :meth:`set_quiet_hours`). What a person sets for
+themselves from the console or the CLI lives here too (their off switch, their own
+quiet hours), so every worker reads the same.
 
 With ``database.url`` the same records live in PostgreSQL, shared by every worker
 (:class:`omoide.moments.postgres_ledger.PostgresMomentLedger`, the same SQL on a pool;
@@ -45,6 +47,11 @@ CREATE TABLE IF NOT EXISTS switched_off (
     person TEXT PRIMARY KEY,
     at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS quiet_hours (
+    person TEXT PRIMARY KEY,
+    span TEXT NOT NULL,           -- HH:MM-HH:MM, the person's own
+    at TEXT NOT NULL
+);
 """
 
 
@@ -70,7 +77,8 @@ class MomentLedger:
 
     MOMENTS = "moments"
     SWITCHED_OFF = "switched_off"
-    """The two tables' names (the PostgreSQL ledger's are prefixed)."""
+    QUIET_HOURS = "quiet_hours"
+    """The tables' names (the PostgreSQL ledger's are prefixed)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -96,9 +104,10 @@ class MomentLedger:
             return list(self._conn().execute(sql, params).fetchall())
 
     async def _sql(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Run ``sql`` (``{moments}`` and ``{off}`` name the tables, ``?`` the
-        parameters) off the event loop."""
-        sql = sql.replace("{moments}", self.MOMENTS).replace("{off}", self.SWITCHED_OFF)
+        """Run ``sql`` (``{moments}``, ``{off}`` and ``{quiet}`` name the tables, ``?``
+        the parameters) off the event loop."""
+        sql = sql.replace("{moments}", self.MOMENTS).replace("{off}", self.SWITCHED_OFF) \
+            .replace("{quiet}", self.QUIET_HOURS)
         return await asyncio.to_thread(self._run, sql, params)
 
     def close(self) -> None:
@@ -173,3 +182,16 @@ class MomentLedger:
                                "'delivered'", (person,))
         return max((datetime.fromisoformat(r[0]) for r in rows), default=None)
 
+    async def set_quiet_hours(self, person: str, span: str | None, at: datetime) -> None:
+        """``person``'s own quiet hours (``"21:00-06:30"``); None: back to the config's."""
+        if span is None:
+            await self._sql("DELETE FROM {quiet} WHERE person = ?", (person,))
+            return
+        await self._sql("INSERT INTO {quiet}(person, span, at) VALUES (?, ?, ?) "
+                        "ON CONFLICT(person) DO UPDATE SET span = excluded.span, "
+                        "at = excluded.at", (person, span, at.isoformat()))
+
+    async def quiet_hours_of(self, person: str) -> str | None:
+        """The quiet hours ``person`` set for themselves, or None."""
+        rows = await self._sql("SELECT span FROM {quiet} WHERE person = ?", (person,))
+        return str(rows[0][0]) if rows else None

@@ -45,6 +45,13 @@ CREATE TABLE moments_switched_off (
     at TEXT NOT NULL
 );
 """),
+    Migration(2, "people's own quiet hours", """
+CREATE TABLE moments_quiet_hours (
+    person TEXT PRIMARY KEY,
+    span TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+"""),
 )
 
 
@@ -53,6 +60,7 @@ class PostgresMomentLedger(MomentLedger):
 
     MOMENTS = "moments_ledger"
     SWITCHED_OFF = "moments_switched_off"
+    QUIET_HOURS = "moments_quiet_hours"
 
     def __init__(self, url: str, *, path: Path | None = None, pool_size: int = 2) -> None:
         super().__init__(path or Path("moments.sqlite3"))  # the file is never opened
@@ -81,19 +89,19 @@ class PostgresMomentLedger(MomentLedger):
                 self._pool.close()
                 self._pool = None
 
-    def import_file(self, path: Path) -> tuple[int, int]:
+    def import_file(self, path: Path) -> tuple[int, int, int]:
         """Copy a data dir's ledger file in (``omoide migrate``): every moment said or
-        cancelled that is not here yet, and every off switch. Returns how many of each
-        were copied now (a rerun copies nothing twice); no file: nothing."""
+        cancelled that is not here yet, every off switch and everyone's own quiet hours.
+        Returns how many of each were copied now (a rerun copies nothing twice); no
+        file: nothing."""
         if not Path(path).exists():
-            return 0, 0
+            return 0, 0, 0
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            said = db.execute("SELECT key, person, kind, state, at, local_day, how, text,"
-                              " reasons FROM moments").fetchall()
-            off = db.execute("SELECT person, at FROM switched_off").fetchall()
-        except sqlite3.OperationalError:   # a file the ledger never wrote to
-            said, off = [], []
+            said = _rows(db, "SELECT key, person, kind, state, at, local_day, how, text,"
+                         " reasons FROM moments")
+            off = _rows(db, "SELECT person, at FROM switched_off")
+            quiet = _rows(db, "SELECT person, span, at FROM quiet_hours")
         finally:
             db.close()
         copied = sum(len(self._run(
@@ -103,4 +111,16 @@ class PostgresMomentLedger(MomentLedger):
         switched = sum(len(self._run(
             f"INSERT INTO {self.SWITCHED_OFF}(person, at) VALUES (?, ?) ON CONFLICT"
             " (person) DO NOTHING RETURNING person", row)) for row in off)
-        return copied, switched
+        own = sum(len(self._run(
+            f"INSERT INTO {self.QUIET_HOURS}(person, span, at) VALUES (?, ?, ?) ON CONFLICT"
+            " (person) DO NOTHING RETURNING person", row)) for row in quiet)
+        return copied, switched, own
+
+
+def _rows(db: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
+    """A table's rows; none when the file has no such table (a ledger never written
+    to, or older than the table)."""
+    try:
+        return list(db.execute(sql).fetchall())
+    except sqlite3.OperationalError:
+        return []

@@ -4,6 +4,9 @@
     GET  /v1/users/{user}/moments                     upcoming, said lately, the switch
     POST /v1/users/{user}/moments/{key}/cancel        never say that one
     PUT  /v1/users/{user}/moments/switch   {"off": true|false}
+    PUT  /v1/users/{user}/moments/quiet_hours   {"quiet_hours": "21:00-06:30" | null}
+                                                      their own quiet hours (null: the
+                                                      config's again)
 
 A person's token reaches their own; 503 while moments are not running (the server is
 starting, or ``moments.enabled`` is false).
@@ -14,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.server.auth import require_admin, require_user
 from omoide.server.inputs import UserId
@@ -32,6 +35,12 @@ class MomentsServer(Protocol):
 class Switch(BaseModel):
     model_config = ConfigDict(extra="forbid")
     off: bool
+
+
+class OwnQuietHours(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    quiet_hours: str | None = Field(max_length=40, description="HH:MM-HH:MM (may cross "
+                                    "midnight); null: the config's quiet hours again.")
 
 
 def moments_router(server: MomentsServer) -> APIRouter:
@@ -69,5 +78,17 @@ def moments_router(server: MomentsServer) -> APIRouter:
         s = scheduler()
         await s.switch_off(user, body.off)
         return {"user": user, "off": (await s.listing(user))["off"]}
+
+    @router.put("/v1/users/{user}/moments/quiet_hours")
+    async def quiet_hours(request: Request, user: UserId,
+                          body: OwnQuietHours) -> dict[str, Any]:
+        require_user(request, user)
+        s = scheduler()
+        try:
+            await s.set_quiet_hours(user, body.quiet_hours)
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
+        quiet, whose = await s.quiet_hours(user)
+        return {"user": user, "quiet_hours": str(quiet), "quiet_hours_from": whose}
 
     return router

@@ -603,9 +603,16 @@ async function loadMoments(ctx) {
       <button type="button" class="secondary" data-cancel="${esc(x.key)}">Cancel</button></li>`).join("");
   const said = m.said.slice(0, 5).map((e) => `<li><span class="badge">${esc(e.state)}</span> ${esc(e.kind)} ${timeHtml(e.at)}
       <span lang="ja">${esc(e.text)}</span></li>`).join("");
+  const whose = { own: `${ctx.user}'s own`, config: "set in the config", household: "the household's" }[m.quiet_hours_from] || "";
   box.innerHTML = `<p><label><input type="checkbox" id="moments-off" ${m.off ? "checked" : ""} ${m.off_in_config ? "disabled" : ""}>
-      Never speak first to ${esc(ctx.user)}</label> <span class="muted small">quiet hours ${esc(m.quiet_hours)},
-      at most ${m.max_per_day} a day</span></p>
+      Never speak first to ${esc(ctx.user)}</label> <span class="muted small">at most ${m.max_per_day} a day</span></p>
+    <form id="moments-quiet" class="row">
+      <label for="quiet-span">Quiet hours</label>
+      <input id="quiet-span" value="${esc(m.quiet_hours)}" required pattern="\\s*\\d{1,2}:\\d{2}\\s*-\\s*\\d{1,2}:\\d{2}\\s*" size="11"
+        aria-describedby="quiet-whose" title="HH:MM-HH:MM, e.g. 21:00-06:30">
+      <button type="submit" class="secondary">Save</button>
+      ${m.quiet_hours_from === "own" ? `<button type="button" class="secondary" id="quiet-default">Use the default</button>` : ""}
+      <span id="quiet-whose" class="muted small">${esc(whose)}</span></form>
     <h3 class="small">To come</h3>${rows ? `<ul class="plain">${rows}</ul>` : `<p class="muted small">nothing planned</p>`}
     <h3 class="small">Said or cancelled lately</h3>${said ? `<ul class="plain">${said}</ul>` : `<p class="muted small">none</p>`}
     <p id="moments-note" role="status" class="muted small"></p>`;
@@ -613,6 +620,12 @@ async function loadMoments(ctx) {
     await api(`${ctx.base}/moments/switch`, { method: "PUT", json: { off: e.target.checked } });
     loadMoments(ctx);
   });
+  const setQuiet = async (span) => {
+    try { await api(`${ctx.base}/moments/quiet_hours`, { method: "PUT", json: { quiet_hours: span } }); loadMoments(ctx); }
+    catch (err) { $("#moments-note").textContent = err.message; }
+  };
+  $("#moments-quiet").addEventListener("submit", (e) => { e.preventDefault(); setQuiet($("#quiet-span").value); });
+  $("#quiet-default")?.addEventListener("click", () => setQuiet(null));
   for (const b of $$("[data-cancel]", box)) {
     b.addEventListener("click", async () => {
       await api(`${ctx.base}/moments/${enc(b.dataset.cancel)}/cancel`, { method: "POST" });
