@@ -1,6 +1,7 @@
 """A moment pushed to a real StackChan (its simulator over real sockets, the real
 server, the stackchan plugin): a household's second member's reminder reaches the robot
-they share, unprompted, and is said once."""
+they share, unprompted, and is said once; it is journaled as an exchange of theirs and
+their short-term history carries it."""
 
 from __future__ import annotations
 
@@ -82,3 +83,25 @@ async def test_a_members_reminder_reaches_the_shared_robot_once(
         await robot.close()
     listing = await omoide.omoide.moments.scheduler.listing("ben")
     assert [(e["kind"], e["how"]) for e in listing["said"]] == [("reminder", "pushed")]
+
+
+async def test_the_pushed_reminder_is_in_bens_journal_and_his_conversation(
+        omoide: LoopbackOmoide) -> None:
+    robot = SimulatedStackChan(omoide.url, speed=4.0)
+    pairings = omoide.device("stackchan").service.pairings
+    pairings.pair(robot.device_id, "aki")
+    pairings.update_household(robot.device_id, add=("ben",))
+    await robot.provision()
+    await robot.connect()
+    try:
+        await _sentences(robot)
+    finally:
+        await robot.close()
+    [said] = (await omoide.omoide.moments.scheduler.listing("ben"))["said"]
+    journal = omoide.omoide.memory.journal
+    [exchange] = await journal.exchanges([f"moment-{said['key']}"])
+    assert (exchange.user, exchange.user_text) == ("ben", "")
+    assert exchange.assistant_text == "そろそろ薬を飲む時間だよ。"
+    assert [e.id for e in await journal.pending("ben")] == [exchange.id]
+    history = omoide.omoide.assistant.history.recent("ben", datetime.now(TOKYO))
+    assert [e.assistant_text for e in history] == [exchange.assistant_text]

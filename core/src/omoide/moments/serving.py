@@ -5,7 +5,8 @@ chat model and its announcer, listening to the turns and opening conversations.
 :meth:`start`) so the console can subscribe to deliveries before the server has
 started; :meth:`start` builds the :class:`~omoide.moments.delivery.MomentScheduler`
 when ``moments.enabled`` and the memory service is omoide's engine, adds its presence
-to the turn observers and its opener to the assistant, and looks for moments every
+to the turn observers and its opener to the assistant, journals what it pushes in the
+engine's journal and the assistant's short-term history, and looks for moments every
 ``check_seconds``.
 """
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import Delivery, MomentScheduler
+from omoide.moments.journaling import MomentJournal
 from omoide.moments.ledgers import open_ledger
 from omoide.moments.planning import EngineMemories, IndexedEngine
 from omoide.types import Emotion
@@ -96,7 +98,7 @@ class MomentsService:
         self.scheduler = MomentScheduler(
             self.settings, self.ledger, EngineMemories(engine), people,
             timezone=self.timezone, chat=chat, speaker=AnnouncerSpeaker(self.announcer),
-            on_delivered=self._delivered)
+            on_delivered=self._delivered, journal=MomentJournal(memory, assistant.history))
         observers.append(self.scheduler.on_event)
         self._observers = observers
         assistant.openers.append(self.scheduler.opener)

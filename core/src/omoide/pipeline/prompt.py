@@ -33,10 +33,12 @@ def assemble_system_prompt(sections: Iterable[PromptSection]) -> str:
 
 def build_messages(system_prompt: str, history: Sequence[Exchange],
                    transcript: str) -> list[ChatMessage]:
-    """System prompt, then the recent exchanges, then the new utterance."""
+    """System prompt, then the recent exchanges, then the new utterance. An exchange
+    with nothing heard (the robot spoke first: a moment) is the robot's line alone."""
     messages = [ChatMessage("system", system_prompt)]
     for ex in history:
-        messages.append(ChatMessage("user", ex.user_text))
+        if ex.user_text:
+            messages.append(ChatMessage("user", ex.user_text))
         if ex.assistant_text:
             messages.append(ChatMessage("assistant", ex.assistant_text))
     messages.append(ChatMessage("user", transcript))

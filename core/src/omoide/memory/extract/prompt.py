@@ -80,12 +80,14 @@ SYSTEM_PROMPT = """あなたは会話ログから「ユーザー本人につい�
 def conversation_block(exchanges: Sequence[Exchange], timezone: str,
                        max_statement_chars: int | None = None) -> str:
     """The fixed ``<conversation>`` block (timestamps in the user's time zone); each
-    statement is cut to ``max_statement_chars`` (ending in …) when given."""
+    statement is cut to ``max_statement_chars`` (ending in …) when given. An exchange
+    with nothing heard (the robot spoke first: a moment) is the assistant's line alone."""
     tz = ZoneInfo(timezone)
     lines = ["<conversation>"]
     for ex in exchanges:
         stamp = format_stamp(ex.at.astimezone(tz))
-        lines.append(f"[{stamp}] user: {one_line(ex.user_text, max_statement_chars)}")
+        if ex.user_text:
+            lines.append(f"[{stamp}] user: {one_line(ex.user_text, max_statement_chars)}")
         if ex.assistant_text:
             lines.append(f"[{stamp}] assistant:"
                          f" {one_line(ex.assistant_text, max_statement_chars)}")
