@@ -247,3 +247,33 @@ async def test_a_workers_timers_file_moves_into_the_database_at_its_first_start(
         assert len((await again.invoke("list_timers", {}, _context()))["timers"]) == 2
     finally:
         await again.stop()
+
+
+class SlowHost(ToolHostDouble):
+    """A worker whose announcement takes as long as the test wants (longer than any
+    lease): it finishes once :attr:`go` is set."""
+
+    def __init__(self, data_dir: Path, **options: Any) -> None:
+        super().__init__(data_dir, **options)
+        self.saying = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def announce(self, user: str, text: str,
+                       emotion: Emotion = Emotion.NEUTRAL) -> AnnounceOutcome:
+        self.saying.set()
+        await self.go.wait()
+        return await super().announce(user, text, emotion)
+
+
+async def test_a_timer_announced_for_longer_than_its_lease_is_said_once(
+        workers: Worker) -> None:
+    slow = await workers("a", host_cls=SlowHost, lease_seconds=1)
+    await slow.invoke("set_timer", {"seconds": 1, "label": "卵"}, _context())
+    await _until(slow.host.saying.is_set, "a to take the timer")  # type: ignore[attr-defined]
+    other = await workers("b", lease_seconds=1)
+    await asyncio.sleep(3.0)   # three leases: the other worker looks fifteen times
+    assert _said(other) == []
+    slow.host.go.set()  # type: ignore[attr-defined]
+    await _until(lambda: len(_said(slow)) == 1, "a to say it")
+    await asyncio.sleep(0.6)
+    assert _said(slow, other) == ["「卵」の1秒のタイマーが終わったよ！"]

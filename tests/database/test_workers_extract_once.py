@@ -167,3 +167,78 @@ async def test_a_shared_journal_with_a_store_in_local_files_is_reported(
     await engine.stop()
     [warning] = [r.getMessage() for r in caplog.records if "shared" in r.getMessage()]
     assert "./data/qdrant" in warning and "store server" in warning
+
+
+class GatedChat(LineFactsChat):
+    """:class:`LineFactsChat` that answers only once :attr:`go` is set (a chat model
+    slower than any lease), saying when it was first asked."""
+
+    def __init__(self, config: ChatConfig) -> None:
+        super().__init__(config)
+        self.asking = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def _stream(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec],
+                      json_output: bool) -> AsyncIterator[ChatDelta]:
+        self.asking.set()
+        await self.go.wait()
+        async for delta in super()._stream(messages, tools, json_output):
+            yield delta
+
+
+async def _past_the_leases_given(url: str) -> None:
+    """Until the database's clock is past every lease as it stands now (leases that were
+    not extended since have run out)."""
+    import psycopg
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (await conn.execute("SELECT max(lease_until) FROM exchanges")).fetchone()
+        assert row is not None and row[0] is not None
+        while True:
+            past = await (await conn.execute("SELECT now() > %s", (row[0],))).fetchone()
+            if past and past[0]:
+                return
+            await asyncio.sleep(0.2)
+
+
+async def test_a_job_slower_than_its_lease_is_not_taken_over_while_it_runs(
+        make_worker: Worker, postgres_url: str) -> None:
+    slow_chat, other_chat = GatedChat(ChatConfig()), await chat_model()
+    await slow_chat.start()
+    slow = await make_worker(slow_chat, lease_seconds=3.0)
+    other = await make_worker(other_chat, lease_seconds=3.0)
+    exchanges = [said(i) for i in range(3)]
+    for ex in exchanges:
+        await slow.record_exchange(ex)
+    running = asyncio.create_task(slow.extract_now("mika"))
+    await slow_chat.asking.wait()
+    await _past_the_leases_given(postgres_url)   # the first lease is over: it was extended
+    assert (await other.extract_now("mika")).exchanges == 0
+    slow_chat.go.set()
+    report = await running
+    assert report.exchanges == 3 and not report.pending
+    assert sorted(slow_chat.asked) == sorted(ex.user_text for ex in exchanges)
+    assert other_chat.asked == []   # asked once, of the worker that held them
+    assert len(await other.list_memories("mika")) == 3
+
+
+async def test_the_leases_of_a_job_that_died_run_out_and_another_worker_takes_it(
+        make_worker: Worker, postgres_url: str) -> None:
+    dying_chat, other_chat = GatedChat(ChatConfig()), await chat_model()
+    await dying_chat.start()
+    dying = await make_worker(dying_chat, lease_seconds=1.0)
+    other = await make_worker(other_chat, lease_seconds=1.0)
+    exchanges = [said(i) for i in range(3)]
+    for ex in exchanges:
+        await dying.record_exchange(ex)
+    running = asyncio.create_task(dying.extract_now("mika"))
+    await dying_chat.asking.wait()
+    running.cancel()   # the job ends mid-ask: its beat stops with it
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    for _ in range(5):   # a beat already under way when it stopped may land once more
+        await _past_the_leases_given(postgres_url)
+        report = await other.extract_now("mika")
+        if report.exchanges:
+            break
+    assert report.exchanges == 3
+    assert sorted(other_chat.asked) == sorted(ex.user_text for ex in exchanges)

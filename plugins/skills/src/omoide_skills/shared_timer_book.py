@@ -9,7 +9,10 @@ list, the per-person limit, a cancel), and each goes off **once**:
   moment skips the rows taken and finds nothing;
 - the worker announces the timer, then deletes the row it still holds. A worker that
   dies between the two (SIGKILL, a lost machine) leaves its claim behind: once the lease
-  runs out another worker takes the timer over and announces it, marked late;
+  runs out another worker takes the timer over and announces it, marked late. While a
+  worker is announcing what it took, it pushes its claims on them a lease ahead every
+  third of one (a heartbeat), so a slow announcement (or a queue of them) is never
+  taken over and said twice; the beat stops when the announcing does;
 - a cancel deletes only a timer nobody is announcing, so a timer cancelled on one worker
   is never announced by another (one going off at that instant is not cancelled).
 - the worker a person's robot is connected to says their timers (``reaches``): another
@@ -214,11 +217,35 @@ class SharedTimerBook:
         """Announce every timer due now that no other worker holds; how many went off
         here (the scheduler's step, callable by tests)."""
         fired = 0
-        while taken := await self._claim(self._clock()):
-            for timer, taken_over in taken:
-                await self._fire(timer, taken_over)
-                fired += 1
+        held: list[str] = []   # taken by this look and not said yet: claims kept
+        beat = asyncio.create_task(self._keep_claims(held), name="omoide-timer-claims")
+        try:
+            while taken := await self._claim(self._clock()):
+                held[:] = [timer.id for timer, _ in taken]
+                for timer, taken_over in taken:
+                    await self._fire(timer, taken_over)
+                    held.remove(timer.id)
+                    fired += 1
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
         return fired
+
+    async def _keep_claims(self, held: list[str]) -> None:
+        """Every third of a lease, push this worker's claims on ``held`` a lease ahead
+        (a timer another worker took meanwhile is not touched)."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            if not held:
+                continue
+            try:
+                await self._sql("UPDATE skills_timers SET lease_until = %(until)s WHERE"
+                                " id = ANY(%(ids)s) AND owner = %(me)s", ids=list(held),
+                                until=self._clock() + timedelta(seconds=self.lease_seconds),
+                                me=self.worker_id)
+            except Exception as exc:  # noqa: BLE001 - the next beat tries again
+                log.warning("keeping the claims on timers being said failed: %s", exc)
 
     async def _fire(self, timer: Timer, taken_over: bool) -> None:
         late = taken_over or (self._started_at is not None

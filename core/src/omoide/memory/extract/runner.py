@@ -102,9 +102,12 @@ class ExtractionRunner:
 
     async def run(self, user: str) -> ExtractionReport:
         """Extract everything of ``user`` that can be extracted now, as batch work (the
-        store searches and reads it makes queue behind those of turns)."""
+        store searches and reads it makes queue behind those of turns). The leases it
+        takes on a shared journal are kept while it runs, however long the chat model
+        takes."""
         with batch_work():
-            return await self._run(user)
+            async with self.journal.leases_kept(user):
+                return await self._run(user)
 
     async def _run(self, user: str) -> ExtractionReport:
         tally = _Tally(user)
@@ -145,7 +148,8 @@ class ExtractionRunner:
         chat model's facts are journaled, so this needs only the embedder and the store).
         Returns how many batches were completed; failures stay for the next run."""
         with batch_work():
-            return await self._finish_unfinished()
+            async with self.journal.leases_kept():
+                return await self._finish_unfinished()
 
     async def _finish_unfinished(self) -> int:
         done = 0

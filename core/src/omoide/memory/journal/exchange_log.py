@@ -22,12 +22,13 @@ with the reason) so it never blocks the next one; ``omoide memory retry`` releas
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -319,6 +320,11 @@ class Journal:
         return [_exchange(r) for r in _intact(rows)[0]]
 
     _WAITING = "consumed_at IS NULL AND quarantined_at IS NULL AND batch_id IS NULL"
+
+    @contextlib.asynccontextmanager
+    async def leases_kept(self, user: str | None = None) -> AsyncIterator[None]:
+        """Nothing to keep: one process owns this journal, and leases nothing."""
+        yield
 
     async def pending(self, user: str, limit: int = 64) -> list[Exchange]:
         """Oldest exchanges of ``user`` waiting for extraction (not in a batch, not

@@ -18,6 +18,12 @@ checksums, and what several workers need to extract each exchange **once**:
   planned a batch another had taken over meanwhile replays that plan, so a batch's
   memories are decided once.
 
+While a worker extracts, :meth:`~PostgresJournal.leases_kept` beats: a task pushes the
+end of every lease it holds a lease's length ahead, every third of one, so a job slower
+than its lease (a chat model that takes minutes) is not taken over by a second worker
+and asked about again. The beat stops when the work ends, however it ends; a worker
+that dies stops beating, and its leases run out.
+
 The lease's length bounds how long work a dead worker held waits, not correctness: a
 worker slower than its lease loses nothing and duplicates nothing — its claim of the
 exchanges fails (:class:`~.exchange_log.ExchangesTaken`) if another worker leased them
@@ -31,11 +37,13 @@ is one transaction. The schema is :mod:`.postgres_schema`, applied at :meth:`ope
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -87,6 +95,7 @@ _WAITING = "consumed_at IS NULL AND quarantined_at IS NULL AND batch_id IS NULL"
 _FREE = "(lease_owner IS NULL OR lease_owner = %(me)s OR lease_until < now())"
 _LEASE = "now() + make_interval(secs => %(lease)s)"
 _OPEN = "state IN ('answered', 'planned')"
+log = logging.getLogger("omoide.memory.journal")
 
 
 def default_worker_id() -> str:
@@ -166,6 +175,43 @@ class PostgresJournal:
 
     async def _thread(self, work: Callable[[], T]) -> T:
         return await asyncio.to_thread(work)
+
+    # -- leases ----------------------------------------------------------------------
+    def extend_leases_sync(self, user: str | None = None) -> int:
+        """Push every lease this worker holds (of ``user``, or all) to ``lease_seconds``
+        from now: unconsumed exchanges and unfinished batches. Returns how many."""
+        only = "" if user is None else ' AND "user"=%(user)s'
+        params = self._params(user=user)
+
+        def work(c: Connection[tuple[Any, ...]]) -> int:
+            held = c.execute(f"UPDATE exchanges SET lease_until={_LEASE} WHERE"
+                             " lease_owner=%(me)s AND consumed_at IS NULL AND"
+                             f" quarantined_at IS NULL{only}", params).rowcount
+            return held + c.execute(f"UPDATE extraction_batches SET lease_until={_LEASE}"
+                                    f" WHERE lease_owner=%(me)s AND {_OPEN}{only}",
+                                    params).rowcount
+        return self._transaction(work)
+
+    @contextlib.asynccontextmanager
+    async def leases_kept(self, user: str | None = None) -> AsyncIterator[None]:
+        """While the block runs, extend this worker's leases (of ``user``, or all)
+        every third of ``lease_seconds`` (see the module); the beat stops when the block
+        ends. A beat the database does not take is logged and tried at the next one."""
+        beat = asyncio.create_task(self._beat(user), name=f"omoide-leases-{user or 'all'}")
+        try:
+            yield
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+
+    async def _beat(self, user: str | None) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                await self._thread(lambda: self.extend_leases_sync(user))
+            except Exception as exc:  # noqa: BLE001 - the next beat tries again
+                log.warning("extending extraction leases failed: %s", exc)
 
     # -- exchanges -----------------------------------------------------------------
     async def append(self, ex: Exchange) -> None:

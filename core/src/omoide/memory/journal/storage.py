@@ -18,6 +18,7 @@ The method names are the journal's of before the split: callers did not change.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -62,6 +63,10 @@ class ExchangeJournal(Protocol):
     async def pending_work(self, user: str, limit: int = 256) -> list[PendingExchange]:
         """The exchanges of ``user`` this process is to extract now (on PostgreSQL they
         are leased to it)."""
+        ...
+    def leases_kept(self, user: str | None = None) -> AbstractAsyncContextManager[None]:
+        """While the block runs, the leases this process holds (of ``user``, or all)
+        do not run out (PostgreSQL: a heartbeat extends them; SQLite: nothing to do)."""
         ...
     async def pending_count(self, user: str) -> int: ...
     async def pending_summary(self, user: str | None = None, *,
