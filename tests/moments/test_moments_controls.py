@@ -24,7 +24,7 @@ from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import MomentScheduler
 from omoide.moments.ledger import MomentLedger
 from omoide.moments.planning import ListedMemories
-from omoide.moments.voice_switch import ASK, DONE, KEPT
+from omoide.moments.voice_switch import AGAIN, ASK, ASK_AGAIN, DONE, KEPT, KEPT_OFF
 from omoide.pipeline.turn import TurnRequest
 from omoide.plugins import build_registry
 from omoide.server.app import create_app
@@ -178,6 +178,36 @@ async def test_saying_stop_after_a_moment_asks_then_a_clear_yes_switches_off(
     clock.at += timedelta(minutes=1)
     assert await _turn(s, answer) == (DONE if off else KEPT)
     assert await s.ledger.is_off("aki") is off
+
+
+@pytest.mark.parametrize(("answer", "on"), [("うん", True), ("やっぱりいいや", False)])
+async def test_asking_for_them_again_while_off_asks_then_a_clear_yes_switches_on(
+        tmp_path: Path, answer: str, on: bool) -> None:
+    clock = Clock(datetime(2026, 12, 11, 18, 0, tzinfo=TOKYO))
+    s = _scheduler(tmp_path, clock)
+    await s.ledger.set_off("aki", True, clock.at - timedelta(days=3))
+    assert await _turn(s, "やっぱりまた予定のこと教えてほしいな") == ASK_AGAIN
+    assert await s.ledger.is_off("aki")
+    clock.at += timedelta(minutes=1)
+    assert await _turn(s, answer) == (AGAIN if on else KEPT_OFF)
+    assert await s.ledger.is_off("aki") is not on
+
+
+@pytest.mark.parametrize("text", ["もう一回言って", "明日の予定教えて", "また明日ね"])
+async def test_a_plain_request_to_repeat_or_a_question_asks_nothing(
+        tmp_path: Path, text: str) -> None:
+    clock = Clock(datetime(2026, 12, 11, 18, 0, tzinfo=TOKYO))
+    s = _scheduler(tmp_path, clock)
+    await s.ledger.set_off("aki", True, clock.at - timedelta(days=3))
+    assert await _turn(s, text) is None
+    assert await s.ledger.is_off("aki")
+
+
+async def test_moments_off_in_the_config_are_not_switched_on_by_voice(
+        tmp_path: Path) -> None:
+    s = _scheduler(tmp_path, Clock(datetime(2026, 12, 11, 18, 0, tzinfo=TOKYO)))
+    s.settings = MomentsSettings(people={"aki": {"off": True}})
+    assert await _turn(s, "やっぱりまた予定のこと教えてほしいな") is None
 
 
 async def test_saying_stop_long_after_any_moment_asks_nothing(tmp_path: Path) -> None:

@@ -126,8 +126,8 @@ class MomentScheduler:
 
     # -- listening -------------------------------------------------------------------
     async def on_event(self, event: TurnEvent) -> None:
-        """Turn-event subscriber: who is present and busy, and 「そういうのは言わなくて
-        いいよ」 heard soon after a moment. Never raises."""
+        """Turn-event subscriber: who is present and busy, 「そういうのは言わなくて
+        いいよ」 heard soon after a moment, and asking for them again. Never raises."""
         await self.presence.on_event(event)
         if isinstance(event, Heard) and event.transcript and event.user \
                 and event.user != GUEST and self._listens(event.turn_id):
@@ -137,12 +137,17 @@ class MomentScheduler:
                 log.exception("reading what %s said for the moments failed", event.user)
 
     async def heard(self, person: str, text: str) -> None:
-        """``person`` said ``text``: maybe asks to stop moments, or answers that question."""
+        """``person`` said ``text``: maybe asks to stop moments (or to have them
+        again), or answers that question. Moments switched off in the config stay off."""
+        if self.settings.for_person(person)[2]:
+            return
         now = self.clock.now()
         last = await self.ledger.last_delivered_at(person)
-        if self.voice.heard(person, text, now, last):
-            await self.ledger.set_off(person, True, now)
-            log.info("%s switched moments off by voice", person)
+        off = await self.ledger.is_off(person)
+        switched = self.voice.heard(person, text, now, last, off=off)
+        if switched is not None:
+            await self.ledger.set_off(person, switched, now)
+            log.info("%s switched moments %s by voice", person, "off" if switched else "on")
 
     # -- what is planned and what may be said ----------------------------------------
     async def planned(self, person: str, now: datetime | None = None) -> list[Moment]:
