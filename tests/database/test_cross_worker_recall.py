@@ -278,3 +278,31 @@ async def _count(worker: MemoryEngine, user: str, n: int) -> bool:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_forget_on_one_worker_is_undone_on_another(make_worker: Worker,
+                                                           postgres_url: str,
+                                                           tmp_path: Path) -> None:
+    from omoide.memory.control.forget_undo import ForgetWithUndo
+
+    a, b = await make_worker(), await make_worker()
+    [memory] = (await a.import_memories("alice", [HAKONE])).stored
+    await ready_index(a, "alice")
+    undo_a = ForgetWithUndo(a, tmp_path / "a-forgotten.sqlite3", database_url=postgres_url)
+    undo_b = ForgetWithUndo(b, tmp_path / "b-forgotten.sqlite3", database_url=postgres_url)
+    try:
+        ticket = await undo_a.forget("alice", memory.id)
+        assert ticket is not None
+        assert await until(lambda: _lacks(a, "alice", str(HAKONE["text"])))
+        assert [t.ticket for t in await undo_b.pending("alice")] == [ticket.ticket]
+        assert await undo_b.restore("bob", ticket.ticket) == ("unknown", None)
+        outcome, restored = await undo_b.restore("alice", ticket.ticket)
+        assert outcome == "restored" and restored is not None
+        assert (restored.id, restored.text) == (memory.id, memory.text)
+        assert await until(lambda: _has(a, "alice", str(HAKONE["text"])))  # A's index too
+        assert (await undo_a.restore("alice", ticket.ticket))[0] == "unknown"  # used once
+        assert await undo_a.pending("alice") == []
+    finally:
+        undo_a.close()
+        undo_b.close()
+    assert not (tmp_path / "a-forgotten.sqlite3").exists()   # nothing in the data dir

@@ -22,7 +22,8 @@ A data dir still belongs to one process: it holds per-worker files (the spill fi
 manifest, saved indexes, traces) and, until they move to the database too, the timers —
 so several workers do not yet share those (issue 30 goes on). With ``database.url`` the
 journal (:mod:`omoide.memory.journal.postgres_journal`), the tokens and browser sessions
-(:mod:`omoide.server.postgres_tokens`), the voiceprints (:mod:`omoide.voices.shared_store`)
+(:mod:`omoide.server.postgres_tokens`), the voiceprints (:mod:`omoide.voices.shared_store`),
+the undo copies of forgotten memories (:mod:`omoide.memory.control.postgres_forgotten`)
 and the StackChan pairings, pending activation codes and token secret (the plugin's
 ``shared_pairing``, through its host's ``database_url``) are in the database.
 

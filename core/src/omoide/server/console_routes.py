@@ -94,8 +94,10 @@ class ConsoleServices:
         feed = TurnFeed()
         if not isinstance(memory, MemoryEngine):
             return cls(feed)
+        # with a shared database the undo copies are there: an undo on any worker
         return cls(feed, RelevanceJudge(memory),
-                   ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE))
+                   ForgetWithUndo(memory, server.data_dir / FORGOTTEN_FILE,
+                                  database_url=server.settings.envelope.database.url))
 
     def _publish_moment(self, delivery: Delivery) -> None:
         self.feed.publish(delivery.feed_json())

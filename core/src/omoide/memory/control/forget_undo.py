@@ -16,6 +16,12 @@ for another person, and never over a memory with that id that exists again (an
 import in the meantime): that is answered as "already there". An expired copy is
 deleted from the file at the next call and by :meth:`purge_expired`, which the server
 runs on a timer, so a forgotten text does not outlive its window on disk for long.
+
+With ``database.url`` (several workers) the copies are in the shared database
+(:mod:`.postgres_forgotten`), so a forget done on one worker is undone on any other:
+the ticket is looked up there, and the restored memory reaches every worker's index as
+any write does. Two workers restoring one ticket at the same instant both write the
+same memory (same id, same record): it comes back once.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from omoide.memory.control.postgres_forgotten import PostgresForgottenCopies
 from omoide.memory.store_payload import from_payload, to_payload
 from omoide.private_files import connect_private
 from omoide.types import Memory
@@ -74,13 +81,17 @@ RestoreOutcome = Literal["restored", "already_there", "expired", "unknown"]
 
 
 class ForgetWithUndo:
-    """Forget and restore ``engine``'s memories; one per server (one data dir)."""
+    """Forget and restore ``engine``'s memories; one per server (one data dir). The
+    copies are kept in the file ``path``, or with ``database_url`` in the shared
+    database (``path`` unused)."""
 
     def __init__(self, engine: MemoryEngine, path: Path, *,
                  window_s: float = DEFAULT_WINDOW_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 database_url: str | None = None) -> None:
         self._engine = engine
         self.path = Path(path)
+        self._shared = PostgresForgottenCopies(database_url) if database_url else None
         self.window_s = window_s
         self._clock = clock
         self._db: sqlite3.Connection | None = None
@@ -99,6 +110,8 @@ class ForgetWithUndo:
         return self._db
 
     def _run(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        if self._shared is not None:
+            return self._shared.rows(sql, params)
         with self._db_lock:
             return list(self._conn().execute(sql, params).fetchall())
 
@@ -106,6 +119,8 @@ class ForgetWithUndo:
         return await asyncio.to_thread(self._run, sql, params)
 
     def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
         with self._db_lock:
             if self._db is not None:
                 self._db.close()
@@ -121,7 +136,7 @@ class ForgetWithUndo:
                 return None
             now = self._clock()
             ticket = UndoTicket(secrets.token_urlsafe(18), user, memory, now + self.window_s)
-            await self._sql("INSERT INTO forgotten(ticket, user, memory_id, memory,"
+            await self._sql('INSERT INTO forgotten(ticket, "user", memory_id, memory,'
                             " forgotten_at, expires_at) VALUES (?,?,?,?,?,?)",
                             (ticket.ticket, user, memory_id,
                              json.dumps(to_payload(memory), ensure_ascii=False), now,
@@ -145,7 +160,7 @@ class ForgetWithUndo:
         async with self._lock:
             now = self._clock()
             rows = await self._sql("SELECT memory_id, memory, expires_at FROM forgotten"
-                                   " WHERE ticket=? AND user=?", (ticket, user))
+                                   " WHERE ticket=? AND \"user\"=?", (ticket, user))
             if not rows:
                 await self._purge(now)
                 return "unknown", None
@@ -167,7 +182,7 @@ class ForgetWithUndo:
         now = self._clock()
         await self._purge(now)
         rows = await self._sql("SELECT ticket, memory_id, memory, expires_at FROM forgotten"
-                               " WHERE user=? AND expires_at>? ORDER BY forgotten_at DESC",
+                               " WHERE \"user\"=? AND expires_at>? ORDER BY forgotten_at DESC",
                                (user, now))
         return [UndoTicket(str(r[0]), user, from_payload(str(r[1]), json.loads(r[2])),
                            float(r[3])) for r in rows]
