@@ -1,8 +1,10 @@
-"""A simulated fortnight (``omoide bench moments``): three people with plans, birthdays, a
-cancelled and a moved plan, quiet hours, a robot off for two days and a guest. The
-issue's targets: nothing missed, duplicated, said in quiet hours, said about a stale
-plan or said to a guest — and a restart in the middle changes none of it. Run with
-``-s`` to see the figures per person."""
+"""A simulated fortnight (``omoide bench moments``): four people with plans, birthdays, a
+cancelled and a moved plan, quiet hours (one person's own), a robot off for two days, a
+robot two of them share and a guest. The issue's targets: nothing missed, duplicated,
+said in quiet hours (the person's, or pushed in those of someone near a shared robot),
+said about a stale plan or said to a guest, every pushed moment journaled once — and a
+restart in the middle changes none of it. Run with ``-s`` to see the figures per
+person."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from omoide_bench.benches.moments import DAYS, STALE, STEP, score, simulate
+from omoide_bench.benches.moments import DAYS, STALE, STEP, ZONE, score, simulate
 
-ZERO = ("missed", "duplicated", "quiet hours", "stale", "to a guest")
+ZERO = ("missed", "duplicated", "quiet hours", "near quiet", "stale", "to a guest",
+        "not journaled")
 
 
 def _show(title: str, report: dict[str, dict[str, int]]) -> None:
@@ -34,6 +37,20 @@ async def test_the_fortnight_meets_every_target(tmp_path: Path, standin_chat: ob
     assert report["ben"]["late"] == 1
     late = [d for d in run.deliveries if d.moment.key == "b-fishing:follow_up"]
     assert [(d.how, d.at.day, d.at.hour) for d in late] == [("opener", 11, 8)]
+
+
+async def test_a_shared_robot_keeps_quiet_for_the_member_asleep_near_it(
+        tmp_path: Path) -> None:
+    """dan (quiet until 08:00, his own) spoke to the robot he shares with aki at 19:30:
+    aki's morning moments wait until he is no longer taken to be near it (12 hours)."""
+    run = await simulate(tmp_path)
+    mornings = {d.moment.key: d.at.astimezone(ZONE).strftime("%d %H:%M")
+                for d in run.deliveries if d.how == "pushed" and d.moment.person == "aki"}
+    assert mornings["a-hakone:morning_of"] == "12 07:30"
+    assert mornings["a-mother:birthday:2026"] == "15 07:30"
+    pushed = [d for d in run.deliveries if d.how == "pushed"]
+    assert sorted(e.id for e in run.journal) == sorted(f"moment-{d.moment.key}"
+                                                       for d in pushed)
 
 
 async def test_a_cancelled_or_moved_plan_plans_nothing_for_its_old_date(
@@ -72,5 +89,5 @@ def test_omoide_bench_moments_reports_the_figures_per_person(
     assert main(["bench", "moments", "--chat", "none", "--restart", "--json"]) == 0
     runs = json.loads(capsys.readouterr().out)
     assert runs["straight"] == runs["restarted halfway"]
-    assert set(runs["straight"]) == {"aki", "ben", "chie"}
+    assert set(runs["straight"]) == {"aki", "ben", "chie", "dan"}
     assert all(figures["missed"] == 0 for figures in runs["straight"].values())

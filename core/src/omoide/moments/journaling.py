@@ -12,12 +12,11 @@ conversation needs none of this: it is the first words of that turn's reply.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from omoide.types import Exchange
 
 if TYPE_CHECKING:
-    from omoide.components.memory_types import MemoryService
     from omoide.moments.delivery import Delivery
     from omoide.pipeline.history import ConversationHistory
 
@@ -32,11 +31,20 @@ def moment_exchange(delivery: Delivery) -> Exchange:
                     delivery.at)
 
 
+class ExchangeJournal(Protocol):
+    """The memory service's part a pushed moment is written to
+    (:class:`omoide.components.memory_types.MemoryService`)."""
+
+    async def record_exchange(self, exchange: Exchange) -> None: ...
+
+    def note_turn_completed(self, exchange: Exchange) -> None: ...
+
+
 class MomentJournal:
     """Writes each pushed moment to the memory's journal (extraction is scheduled as
     after a turn) and to the assistant's short-term history."""
 
-    def __init__(self, memory: MemoryService | None,
+    def __init__(self, memory: ExchangeJournal | None,
                  history: ConversationHistory | None) -> None:
         self.memory = memory
         self.history = history

@@ -1,7 +1,7 @@
 """``omoide bench moments``: a simulated fortnight of moments on a fake clock, scored
 per person (issue 29's figures; ``--restart`` also runs it with a restart halfway).
 
-Three people from Monday 7 December 2026 (Asia/Tokyo), looked at every 15 minutes:
+Four people from Monday 7 December 2026 (Asia/Tokyo), looked at every 15 minutes:
 
 - **aki**: a robot always online. 箱根 on Saturday the 12th; a 軽井沢 trip on the 10th
   that was called off; mother's birthday on the 16th; a guest talks to aki's robot on
@@ -12,12 +12,19 @@ Three people from Monday 7 December 2026 (Asia/Tokyo), looked at every 15 minute
 - **chie**: a robot always online, quiet hours 23:00-06:00; asked to be reminded at
   21:30 to take her medicine; a 健康診断 on the 14th; father's birthday on the 20th;
   she talks to it at 18:00 (aki at 20:00).
+- **dan**: aki's son, a member of the household that shares aki's robot; his own quiet
+  hours 20:00-08:00 (set as from the console, in the ledger); he talks to the robot at
+  19:30. 遠足 on the 9th. While he is taken to be near the robot (he spoke to it last,
+  less than 12 hours ago) nothing is pushed to it in his quiet hours, aki's moments
+  included: aki's 07:00 moments wait until 07:30, 12 hours after dan spoke.
 
 The ledger is a real SQLite file; moments are written by the chat model (the offline
-stand-in) when one is given. With ``restart_at`` the scheduler, its ledger and its
-presence are thrown away at that step and built again from the same files, as a restarted
-server would be. The lines are written by the chat model registered as ``--chat``
-(default ``standin``, the offline stand-in's rule per kind).
+stand-in) when one is given; each pushed moment is journaled (a list standing in for
+the exchange journal, kept across the restart as the journal's file would be). With
+``restart_at`` the scheduler, its ledger and its presence are thrown away at that step
+and built again from the same files, as a restarted server would be. The lines are
+written by the chat model registered as ``--chat`` (default ``standin``, the offline
+stand-in's rule per kind).
 """
 
 from __future__ import annotations
@@ -36,18 +43,25 @@ from zoneinfo import ZoneInfo
 from omoide.components.device import GUEST
 from omoide.moments.config import MomentsSettings
 from omoide.moments.delivery import Delivery, MomentScheduler
+from omoide.moments.journaling import MomentJournal, moment_exchange
 from omoide.moments.ledger import MomentLedger
 from omoide.moments.model import Moment
 from omoide.moments.planning import ListedMemories
+from omoide.moments.presence import NEAR_FOR
+from omoide.moments.quiet_hours import QuietHours
 from omoide.pipeline.turn import TurnRequest
-from omoide.types import Memory
+from omoide.types import Exchange, Memory
 
 TZ = "Asia/Tokyo"
 ZONE = ZoneInfo(TZ)
 START = datetime(2026, 12, 7, 0, 0, tzinfo=ZONE)
 DAYS = 14
 STEP = timedelta(minutes=15)
-PEOPLE = ("aki", "ben", "chie")
+PEOPLE = ("aki", "ben", "chie", "dan")
+OWN_QUIET = {"dan": "20:00-08:00"}
+"""Quiet hours people set for themselves (the console's; kept in the ledger)."""
+ROBOT = {"aki": "robot-aki", "ben": "robot-ben", "chie": "robot-chie", "dan": "robot-aki"}
+"""The robot each person talks to (aki and dan share one)."""
 STALE = {"ben": {"b-sports-old"}, "aki": {"a-karuizawa"}}
 """Memories a moment must never come from: a plan moved or called off."""
 GUEST_VISIT = (datetime(2026, 12, 11, 11, 0, tzinfo=ZONE),
@@ -88,6 +102,8 @@ def memories() -> list[Memory]:
                _at(4, 12), (d(2026, 12, 14),), "plan", ("健康診断",)),
         Memory("c-father", "chie", "あなたの父の誕生日は12月20日だ。", _at(2, 12),
                (d(2026, 12, 20),), "profile_family"),
+        Memory("d-excursion", "dan", "あなたは12月9日（水）に遠足に行く予定だ。",
+               _at(5, 19), (d(2026, 12, 9),), "plan", ("遠足",)),
     ]
 
 
@@ -111,7 +127,7 @@ class Robots:
     heard: list[tuple[str, str, datetime]] = field(default_factory=list)
 
     def online(self, person: str, at: datetime) -> bool:
-        return person in ("aki", "chie")   # ben's is a stock robot: only when woken
+        return person in ("aki", "chie", "dan")   # ben's is a stock robot: only when woken
 
     def reaches(self, person: str) -> bool:
         return self.online(person, self.clock.now())
@@ -132,6 +148,8 @@ def conversations(at: datetime, *, away: bool = True) -> list[tuple[str, str]]:
         out.append(("aki", "robot-aki"))
     if local.hour == 18 and local.minute == 0:
         out.append(("chie", "robot-chie"))
+    if local.hour == 19 and local.minute == 30:
+        out.append(("dan", "robot-aki"))
     if GUEST_VISIT[0] <= local < GUEST_VISIT[1]:
         out.append((GUEST, "robot-aki"))
     return out
@@ -143,6 +161,20 @@ class Run:
     planned: dict[str, Moment] = field(default_factory=dict)
     openings: list[tuple[str, datetime]] = field(default_factory=list)
     guest_turns: list[tuple[str, datetime]] = field(default_factory=list)
+    journal: list[Exchange] = field(default_factory=list)
+
+
+@dataclass
+class JournalList:
+    """The exchange journal's part moments use: what was recorded, in order."""
+
+    exchanges: list[Exchange]
+
+    async def record_exchange(self, exchange: Exchange) -> None:
+        self.exchanges.append(exchange)
+
+    def note_turn_completed(self, exchange: Exchange) -> None:
+        """Extraction is not simulated."""
 
 
 def _scheduler(folder: Path, clock: FakeClock, robots: Robots, chat: Any,
@@ -156,7 +188,8 @@ def _scheduler(folder: Path, clock: FakeClock, robots: Robots, chat: Any,
 
     return MomentScheduler(settings(), MomentLedger(folder / "moments.sqlite3"), source,
                            people, timezone=TZ, chat=chat, speaker=robots, clock=clock,
-                           on_delivered=run.deliveries.append)
+                           on_delivered=run.deliveries.append,
+                           journal=MomentJournal(JournalList(run.journal), None))
 
 
 async def _converse(s: MomentScheduler, run: Run, speaker: str, device: str,
@@ -177,6 +210,8 @@ async def simulate(folder: Path, chat: Any = None, restart_at: int | None = None
     clock, run = FakeClock(), Run()
     robots = Robots(clock)
     s = _scheduler(folder, clock, robots, chat, run)
+    for person, span in OWN_QUIET.items():
+        await s.set_quiet_hours(person, span)
     steps = int(timedelta(days=DAYS) / STEP)
     for step in range(steps):
         clock.at = START + step * STEP
@@ -196,19 +231,51 @@ async def simulate(folder: Path, chat: Any = None, restart_at: int | None = None
 
 
 def _guest_near(person: str, at: datetime) -> bool:
-    """The guest is at aki's robot (they talk every 15 minutes, then leave)."""
-    return person == "aki" and GUEST_VISIT[0] <= at < GUEST_VISIT[1]
+    """The guest is at aki's robot, which dan shares (they talk every 15 minutes, then
+    leave)."""
+    return ROBOT[person] == "robot-aki" and GUEST_VISIT[0] <= at < GUEST_VISIT[1]
+
+
+def quiet_of(person: str) -> QuietHours:
+    """``person``'s quiet hours: their own, else the config's."""
+    own = OWN_QUIET.get(person)
+    return QuietHours.parse(own) if own else settings().for_person(person)[0]
+
+
+def _talked_within(person: str, at: datetime, span: timedelta, away: bool) -> bool:
+    t = at
+    while t > at - span and t >= START:
+        if any(who == person for who, _ in conversations(t, away=away)):
+            return True
+        t -= STEP
+    return False
+
+
+def near_quiet(person: str, at: datetime, *, away: bool = True) -> bool:
+    """Someone else taken to be near ``person``'s robot at ``at`` (they last spoke to it
+    less than 12 hours before) is in their quiet hours: nothing may be pushed to it."""
+    local = at.astimezone(ZONE)
+    return any(other != person and ROBOT[other] == ROBOT[person]
+               and quiet_of(other).contains(local)
+               and _talked_within(other, at, NEAR_FOR, away) for other in PEOPLE)
+
+
+def _someone_else_talks(person: str, at: datetime, away: bool) -> bool:
+    return any(who != person and device == ROBOT[person]
+               for who, device in conversations(at, away=away))
 
 
 def _chances(m: Moment, run: Run, quiet: Any, *, away: bool = True) -> list[datetime]:
     """When ``m`` could be said: each step inside its window and the fortnight, outside
-    quiet hours and a guest's visit, when the person's robot was online (pushable kinds)
-    or they started talking (``away`` False: as if ben's robot had never been off)."""
+    quiet hours and a guest's visit, when they started talking, or when the person's
+    robot was online (pushable kinds) and no one else near it was in their quiet hours
+    or talking to it (``away`` False: as if ben's robot had never been off)."""
     out = []
     t = START + max(timedelta(0), -((START - m.starts) // STEP) * STEP)
     while t < min(m.ends, END):
         talks = any(who == m.person for who, _ in conversations(t, away=away))
-        pushed = m.pushable and m.person != "ben"
+        pushed = (m.pushable and m.person != "ben" and not near_quiet(m.person, t, away=away)
+                  and not _someone_else_talks(m.person, t, away))
         if ((talks or pushed) and not quiet.contains(t.astimezone(ZONE))
                 and not _guest_near(m.person, t)):
             out.append(t)
@@ -216,21 +283,23 @@ def _chances(m: Moment, run: Run, quiet: Any, *, away: bool = True) -> list[date
     return out
 
 
+NAMES = ("due", "on time", "late", "missed", "duplicated", "quiet hours", "near quiet",
+         "stale", "to a guest", "not journaled")
+
+
 def score(run: Run) -> dict[str, dict[str, int]]:
     """Per person, the issue's figures: moments due (a chance to say them came inside
     the fortnight), delivered on time (at the first chance an always-on robot would have
     had), late (at the next wake, inside the window), missed, duplicated, said in quiet
-    hours, said about a cancelled or moved plan's old date, said to a guest."""
-    cfg = settings()
+    hours, pushed while someone near the robot was in theirs, said about a cancelled or
+    moved plan's old date, said to a guest, and pushed but not journaled once."""
     said = Counter(d.moment.key for d in run.deliveries)
     first: dict[str, Delivery] = {}
     for d in run.deliveries:
         first.setdefault(d.moment.key, d)
     report: dict[str, Counter[str]] = {p: Counter() for p in PEOPLE}
-    names = ("due", "on time", "late", "missed", "duplicated", "quiet hours", "stale",
-             "to a guest")
     for key, m in run.planned.items():
-        quiet = cfg.for_person(m.person)[0]
+        quiet = quiet_of(m.person)
         r = report[m.person]
         if not _chances(m, run, quiet) and key not in said:
             continue   # its window lies beyond the fortnight
@@ -243,17 +312,20 @@ def score(run: Run) -> dict[str, dict[str, int]]:
         r["duplicated"] += said[key] - 1
     for d in run.deliveries:
         r = report[d.moment.person]
-        quiet = cfg.for_person(d.moment.person)[0]
-        r["quiet hours"] += quiet.contains(d.at.astimezone(ZONE))
+        r["quiet hours"] += quiet_of(d.moment.person).contains(d.at.astimezone(ZONE))
         r["stale"] += bool(set(d.moment.reasons) & STALE.get(d.moment.person, set()))
-        r["to a guest"] += _guest_near(d.moment.person, d.at) and d.how == "pushed"
-    return {p: {n: report[p][n] for n in names} for p in PEOPLE}
+        pushed = d.how == "pushed"
+        r["near quiet"] += pushed and near_quiet(d.moment.person, d.at)
+        r["to a guest"] += _guest_near(d.moment.person, d.at) and pushed
+        r["not journaled"] += pushed and run.journal.count(moment_exchange(d)) != 1
+    return {p: {n: report[p][n] for n in NAMES} for p in PEOPLE}
 
 
 # -- the command ---------------------------------------------------------------------
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("moments", help="a simulated fortnight of moments: due, on time, "
-                       "late, missed, duplicated, in quiet hours, stale, to a guest")
+                       "late, missed, duplicated, in quiet hours (the person's, or of "
+                       "someone near a shared robot), stale, to a guest, not journaled")
     p.add_argument("--chat", default="standin",
                    help="the chat model (registered name) that writes the lines; "
                         "'none' says the plain line per kind")
