@@ -1,5 +1,6 @@
 """``omoide bench scale``: many people, many memories, many clients — through the real
-store and a real server process.
+store and a real server process; with ``--workers 1,3``, several server processes on a
+shared PostgreSQL and a Chroma server instead (:mod:`omoide_bench.benches.workers`).
 
     omoide bench scale [--config configs/offline.yaml] [--people 1000] [--memories 100]
                        [--store qdrant[,chroma_server,...]] [--clients 32[,100]]
@@ -80,14 +81,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("scale", help="many people and clients through the real store and server")
     p.add_argument("--config", default=str(DEFAULT_CONFIG),
                    help="config (YAML) whose embedder and components the server runs")
-    p.add_argument("--people", type=int, default=1000, help="people in the store")
-    p.add_argument("--memories", type=int, default=100, help="memories per person")
+    p.add_argument("--people", type=int, help="people in the store (default 1000)")
+    p.add_argument("--memories", type=int, help="memories per person (default 100)")
     p.add_argument("--store", default="qdrant",
                    help=f"store(s), comma-separated, run side by side: {', '.join(STORES)}")
-    p.add_argument("--clients", default="32",
-                   help="concurrent clients per round, comma-separated (a round pair each)")
-    p.add_argument("--turns", type=int, default=0,
-                   help="turns per round (default: 4 x clients)")
+    p.add_argument("--clients",
+                   help="concurrent clients per round, comma-separated (a round pair each;"
+                        " default 32)")
+    p.add_argument("--turns", type=int, help="turns per round (default: 4 x clients)")
     p.add_argument("--round-people", default="0",
                    help="people a round's turns go to, round robin: a number, 'clients' (one"
                    " person per client), or 0 (default: one per turn)")
@@ -107,7 +108,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--no-empty-baseline", action="store_true",
                    help="skip timing a server start over an empty store first")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+    p.set_defaults(handler=_run)   # --workers: added by omoide_bench.benches.workers
+
+
+SCALE_DEFAULTS: dict[str, Any] = {"people": 1000, "memories": 100, "clients": "32",
+                                  "turns": 0}
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name, value in SCALE_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return asyncio.run(_bench(args))
 
 
 # -- the data ----------------------------------------------------------------------------

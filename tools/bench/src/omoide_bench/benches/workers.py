@@ -1,9 +1,11 @@
-"""``omoide bench workers``: several ``omoide serve`` workers on one PostgreSQL database
-and one Chroma server, on this machine.
+"""``omoide bench scale --workers 1,3``: several ``omoide serve`` workers on one
+PostgreSQL database and one Chroma server, on this machine (``omoide bench workers`` is
+the same bench under its first name).
 
-    omoide bench workers [--config configs/offline.yaml] [--workers 1,3] [--people 40]
-                         [--memories 30] [--clients 6] [--turns 300] [--writes 30]
-                         [--dir DIR] [--json]
+    omoide bench scale --workers 1,3 [--config configs/offline.yaml] [--people 40]
+                       [--memories 30] [--clients 6] [--turns 300] [--writes 30]
+                       [--extraction-idle-s 10] [--extraction-wait-s 300]
+                       [--dir DIR] [--json]
 
 It starts a throwaway PostgreSQL cluster (Debian's binaries, as the tests do) and a
 Chroma server (``chroma run``), fills the store with ``--people`` × ``--memories``
@@ -18,7 +20,11 @@ each worker count N of ``--workers``, in one run:
    clients, each turn sent to the next worker in turn (a load balancer's round robin):
    turns/s, turn p50/p95, the share of turns whose prompt carried the memory asked
    about, and the CPU seconds the workers, the Chroma server, PostgreSQL and the
-   bench's own clients used during it (what the two cores went to);
+   bench's own clients used during it (what the two cores went to); then the
+   **extraction catch-up**: the seconds from the round's end until no exchange waits for
+   extraction in the shared journal (every worker extracting its share, leased; the
+   workers' idle trigger is ``--extraction-idle-s``, part of that time), and how many
+   waited when the round ended;
 4. with N ≥ 2, **cross-worker recall**: ``--writes`` times, one new memory imported on
    worker k mod N for a person whose index every worker holds, and worker k+1 mod N
    asked about it by turns, one after another, until a turn's prompt carries it. The
@@ -69,21 +75,66 @@ from omoide_bench.benches.scale import (
 SUBJECTS = ["灯台", "紅葉", "夜景", "朝顔", "路面電車", "白鳥", "桜並木", "雪山", "花火", "古い橋"]
 
 
+DEFAULTS: dict[str, Any] = {"people": 40, "memories": 30, "clients": 6, "turns": 300}
+"""What ``omoide bench scale --workers`` takes when those options are not given (the
+in-process scale bench's own defaults are far larger)."""
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("workers", help="1 and N omoide serve workers on PostgreSQL and a"
-                                       " Chroma server: turns/s, turn p95, cross-worker recall")
+    p = sub.add_parser("workers", help="= bench scale --workers: 1 and N omoide serve workers"
+                                       " on PostgreSQL and a Chroma server")
     p.add_argument("--config", default="configs/offline.yaml",
                    help="config (YAML) the workers run (its store and database replaced)")
     p.add_argument("--workers", default="1,3", help="worker counts, comma-separated")
-    p.add_argument("--people", type=int, default=40)
-    p.add_argument("--memories", type=int, default=30, help="memories per person")
-    p.add_argument("--clients", type=int, default=6, help="concurrent HTTP clients")
-    p.add_argument("--turns", type=int, default=300, help="turns in the measured round")
-    p.add_argument("--writes", type=int, default=30,
-                   help="memories written on one worker and asked on another")
+    p.add_argument("--people", type=int, default=DEFAULTS["people"])
+    p.add_argument("--memories", type=int, default=DEFAULTS["memories"],
+                   help="memories per person")
+    p.add_argument("--clients", type=int, default=DEFAULTS["clients"],
+                   help="concurrent HTTP clients")
+    p.add_argument("--turns", type=int, default=DEFAULTS["turns"],
+                   help="turns in the measured round")
+    add_worker_options(p)
     p.add_argument("--dir", help="keep the run's files here (default: a temp dir)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
+    scale = sub.choices.get("scale")   # registered before this module (sorted by name)
+    if scale is not None:
+        _extend_scale(scale)
+
+
+def _extend_scale(scale: argparse.ArgumentParser) -> None:
+    """``omoide bench scale --workers 1,3`` runs this bench (the issue's name for it)."""
+    scale.add_argument("--workers", metavar="N,N",
+                       help="worker counts, e.g. 1,3: instead, N omoide serve workers on a"
+                            " throwaway PostgreSQL and a Chroma server (= bench workers;"
+                            " --store, --sample and the server phase's options do not apply;"
+                            " defaults: 40 people, 30 memories, 6 clients, 300 turns)")
+    add_worker_options(scale)
+    in_process = scale.get_default("handler")
+    scale.set_defaults(handler=lambda args: run_from_scale(args) if args.workers
+                       else in_process(args))
+
+
+def add_worker_options(p: argparse.ArgumentParser) -> None:
+    """The options of this bench that ``omoide bench scale`` lacks."""
+    p.add_argument("--writes", type=int, default=30,
+                   help="with several workers: memories written on one worker and asked on"
+                        " another")
+    if not any("--extraction-idle-s" in a.option_strings for a in p._actions):
+        p.add_argument("--extraction-idle-s", type=float, default=10.0,
+                       help="the workers' extraction idle trigger")
+        p.add_argument("--extraction-wait-s", type=float, default=300.0,
+                       help="how long to wait for extraction to catch up after the round")
+
+
+def run_from_scale(args: argparse.Namespace) -> int:
+    """``omoide bench scale --workers ...``: this bench, with its defaults for the
+    options the command line left out."""
+    for name, value in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    args.clients = int(str(args.clients).split(",")[0])
+    return asyncio.run(_bench(args))
 
 
 def progress(line: str) -> None:
@@ -279,12 +330,35 @@ async def in_process_propagation(raw: dict[str, Any], root: Path, args: argparse
             "not_found_in_30_s": args.writes - len(delays)}
 
 
+async def extraction_catch_up(url: str, wait_s: float) -> dict[str, Any]:
+    """From now until no exchange waits for extraction in the shared journal (looked at
+    every half second): the seconds (None past ``wait_s``), how many waited at first,
+    and how many were left."""
+    import psycopg
+
+    waiting = ("SELECT count(*) FROM exchanges WHERE consumed_at IS NULL AND"
+               " quarantined_at IS NULL")
+    started = time.monotonic()
+    first: int | None = None
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        while True:
+            row = await (await conn.execute(waiting)).fetchone()
+            left = int(row[0]) if row else 0
+            first = left if first is None else first
+            if not left or time.monotonic() - started > wait_s:
+                caught_up = round(time.monotonic() - started, 1) if not left else None
+                return {"waiting_at_end": first, "caught_up_s": caught_up,
+                        "left": left}
+            await asyncio.sleep(0.5)
+
+
 async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Namespace,
                       db: Any, chroma_pid: int) -> dict[str, Any]:
     import httpx
 
     workers = [Worker(settings_for(raw, raw["store"], root / f"worker{n}-{i}", None,
-                                   query_cache=True), root, f"worker{n}-{i}", db.url)
+                                   query_cache=True, extraction_idle_s=args.extraction_idle_s),
+                      root, f"worker{n}-{i}", db.url)
                for i in range(n)]
     out: dict[str, Any] = {"workers": n}
     async with httpx.AsyncClient(timeout=120) as client:
@@ -307,6 +381,7 @@ async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Na
             out["cpu_s"] = {name: round(b - a, 2) for name, a, b in zip(
                 ("workers", "chroma", "postgresql", "bench_clients"), cpu, after, strict=True)}
             out["load_before"], out["load_after"] = round(load, 2), round(os.getloadavg()[0], 2)
+            out["extraction"] = await extraction_catch_up(db.url, args.extraction_wait_s)
             progress(f"{n} worker(s): {out}")
             if n >= 2 and args.writes:
                 out["cross_worker"] = await cross_worker_recall(client, urls, args)
