@@ -402,6 +402,8 @@ class Evaluator:
                             t.false_injections += bool(got)
                         elif evidence:
                             t.recall_by_category[cat].append(len(evidence & got) / len(evidence))
+                            if not evidence <= got:
+                                t.misses.append(_locomo_miss(q, cat, evidence, got, recall))
                     done += 1
                     self.progress(done, total, "locomo questions")
         finally:
@@ -430,9 +432,20 @@ class Evaluator:
         return out
 
     def misses(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
-        """Every miss, per data file and engine."""
+        """Every miss, per data file and engine (a LoCoMo question whose evidence turns
+        were not all recalled is one too, its category in front of the question)."""
         return {label: {n: t.misses for n, t in per_engine.items()}
-                for label, per_engine in self.files.items() if label not in self.locomo_files}
+                for label, per_engine in self.files.items()}
+
+
+def _locomo_miss(q: dict[str, Any], cat: str, evidence: set[str], got: set[str],
+                 recall: Any) -> dict[str, Any]:
+    """A LoCoMo question whose evidence turns were not all recalled (``--misses``)."""
+    d = recall.details
+    return {"query": f"[cat {cat}] {q['question']}", "expect": sorted(evidence),
+            "got": sorted(g for g in got if g), "engine": recall.engine,
+            "gate": d.get("gate"), "intent": d.get("intent"), "heard": d.get("heard"),
+            "matched": d.get("matched"), "date_ranges": d.get("date_ranges")}
 
 
 def _locomo_entry(loco: EngineTally) -> dict[str, Any]:
