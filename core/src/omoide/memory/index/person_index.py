@@ -11,6 +11,7 @@ another store call. Small per memory (about 1.7 KB with its vector, see
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import sys
@@ -19,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -47,6 +48,7 @@ from omoide.memory.index.family_names import KIN_WORDS, names_after
 from omoide.memory.index.postings import MemoryNumbers, Postings
 from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.canonical import canonical, to_katakana
+from omoide.memory.language.english_dates import SAID_LABEL, memory_spans_en
 from omoide.memory.language.english_time import tells_when
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
@@ -112,6 +114,8 @@ class LexicalMatch:
     their reading (not one kanji inside a compound, not a fragment inside a longer word):
     what a remark must share to be about a memory."""
 
+
+_T = TypeVar("_T")
 
 _OUTING = re.compile(regex_alternation(OUTING_STEMS))
 
@@ -211,7 +215,7 @@ class UserIndex:
         named = tuple(Term(frozenset({canonical(e).lower(), to_katakana(canonical(e)).lower()}),
                            1.5, True, e) for e in memory.entities if len(canonical(e)) >= 2)
         said_on = memory.created_at.astimezone(self._tz).date()
-        spans = memory_spans(text, said_on)
+        spans = memory_spans(text, said_on) or memory_spans_en(text, said_on)
         if memory.event_dates and not any(s.label in ("date", "stay") for s in spans):
             spans = [DateSpan(d, d, "date") for d in memory.event_dates]
         kanji = "".join(sorted({c for c in text if "\u4e00" <= c <= "\u9fff"}))
@@ -461,28 +465,13 @@ class UserIndex:
         """
         n = max(1, len(self._entries))
         excluded = [e for e in exclude if e]
-        # Each credit is one bit; a memory's bits say which credits it earned, and its
-        # scores are summed once per distinct set of bits rather than once per memory
-        # (with 100,000 memories a query's words reach thousands of them, mostly with
-        # the same few words in common).
-        earned: dict[str, int] = {}
-        credits: list[tuple[float, float, float, float, float, str]] = []
         seen_sets: list[set[str]] = []
         used_readings: set[str] = set()
-
-        def credit(ids: set[str], weight: float, proper: bool, label: str,
-                   covers: float, exact: bool = False) -> None:
-            w = weight * math.log(1.0 + n / len(ids))
-            bit = 1 << len(credits)
-            credits.append((w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
-                            w if exact else 0.0, label))
-            get = earned.get
-            for mid in (ids & only if only is not None else ids):
-                earned[mid] = get(mid, 0) | bit
-
         found, asked = self._term_postings(query, excluded)
         if only is None and n > LARGE_INDEX:
             only = _likely_matches([(ids, term.weight) for term, ids, _ in found], n)
+        credits = _Credits(n, only)
+        credit = credits.give
         for term, ids, weight in found:
             if term.weight < 1.0 and any(ids == seen for seen in seen_sets):
                 continue  # a run of words that only repeats a word already counted
@@ -508,13 +497,8 @@ class UserIndex:
                     used_readings.add(reading)
                     credit(names, 0.8, True, reading, 1.0, exact=True)
                     asked += 1.0
-        matches = {bits: _earned_match(bits, credits, asked) for bits in set(earned.values())}
-        kept: Iterable[str] = earned
-        if n > LARGE_INDEX and len(earned) > LEXICAL_KEEP:
-            # the weakest of thousands of matches would never be chosen: do not dress them
-            kept = _best_earned(earned, {bits: m.score for bits, m in matches.items()},
-                                LEXICAL_KEEP)
-        return {mid: matches[earned[mid]] for mid in kept}
+        # the weakest of thousands of matches would never be chosen: do not dress them
+        return credits.matches(asked, LEXICAL_KEEP if n > LARGE_INDEX else None)
 
     def _term_postings(self, query: Analysis, excluded: list[str],
                        ) -> tuple[list[tuple[Term, set[str], float]], float]:
@@ -658,25 +642,36 @@ class UserIndex:
         """
         if not spans:
             return {}
-        out: dict[str, float] = {}
+        # Each range gives one score to all it finds: sets of memories, the best score
+        # first, each memory taking the first (thousands of habits on a weekday cost
+        # set operations, not a step each).
+        found: list[tuple[float, set[str]]] = []
         entries = self._entries
         for q in spans:
             weight = 1.0 / math.log2(1 + q.days)
             first = q.start.toordinal()
+            dated: set[str] = set()
             for day in range(first, first + min(q.days, 400)):
-                for mid in self._days.members(day):
-                    if max_memory_days is not None and entries[mid].widest > max_memory_days:
-                        continue
-                    old = out.get(mid)
-                    if old is None or old < weight:
-                        out[mid] = weight
+                dated.update(self._days.members(day))
+            if max_memory_days is not None:
+                dated = {m for m in dated if entries[m].widest <= max_memory_days}
+            found.append((weight, dated))
             if q.days <= 2:
-                for w in _weekdays_in(q):
-                    for mid in self._habits.members(w):
-                        old = out.get(mid)
-                        if old is None or old < 0.5 * weight:
-                            out[mid] = 0.5 * weight
+                found.extend((0.5 * weight, self._habits.get(w) or set())
+                             for w in _weekdays_in(q))
+        out: dict[str, float] = {}
+        for weight, ids in sorted(found, key=lambda f: -f[0]):
+            out.update(dict.fromkeys(ids.difference(out) if out else ids, weight))
         return out
+
+    def live_only(self, found: dict[str, _T]) -> dict[str, _T]:
+        """``found`` (what a channel of this index found, changed in place) without the
+        superseded memories, in the order it had: one set operation, not a test per
+        memory (a date range finds thousands). The channels find indexed memories only."""
+        if self.superseded:
+            for mid in self.superseded.intersection(found):
+                del found[mid]
+        return found
 
     def _widest_span(self, memory_id: str) -> int:
         e = self._entries.get(memory_id)
@@ -716,7 +711,8 @@ class UserIndex:
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
-        return bool(e and (e.spans or e.habits or e.says_when))
+        return bool(e and (any(s.label != SAID_LABEL for s in e.spans) or e.habits
+                           or e.says_when))
 
     @property
     def has_all_vectors(self) -> bool:
@@ -834,22 +830,65 @@ def _likely_matches(matches: Sequence[tuple[set[str], float]], n: int) -> set[st
     return out or None
 
 
-def _best_earned(earned: dict[str, int], score_of: dict[int, float], keep: int) -> list[str]:
-    """The ``keep`` memories of ``earned`` (memory → the bits of the credits it earned)
-    with the highest scores, best first, ties in ``earned``'s order: what
-    ``heapq.nlargest`` gives, found by counting the memories of each distinct set of
-    bits (a few dozen) instead of comparing thousands of memories."""
-    counts: dict[int, int] = {}
-    for bits in earned.values():
-        counts[bits] = counts.get(bits, 0) + 1
-    threshold, total = 0.0, 0
-    for bits in sorted(counts, key=lambda b: -score_of[b]):
-        threshold, total = score_of[bits], total + counts[bits]
-        if total >= keep:
-            break
-    above = [mid for mid, bits in earned.items() if score_of[bits] > threshold]
-    at = [mid for mid, bits in earned.items() if score_of[bits] == threshold]
-    return sorted(above + at[:keep - len(above)], key=lambda mid: -score_of[earned[mid]])
+class _Credits:
+    """The credits a query's words give, and which memories earned each.
+
+    Each credit is one bit; the memories that earned the same credits (the same bits)
+    make one group, kept as one set, and a group's evidence is summed once: with 100,000
+    memories a query's words reach thousands of them, mostly with the same few words in
+    common, and a credit splits the groups with set operations instead of visiting
+    each memory it reaches.
+    """
+
+    __slots__ = ("_covered", "_groups", "_n", "_only", "credits")
+
+    def __init__(self, n: int, only: set[str] | None) -> None:
+        self._n = n
+        self._only = only
+        self.credits: list[tuple[float, float, float, float, float, str]] = []
+        self._groups: list[tuple[set[str], int]] = []
+        """Memories that earned exactly the credits of the bits, one set per bits."""
+        self._covered: set[str] = set()
+
+    def give(self, ids: set[str], weight: float, proper: bool, label: str, covers: float,
+             exact: bool = False) -> None:
+        """A credit for the memories ``ids`` (the index's own set: never changed here),
+        idf-weighted by how many hold it."""
+        w = weight * math.log(1.0 + self._n / len(ids))
+        bit = 1 << len(self.credits)
+        self.credits.append((w, w if weight >= 0.8 else 0.0, w if proper else 0.0, covers,
+                             w if exact else 0.0, label))
+        members = ids & self._only if self._only is not None else ids
+        groups: list[tuple[set[str], int]] = []
+        for held, bits in self._groups:
+            inside = held & members
+            if not inside:
+                groups.append((held, bits))
+                continue
+            groups.append((inside, bits | bit))
+            if len(inside) < len(held):
+                groups.append((held - inside, bits))
+        new = members - self._covered
+        if new:
+            groups.append((new, bit))
+            self._covered |= new
+        self._groups = groups
+
+    def matches(self, asked: float, keep: int | None) -> dict[str, LexicalMatch]:
+        """Each memory's evidence, the best first; at most about ``keep`` of them (all
+        those scoring above the one at ``keep``, then as many of those equal to it as
+        fit, in no particular order), or all when ``keep`` is None."""
+        scored = sorted(((held, _earned_match(bits, self.credits, asked))
+                         for held, bits in self._groups), key=lambda g: -g[1].score)
+        out: dict[str, LexicalMatch] = {}
+        room = len(self._covered) if keep is None else keep
+        for held, match in scored:
+            if room <= 0:
+                break
+            taken = held if len(held) <= room else itertools.islice(held, room)
+            out.update(dict.fromkeys(taken, match))
+            room -= len(held)
+        return out
 
 
 def _earned_match(bits: int, credits: Sequence[tuple[float, float, float, float, float, str]],

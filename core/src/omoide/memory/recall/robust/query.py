@@ -13,6 +13,7 @@ from datetime import date, datetime, timedelta
 from rapidfuzz import fuzz
 
 from omoide.memory.language.canonical import canonical, query_copy
+from omoide.memory.language.english_dates import question_spans
 from omoide.memory.language.lexicon import (
     TEMPORAL_READINGS,
     Analysis,
@@ -156,7 +157,8 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     said = tense(text)
     # a recall question in neither tense (「冬の展示どこだっけ」) may mean the last one
     placing = None if said is Tense.NEUTRAL and intent.recall else said
-    spans = _query_spans(analysis, intent, now.date(), placing)
+    spans = _query_spans(analysis, intent, now.date(), placing) or \
+        tuple(question_spans(text, now.date()))
     labels = {s.label for s in spans}
     exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
     return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text))
