@@ -60,3 +60,26 @@ def test_a_person_sets_their_own_quiet_hours_and_gives_them_back(page: Any,
     moments.get_by_role("button", name="Use the default").click()
     expect(moments).to_contain_text("the household's")
     assert page.console_errors == []
+
+
+def test_a_reminder_is_stopped_for_good_from_the_console(page: Any,
+                                                         omoide_server: Any) -> None:
+    tokyo = ZoneInfo("Asia/Tokyo")
+    omoide_server.add_person("rika")
+    omoide_server.import_memories("rika", [{
+        "id": "pills",
+        "text": "あなたは毎朝8時に薬を飲むので、その時間に声をかけてほしいと頼んだ。",
+        "kind": "habit", "created_at": (datetime.now(tokyo) - timedelta(days=2)).isoformat()}])
+    omoide_server.sign_in(page, omoide_server.person_token("rika"))
+    moments = page.locator("#moments")
+    expect(moments).to_contain_text("reminder")
+    stop = moments.get_by_role("button", name="Stop for good")
+    assert stop.count() >= 1
+    stop.first.click()
+    expect(moments.get_by_role("button", name="Stop for good")).to_have_count(0)
+    with omoide_server.client() as c:
+        listing = c.get("/v1/users/rika/moments").json()
+    assert listing["upcoming"] == []
+    [stopped] = listing["said"]   # one entry for every day's reminder
+    assert stopped["key"].endswith(":reminder") and stopped["state"] == "cancelled"
+    assert page.console_errors == []

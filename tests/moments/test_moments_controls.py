@@ -86,8 +86,9 @@ def test_the_cli_lists_cancels_and_switches_through_the_server(
     [follow_up] = aki["upcoming"]
     assert follow_up["kind"] == "follow_up" and follow_up["topic"] == "箱根"
     code, out, _ = run(capsys, "cancel", "--config", config, "--user", "aki",
-                       follow_up["key"])
-    assert code == 0
+                       follow_up["key"], "--every")
+    assert (code, out.strip()) == (0, f"cancelled {follow_up['key']} and every "
+                                      "repetition for aki")
     [aki] = json.loads(run(capsys, "list", "--config", config, "--user", "aki",
                            "--json")[1])
     assert aki["upcoming"] == [] and aki["said"][0]["state"] == "cancelled"
@@ -208,6 +209,29 @@ async def test_moments_off_in_the_config_are_not_switched_on_by_voice(
     s = _scheduler(tmp_path, Clock(datetime(2026, 12, 11, 18, 0, tzinfo=TOKYO)))
     s.settings = MomentsSettings(people={"aki": {"off": True}})
     assert await _turn(s, "やっぱりまた予定のこと教えてほしいな") is None
+
+
+async def test_a_reminder_cancelled_once_comes_back_tomorrow_stopped_for_good_never(
+        tmp_path: Path) -> None:
+    clock = Clock(datetime(2026, 12, 11, 7, 30, tzinfo=TOKYO))
+    s = _scheduler(tmp_path, clock)
+    s.memories.add(Memory("m2", "aki", "あなたは毎朝8時に薬を飲むので、その時間に声をかけて"
+                          "ほしいと頼んだ。", datetime(2026, 12, 1, tzinfo=TOKYO), (), "habit"))
+
+    async def reminders() -> list[str]:
+        return [m["key"] for m in (await s.listing("aki"))["upcoming"]
+                if m["kind"] == "reminder"]
+
+    today, tomorrow = "m2:reminder:2026-12-11", "m2:reminder:2026-12-12"
+    assert await reminders() == [today, tomorrow]
+    assert (await s.listing("aki"))["upcoming"][0]["repeats"] is True
+    assert await s.cancel("aki", today, "console")
+    assert await reminders() == [tomorrow]
+    assert await s.cancel("aki", tomorrow, "console", every=True)
+    assert await reminders() == []
+    clock.at += timedelta(days=5)
+    assert await reminders() == []
+    assert [m["kind"] for m in (await s.listing("aki"))["upcoming"]] == ["follow_up"]
 
 
 async def test_saying_stop_long_after_any_moment_asks_nothing(tmp_path: Path) -> None:

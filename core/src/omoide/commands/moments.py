@@ -1,7 +1,7 @@
 """``omoide moments ...``: what omoide will say first, to whom, and stopping it.
 
     omoide moments list   --config FILE [--user U] [--json]
-    omoide moments cancel --config FILE --user U KEY
+    omoide moments cancel --config FILE --user U KEY [--every]
     omoide moments off    --config FILE --user U      (on: switch them back on)
     omoide moments quiet  --config FILE --user U SPAN (21:00-06:30; "default": the
                                                        config's quiet hours again)
@@ -49,6 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             c.add_argument("--json", action="store_true", help="print JSON")
         if name == "cancel":
             c.add_argument("key", metavar="KEY")
+            c.add_argument("--every", action="store_true", help="also every repetition "
+                           "of it (a daily reminder, a birthday every year)")
         if name == "quiet":
             c.add_argument("span", metavar="SPAN", type=_span_argument)
         c.set_defaults(handler=_run)
@@ -57,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 class _Moments(Protocol):
     async def listing(self, user: str | None) -> list[dict[str, Any]]: ...
 
-    async def cancel(self, user: str, key: str) -> bool: ...
+    async def cancel(self, user: str, key: str, every: bool) -> bool: ...
 
     async def switch(self, user: str, off: bool) -> None: ...
 
@@ -89,10 +91,11 @@ async def _work(settings: Settings, args: argparse.Namespace) -> int:
                   else _table(people))
             return 0
         if args.action == "cancel":
-            if not await moments.cancel(args.user, args.key):
+            if not await moments.cancel(args.user, args.key, args.every):
                 print(f"{args.user} has no moment {args.key!r} to come", file=sys.stderr)
                 return EXIT_FAILED
-            print(f"cancelled {args.key} for {args.user}")
+            print(f"cancelled {args.key}{' and every repetition' if args.every else ''}"
+                  f" for {args.user}")
             return 0
         if args.action == "quiet":
             now = await moments.quiet(args.user, args.span)
@@ -157,9 +160,9 @@ class _Remote:
             return list((await self._call("GET", "/v1/moments"))["people"])
         return [await self._call("GET", f"/v1/users/{quote(user, safe='')}/moments")]
 
-    async def cancel(self, user: str, key: str) -> bool:
+    async def cancel(self, user: str, key: str, every: bool) -> bool:
         path = f"/v1/users/{quote(user, safe='')}/moments/{quote(key, safe='')}/cancel"
-        return await self._call("POST", path) is not None
+        return await self._call("POST", path + ("?every=true" if every else "")) is not None
 
     async def switch(self, user: str, off: bool) -> None:
         await self._call("PUT", f"/v1/users/{quote(user, safe='')}/moments/switch",
@@ -179,8 +182,8 @@ class _Local:
         people = [user] if user else sorted(set(await self.scheduler.people()))
         return [await self.scheduler.listing(p) for p in people]
 
-    async def cancel(self, user: str, key: str) -> bool:
-        return bool(await self.scheduler.cancel(user, key, "cli"))
+    async def cancel(self, user: str, key: str, every: bool) -> bool:
+        return bool(await self.scheduler.cancel(user, key, "cli", every=every))
 
     async def switch(self, user: str, off: bool) -> None:
         await self.scheduler.switch_off(user, off)

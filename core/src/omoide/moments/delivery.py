@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo
@@ -156,7 +156,7 @@ class MomentScheduler:
         memories = await self.memories.current_memories(person)
         settled = await self.ledger.settled_keys(person)
         return [m for m in plan_moments(person, memories, now, self.zone)
-                if m.key not in settled]
+                if m.key not in settled and m.series not in settled]
 
     async def quiet_hours(self, person: str) -> tuple[QuietHours, str]:
         """``person``'s quiet hours and whose they are: ``own`` (set from the console
@@ -309,12 +309,15 @@ class MomentScheduler:
                              for m in await self.planned(person, now)],
                 "said": [e.to_json() for e in await self.ledger.entries(person, 20)]}
 
-    async def cancel(self, person: str, key: str, by: str) -> bool:
-        """Never say ``person``'s planned moment ``key``; False when there is none."""
+    async def cancel(self, person: str, key: str, by: str, *, every: bool = False) -> bool:
+        """Never say ``person``'s planned moment ``key`` — with ``every``, nor any
+        repetition of it (a daily reminder, a birthday every year); False when there
+        is none."""
         now = self.clock.now()
         for moment in await self.planned(person, now):
             if moment.key == key:
-                return await self.ledger.cancel(moment, now, by)
+                target = replace(moment, key=moment.series) if every else moment
+                return await self.ledger.cancel(target, now, by)
         return False
 
     async def switch_off(self, person: str, off: bool) -> None:

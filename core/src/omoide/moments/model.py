@@ -16,6 +16,10 @@ class MomentKind(enum.StrEnum):
     REMINDER = "reminder"
 
 
+REPEATING = frozenset({MomentKind.BIRTHDAY, MomentKind.REMINDER})
+"""Kinds that come back (a reminder every day, a birthday every year): each comes with
+its day or year in its key, and can be stopped for good (:attr:`Moment.series`)."""
+
 CONVERSATION_ONLY = frozenset({MomentKind.FOLLOW_UP})
 """Kinds said only when the person talks (「箱根どうだった？」 the first time they speak
 after the plan), never pushed to an idle robot."""
@@ -45,6 +49,13 @@ class Moment:
         return self.starts <= now < self.ends
 
     @property
+    def series(self) -> str:
+        """The key every repetition of this moment shares (a daily reminder's, a
+        birthday's every year): cancelled, none of them is said again. A one-off
+        moment's is its own key."""
+        return self.key.rsplit(":", 1)[0] if self.kind in REPEATING else self.key
+
+    @property
     def pushable(self) -> bool:
         """May be spoken to an idle robot (not only at the start of a conversation)."""
         return self.kind not in CONVERSATION_ONLY
@@ -53,4 +64,5 @@ class Moment:
         return {"key": self.key, "person": self.person, "kind": self.kind.value,
                 "starts": self.starts.isoformat(), "ends": self.ends.isoformat(),
                 "about": self.about.isoformat(), "topic": self.topic,
-                "reasons": list(self.reasons), "facts": list(self.facts)}
+                "reasons": list(self.reasons), "facts": list(self.facts),
+                "repeats": self.kind in REPEATING}

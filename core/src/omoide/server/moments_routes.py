@@ -2,7 +2,9 @@
 
     GET  /v1/moments                                  everyone's (admin)
     GET  /v1/users/{user}/moments                     upcoming, said lately, the switch
-    POST /v1/users/{user}/moments/{key}/cancel        never say that one
+    POST /v1/users/{user}/moments/{key}/cancel        never say that one (?every=true:
+                                                      nor any repetition of it, a
+                                                      daily reminder or a birthday)
     PUT  /v1/users/{user}/moments/switch   {"off": true|false}
     PUT  /v1/users/{user}/moments/quiet_hours   {"quiet_hours": "21:00-06:30" | null}
                                                       their own quiet hours (null: the
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from omoide.server.auth import require_admin, require_user
@@ -65,12 +67,15 @@ def moments_router(server: MomentsServer) -> APIRouter:
         return await scheduler().listing(user)
 
     @router.post("/v1/users/{user}/moments/{key}/cancel")
-    async def cancel(request: Request, user: UserId, key: str) -> dict[str, Any]:
+    async def cancel(request: Request, user: UserId, key: str,
+                     every: bool = Query(False, description="Also every repetition "
+                                         "(a daily reminder, a birthday)."),
+                     ) -> dict[str, Any]:
         principal = require_user(request, user)
         by = "admin" if principal.is_admin else user
-        if not await scheduler().cancel(user, key, f"console ({by})"):
+        if not await scheduler().cancel(user, key, f"console ({by})", every=every):
             raise HTTPException(404, f"{user} has no moment {key!r} to come")
-        return {"user": user, "cancelled": key}
+        return {"user": user, "cancelled": key, "every": every}
 
     @router.put("/v1/users/{user}/moments/switch")
     async def switch(request: Request, user: UserId, body: Switch) -> dict[str, Any]:

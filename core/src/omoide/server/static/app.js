@@ -600,7 +600,8 @@ async function loadMoments(ctx) {
   }
   const rows = m.upcoming.map((x) => `<li><span class="badge">${esc(x.kind)}</span> <span lang="ja">${esc(x.topic)}</span>
       <span class="muted small">${timeHtml(x.starts)} – ${timeHtml(x.ends)}${x.open ? " (now)" : ""}</span>
-      <button type="button" class="secondary" data-cancel="${esc(x.key)}">Cancel</button></li>`).join("");
+      <button type="button" class="secondary" data-cancel="${esc(x.key)}">Cancel</button>${x.repeats ? `
+      <button type="button" class="secondary" data-stop="${esc(x.key)}">Stop for good</button>` : ""}</li>`).join("");
   const said = m.said.slice(0, 5).map((e) => `<li><span class="badge">${esc(e.state)}</span> ${esc(e.kind)} ${timeHtml(e.at)}
       <span lang="ja">${esc(e.text)}</span></li>`).join("");
   const whose = { own: `${ctx.user}'s own`, config: "set in the config", household: "the household's" }[m.quiet_hours_from] || "";
@@ -629,6 +630,12 @@ async function loadMoments(ctx) {
   for (const b of $$("[data-cancel]", box)) {
     b.addEventListener("click", async () => {
       await api(`${ctx.base}/moments/${enc(b.dataset.cancel)}/cancel`, { method: "POST" });
+      loadMoments(ctx);
+    });
+  }
+  for (const b of $$("[data-stop]", box)) {
+    b.addEventListener("click", async () => {
+      await api(`${ctx.base}/moments/${enc(b.dataset.stop)}/cancel?every=true`, { method: "POST" });
       loadMoments(ctx);
     });
   }
