@@ -160,3 +160,20 @@ async def test_a_conversation_does_not_open_with_a_moment_in_front_of_a_guest(
     later = EVENING + timedelta(minutes=20)
     s.presence.turn_started("t3", "aki", "living-room", later)
     assert (await s.opener(back, later) or "").startswith("そういえば、明日は箱根だね")
+
+
+async def test_a_turn_identified_as_another_member_leaves_no_trace_of_the_first(
+        tmp_path: Path) -> None:
+    """The shared robot's turn starts as its default person (aki) and identification
+    says ben was speaking: aki was not heard there, and is not taken to be near it."""
+    from omoide.components.turn_events import Heard, TurnStarted
+
+    s = _scheduler(tmp_path / "m.sqlite3", None, Clock())
+    earlier = EVENING - timedelta(hours=2)
+    _talked(s, "t0", "aki", "akis-room", earlier)
+    await s.on_event(TurnStarted(turn_id="t1", user="aki", device="living-room",
+                                 started_at=EVENING))
+    await s.on_event(Heard(turn_id="t1", user="ben", transcript="おやすみ"))
+    assert not s.presence.someone_else_present("ben", EVENING, "living-room")
+    assert s.presence.someone_else_present("aki", EVENING, "living-room")
+    assert s.presence.near("ben", EVENING) == {"ben"}   # aki is still in her room

@@ -42,6 +42,10 @@ class Presence:
     """Per robot, when each speaker (a member, or ``guest``) was last heard there."""
     _last_robot: dict[str, tuple[str, datetime]] = field(default_factory=dict)
     _last_turn: dict[str, datetime] = field(default_factory=dict)
+    _before: dict[str, tuple[datetime | None, tuple[str, datetime] | None]] = field(
+        default_factory=dict)
+    """Per running turn: what was known of its first speaker before it started (put
+    back when identification says someone else was speaking)."""
 
     async def on_event(self, event: TurnEvent) -> None:
         """Turn-event subscriber (``Assistant.observers``); never raises."""
@@ -57,7 +61,9 @@ class Presence:
         self._running[turn_id] = (user, device)
         if device is None:
             return
-        self._heard.setdefault(device, {})[user] = at
+        heard = self._heard.setdefault(device, {})
+        self._before.setdefault(turn_id, (heard.get(user), self._last_robot.get(user)))
+        heard[user] = at
         if user != GUEST:
             self._devices_of.setdefault(user, set()).add(device)
             self._last_robot[user] = (device, at)
@@ -70,11 +76,24 @@ class Presence:
         if running is None or not user or running[0] == user:
             return
         assumed, device = running
-        if device is not None and self._heard.get(device, {}).get(assumed) == at:
-            del self._heard[device][assumed]
+        heard_before, robot_before = self._before.pop(turn_id, (None, None))
+        if device is not None:
+            self._put_back(device, assumed, heard_before, robot_before)
         self.turn_started(turn_id, user, device, at)
 
+    def _put_back(self, device: str, person: str, heard: datetime | None,
+                  robot: tuple[str, datetime] | None) -> None:
+        if heard is None:
+            self._heard.get(device, {}).pop(person, None)
+        else:
+            self._heard.setdefault(device, {})[person] = heard
+        if robot is None:
+            self._last_robot.pop(person, None)
+        else:
+            self._last_robot[person] = robot
+
     def turn_done(self, turn_id: str, at: datetime) -> None:
+        self._before.pop(turn_id, None)
         user, _device = self._running.pop(turn_id, ("", None))
         if user and user != GUEST:
             self._last_turn[user] = at
