@@ -720,8 +720,8 @@ async function loadSources(ctx, details) {
   try {
     const { exchanges } = await api(`${ctx.base}/exchanges?ids=${enc(details.dataset.sources)}`);
     box.innerHTML = exchanges.length ? exchanges.map((e) => `<p>${timeHtml(e.at)}<br>
-      <strong>${esc(ctx.user)}:</strong> <span lang="ja">${esc(e.user_text)}</span><br>
-      <strong>omoide:</strong> <span lang="ja">${esc(e.assistant_text)}</span></p>`).join("")
+      ${e.user_text ? `<strong>${esc(ctx.user)}:</strong> <span lang="ja">${esc(e.user_text)}</span><br>` : ""}
+      <strong>omoide${e.user_text ? "" : " (spoke first)"}:</strong> <span lang="ja">${esc(e.assistant_text)}</span></p>`).join("")
       : `<p class="muted">The exchanges are no longer in the journal.</p>`;
   } catch (err) { box.innerHTML = `<span class="error">${esc(err.message)}</span>`; }
 }
