@@ -8,9 +8,17 @@ without PostgreSQL sets ``OMOIDE_TEST_SKIP_POSTGRESQL=1`` to skip them instead.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -75,3 +83,76 @@ async def make_journal(backend: str, tmp_path: Path, request: pytest.FixtureRequ
     yield make
     for journal in opened:
         journal.close()
+
+
+# -- omoide serve workers on the test's database -------------------------------------------
+@dataclass(frozen=True)
+class ServedWorkers:
+    """What :func:`omoide_workers` started: each worker's base URL and config file, and
+    the admin token (the database's, one for all)."""
+
+    urls: list[str]
+    configs: list[Path]
+    admin: str
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[str], limit_s: float = 120.0) -> None:
+    """Until ``/healthz`` says ready (a start-up bound on a busy machine, not a measure)."""
+    import httpx
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{base} did not become ready")
+
+
+@contextlib.contextmanager
+def _serve(url: str, folder: Path, count: int, config: Callable[[Path, int], str],
+           ) -> Iterator[ServedWorkers]:
+    from omoide.server.postgres_tokens import PostgresTokenStore
+
+    started: list[tuple[str, Path, subprocess.Popen[str]]] = []
+    try:
+        for n in range(count):
+            port = free_port()
+            path = folder / f"worker{n}.yaml"
+            path.write_text(config(folder / f"data{n}", port), encoding="utf-8")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "omoide.cli", "serve", "--config", str(path)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                env={**os.environ, "OMOIDE_DATABASE_URL": url})
+            started.append((f"http://127.0.0.1:{port}", path, proc))
+        for base, _, proc in started:
+            _wait_ready(base, proc)
+        tokens = PostgresTokenStore(url)
+        admin = tokens.admin_token()
+        tokens.close()
+        yield ServedWorkers([base for base, _, _ in started],
+                            [path for _, path, _ in started], admin)
+    finally:
+        for _, _, proc in started:
+            proc.send_signal(signal.SIGTERM)
+        for _, _, proc in started:
+            proc.wait(timeout=60)
+
+
+@pytest.fixture
+def omoide_workers(postgres_url: str, tmp_path: Path,
+                   ) -> Callable[..., contextlib.AbstractContextManager[ServedWorkers]]:
+    """``with omoide_workers(count, config) as served:`` starts ``count`` ``omoide serve``
+    processes on the test's database (``OMOIDE_DATABASE_URL``), each with the config
+    ``config(data_dir, port)`` written to ``worker<n>.yaml`` in the test's folder, and
+    waits until every one is ready; SIGTERM and wait when the block ends."""
+    return functools.partial(_serve, postgres_url, tmp_path)

@@ -13,12 +13,12 @@ doubles. Whose turn it was is read from the shared journal (the exchanges table)
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -26,7 +26,6 @@ import pytest
 
 pytest.importorskip("omoide_device_stackchan")
 
-from omoide.server.postgres_tokens import PostgresTokenStore
 from omoide_device_stackchan.simulator import ProvisioningRefused, SimulatedStackChan
 
 CONFIG = """
@@ -45,52 +44,12 @@ WAIT_S = 60.0
 """A bound on a busy machine, not a measure."""
 
 
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{base} did not become ready")
-
-
 @pytest.fixture
-def workers(postgres_url: str, tmp_path: Path) -> Iterator[tuple[httpx.Client, list[str]]]:
-    started: list[tuple[str, subprocess.Popen[str]]] = []
-    try:
-        for n in range(2):
-            port = free_port()
-            config = tmp_path / f"worker{n}.yaml"
-            config.write_text(CONFIG.format(data=tmp_path / f"data{n}", port=port),
-                              encoding="utf-8")
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
-            started.append((f"http://127.0.0.1:{port}", proc))
-        for base, proc in started:
-            wait_ready(base, proc)
-        tokens = PostgresTokenStore(postgres_url)
-        admin = tokens.admin_token()
-        tokens.close()
-        with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {admin}"}) as client:
-            yield client, [base for base, _ in started]
-    finally:
-        for _, proc in started:
-            proc.send_signal(signal.SIGTERM)
-        for _, proc in started:
-            proc.wait(timeout=60)
+def workers(omoide_workers: Any, tmp_path: Path) -> Iterator[tuple[httpx.Client, list[str]]]:
+    with omoide_workers(2, lambda data, port: CONFIG.format(data=data, port=port)) as served, \
+            httpx.Client(timeout=60,
+                         headers={"Authorization": f"Bearer {served.admin}"}) as client:
+        yield client, served.urls
 
 
 def exchanges_of(url: str, person: str) -> int:

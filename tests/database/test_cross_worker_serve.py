@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -24,8 +23,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-from omoide.server.postgres_tokens import PostgresTokenStore
 
 chroma = pytest.importorskip("omoide_store_chroma")
 from omoide_store_chroma.local_server import (  # noqa: E402
@@ -52,56 +49,22 @@ WAIT_S = 60.0
 """A bound on a busy machine, not a measure (`omoide bench workers` measures)."""
 
 
-def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{base} did not become ready")
-
-
 @pytest.fixture
-def workers(postgres_url: str, tmp_path: Path,
+def workers(omoide_workers: Any, tmp_path: Path,
             ) -> Iterator[tuple[httpx.Client, list[str], Path]]:
     """(a client with the admin token, the workers' URLs, a config for one-off commands:
     its own data dir, the same database and store)."""
     if chroma_command() is None:
         pytest.skip("the `chroma` command (from the chromadb package) is not installed")
-    started: list[tuple[str, subprocess.Popen[str]]] = []
     with LocalChromaServer(tmp_path / "chroma") as store:
-        try:
-            for n in range(2):
-                port = free_port()
-                config = tmp_path / f"worker{n}.yaml"
-                config.write_text(CONFIG.format(data=tmp_path / f"data{n}", port=port,
-                                                chroma_port=store.port), encoding="utf-8")
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                    env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
-                started.append((f"http://127.0.0.1:{port}", proc))
-            for base, proc in started:
-                wait_ready(base, proc)
-            command_config = tmp_path / "command.yaml"
-            command_config.write_text(CONFIG.format(
-                data=tmp_path / "command", port=free_port(), chroma_port=store.port),
-                encoding="utf-8")
-            tokens = PostgresTokenStore(postgres_url)
-            admin = tokens.admin_token()
-            tokens.close()
-            with httpx.Client(timeout=60, headers={"Authorization": f"Bearer {admin}"},
-                              ) as client:
-                yield client, [base for base, _ in started], command_config
-        finally:
-            for _, proc in started:
-                proc.send_signal(signal.SIGTERM)
-            for _, proc in started:
-                proc.wait(timeout=60)
+        def config(data: Path, port: int) -> str:
+            return CONFIG.format(data=data, port=port, chroma_port=store.port)
+
+        command_config = tmp_path / "command.yaml"
+        command_config.write_text(config(tmp_path / "command", free_port()), encoding="utf-8")
+        with omoide_workers(2, config) as served, httpx.Client(
+                timeout=60, headers={"Authorization": f"Bearer {served.admin}"}) as client:
+            yield client, served.urls, command_config
 
 
 def turn(client: httpx.Client, base: str, text: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -24,6 +25,7 @@ import pytest
 from omoide.components import ChatConfig, ChatModel
 from omoide.components.extractor import Fact
 from omoide.config_schema import DatabaseSettings
+from omoide.memory.api import ExtractionReport
 from omoide.memory.config import MemoryConfig
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.journal.extraction_batches import memory_id
@@ -200,45 +202,55 @@ async def _past_the_leases_given(url: str) -> None:
             await asyncio.sleep(0.2)
 
 
-async def test_a_job_slower_than_its_lease_is_not_taken_over_while_it_runs(
-        make_worker: Worker, postgres_url: str) -> None:
-    slow_chat, other_chat = GatedChat(ChatConfig()), await chat_model()
-    await slow_chat.start()
-    slow = await make_worker(slow_chat, lease_seconds=3.0)
-    other = await make_worker(other_chat, lease_seconds=3.0)
+@dataclass
+class HeldJob:
+    """An extraction under way on one worker, its chat model not answering yet, and a
+    second worker beside it."""
+
+    chat: GatedChat
+    other: MemoryEngine
+    other_chat: LineFactsChat
+    asked_about: list[str]
+    running: asyncio.Task[ExtractionReport]
+
+
+async def _held_job(make_worker: Worker, lease_seconds: float) -> HeldJob:
+    chat, other_chat = GatedChat(ChatConfig()), await chat_model()
+    await chat.start()
+    holder = await make_worker(chat, lease_seconds=lease_seconds)
+    other = await make_worker(other_chat, lease_seconds=lease_seconds)
     exchanges = [said(i) for i in range(3)]
     for ex in exchanges:
-        await slow.record_exchange(ex)
-    running = asyncio.create_task(slow.extract_now("mika"))
-    await slow_chat.asking.wait()
+        await holder.record_exchange(ex)
+    running = asyncio.create_task(holder.extract_now("mika"))
+    await chat.asking.wait()
+    return HeldJob(chat, other, other_chat, sorted(ex.user_text for ex in exchanges),
+                   running)
+
+
+async def test_a_job_slower_than_its_lease_is_not_taken_over_while_it_runs(
+        make_worker: Worker, postgres_url: str) -> None:
+    job = await _held_job(make_worker, lease_seconds=3.0)
     await _past_the_leases_given(postgres_url)   # the first lease is over: it was extended
-    assert (await other.extract_now("mika")).exchanges == 0
-    slow_chat.go.set()
-    report = await running
+    assert (await job.other.extract_now("mika")).exchanges == 0
+    job.chat.go.set()
+    report = await job.running
     assert report.exchanges == 3 and not report.pending
-    assert sorted(slow_chat.asked) == sorted(ex.user_text for ex in exchanges)
-    assert other_chat.asked == []   # asked once, of the worker that held them
-    assert len(await other.list_memories("mika")) == 3
+    assert sorted(job.chat.asked) == job.asked_about
+    assert job.other_chat.asked == []   # asked once, of the worker that held them
+    assert len(await job.other.list_memories("mika")) == 3
 
 
 async def test_the_leases_of_a_job_that_died_run_out_and_another_worker_takes_it(
         make_worker: Worker, postgres_url: str) -> None:
-    dying_chat, other_chat = GatedChat(ChatConfig()), await chat_model()
-    await dying_chat.start()
-    dying = await make_worker(dying_chat, lease_seconds=1.0)
-    other = await make_worker(other_chat, lease_seconds=1.0)
-    exchanges = [said(i) for i in range(3)]
-    for ex in exchanges:
-        await dying.record_exchange(ex)
-    running = asyncio.create_task(dying.extract_now("mika"))
-    await dying_chat.asking.wait()
-    running.cancel()   # the job ends mid-ask: its beat stops with it
+    job = await _held_job(make_worker, lease_seconds=1.0)
+    job.running.cancel()   # the job ends mid-ask: its beat stops with it
     with pytest.raises(asyncio.CancelledError):
-        await running
+        await job.running
     for _ in range(5):   # a beat already under way when it stopped may land once more
         await _past_the_leases_given(postgres_url)
-        report = await other.extract_now("mika")
+        report = await job.other.extract_now("mika")
         if report.exchanges:
             break
     assert report.exchanges == 3
-    assert sorted(other_chat.asked) == sorted(ex.user_text for ex in exchanges)
+    assert sorted(job.other_chat.asked) == job.asked_about

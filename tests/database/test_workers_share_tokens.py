@@ -6,13 +6,11 @@ signed in on one is signed in on the other, the token's revocation closes both a
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -29,52 +27,15 @@ tts: {{use: fake}}
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def omoide(*args: str, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "omoide.cli", *args], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "OMOIDE_DATABASE_URL": url})
 
 
-def wait_ready(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 90  # a start-up bound on a busy machine, not a measure
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).json()["status"] == "ready":
-                return
-        except (httpx.HTTPError, ValueError):
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{base} did not become ready")
-
-
 @pytest.fixture
-def workers(postgres_url: str, tmp_path: Path) -> Iterator[list[tuple[str, Path]]]:
-    started: list[tuple[str, Path, subprocess.Popen[str]]] = []
-    try:
-        for n in range(2):
-            port = free_port()
-            config = tmp_path / f"worker{n}.yaml"
-            config.write_text(CONFIG.format(data=tmp_path / f"data{n}", port=port),
-                              encoding="utf-8")
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "omoide.cli", "serve", "--config", str(config)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                env={**os.environ, "OMOIDE_DATABASE_URL": postgres_url})
-            started.append((f"http://127.0.0.1:{port}", config, proc))
-        for base, _, proc in started:
-            wait_ready(base, proc)
-        yield [(base, config) for base, config, _ in started]
-    finally:
-        for _, _, proc in started:
-            proc.send_signal(signal.SIGTERM)
-        for _, _, proc in started:
-            proc.wait(timeout=60)
+def workers(omoide_workers: Any) -> Iterator[list[tuple[str, Path]]]:
+    with omoide_workers(2, lambda data, port: CONFIG.format(data=data, port=port)) as served:
+        yield list(zip(served.urls, served.configs, strict=True))
 
 
 def turn(base: str, token: str, text: str) -> int:

@@ -176,6 +176,34 @@ def _exchange(r: Sequence[object]) -> Exchange:
                     session_id=None if r[5] is None else str(r[5]))
 
 
+# -- rows as records: one reading for the SQLite and the PostgreSQL journal ---------------
+def batch_from_row(r: Sequence[object]) -> ExtractionBatch:
+    """A batch row: id, user, exchange ids, said at, facts, plan, state, attempts, last
+    error (what follows is not read)."""
+    return ExtractionBatch(
+        id=str(r[0]), user=str(r[1]), exchange_ids=tuple(json.loads(str(r[2]))),
+        said_at=datetime.fromisoformat(str(r[3])), facts=facts_from_json(str(r[4])),
+        state=str(r[6]), plan=None if r[5] is None else plan_from_json(str(r[5]), str(r[1])),
+        attempts=int(str(r[7])), last_error=None if r[8] is None else str(r[8]))
+
+
+def summary_from_row(r: Sequence[object]) -> PendingSummary:
+    """A row of the pending summary: user, to extract, oldest, newest, most attempts,
+    quarantined, last error."""
+    def when(v: object) -> datetime | None:
+        return None if v is None else datetime.fromisoformat(str(v))
+
+    return PendingSummary(str(r[0]), int(str(r[1] or 0)), when(r[2]), when(r[3]),
+                          int(str(r[4] or 0)), None if r[6] is None else str(r[6]),
+                          int(str(r[5] or 0)))
+
+
+def dead_letter_from_row(r: Sequence[object]) -> DeadLetter:
+    """A row of id, user, at, user text, attempts, last error, quarantined at."""
+    return DeadLetter(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(str(r[4])),
+                      str(r[5] or ""), str(r[6]))
+
+
 def _placeholders(n: int) -> str:
     return ",".join("?" * n)
 
@@ -373,14 +401,7 @@ class Journal:
             f" FROM exchanges e {where} GROUP BY user"
             " HAVING SUM(consumed_at IS NULL) > 0 ORDER BY user")
         rows = await self._thread(lambda: self._run(sql, params))
-
-        def when(v: object) -> datetime | None:
-            return None if v is None else datetime.fromisoformat(str(v))
-
-        return [PendingSummary(str(r[0]), int(str(r[1] or 0)), when(r[2]), when(r[3]),
-                               int(str(r[4] or 0)), None if r[6] is None else str(r[6]),
-                               int(str(r[5] or 0)))
-                for r in rows]
+        return [summary_from_row(r) for r in rows]
 
     async def note_error(self, ids: Sequence[str], error: str) -> None:
         """Keep ``error`` as the exchanges' last error without counting an attempt
@@ -413,8 +434,7 @@ class Journal:
             "SELECT id, user, at, user_text, attempts, last_error, quarantined_at"
             " FROM exchanges WHERE quarantined_at IS NOT NULL AND consumed_at IS NULL"
             f" {where} ORDER BY user, at_ts", params))
-        return [DeadLetter(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(str(r[4])),
-                           str(r[5] or ""), str(r[6])) for r in rows]
+        return [dead_letter_from_row(r) for r in rows]
 
     def _select_dead(self, db: sqlite3.Connection, user: str,
                      ids: Sequence[str] | None) -> list[str]:
@@ -562,14 +582,7 @@ class Journal:
             params = (user,)
         rows = await self._thread(lambda: self._run(sql + " ORDER BY created_at, rowid",
                                                     params))
-        rows = [r for r in rows if _batch_intact(r)]
-        return [ExtractionBatch(
-            id=str(r[0]), user=str(r[1]), exchange_ids=tuple(json.loads(str(r[2]))),
-            said_at=datetime.fromisoformat(str(r[3])), facts=facts_from_json(str(r[4])),
-            state=str(r[6]), plan=None if r[5] is None else plan_from_json(str(r[5]),
-                                                                            str(r[1])),
-            attempts=int(str(r[7])), last_error=None if r[8] is None else str(r[8]))
-            for r in rows]
+        return [batch_from_row(r) for r in rows if _batch_intact(r)]
 
     # -- health and recovery ---------------------------------------------------------
     def probe_sync(self) -> None:

@@ -44,7 +44,6 @@ import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -61,11 +60,13 @@ from omoide.memory.journal.exchange_log import (
     _exchange,
     _intact,
     _now,
+    batch_from_row,
+    dead_letter_from_row,
+    summary_from_row,
 )
 from omoide.memory.journal.extraction_batches import (
     ExtractionBatch,
     PlannedFact,
-    facts_from_json,
     facts_to_json,
     plan_from_json,
     plan_to_json,
@@ -102,14 +103,6 @@ def default_worker_id() -> str:
     """This process's name in leases: host, pid and a random part (a restarted worker
     with the same pid does not inherit a dead one's leases)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def _batch(r: Sequence[Any]) -> ExtractionBatch:
-    return ExtractionBatch(
-        id=str(r[0]), user=str(r[1]), exchange_ids=tuple(json.loads(str(r[2]))),
-        said_at=datetime.fromisoformat(str(r[3])), facts=facts_from_json(str(r[4])),
-        state=str(r[6]), plan=None if r[5] is None else plan_from_json(str(r[5]), str(r[1])),
-        attempts=int(r[7]), last_error=None if r[8] is None else str(r[8]))
 
 
 class PostgresJournal:
@@ -314,14 +307,7 @@ class PostgresJournal:
             f" FROM exchanges e {where} GROUP BY \"user\""
             ' HAVING COUNT(*) FILTER (WHERE consumed_at IS NULL) > 0 ORDER BY "user" COLLATE "C"')
         rows = await self._thread(lambda: self._rows(sql, params))
-
-        def when(v: object) -> datetime | None:
-            return None if v is None else datetime.fromisoformat(str(v))
-
-        return [PendingSummary(str(r[0]), int(r[1] or 0), when(r[2]), when(r[3]),
-                               int(r[4] or 0), None if r[6] is None else str(r[6]),
-                               int(r[5] or 0))
-                for r in rows]
+        return [summary_from_row(r) for r in rows]
 
     async def note_error(self, ids: Sequence[str], error: str) -> None:
         """Keep ``error`` as the exchanges' last error without counting an attempt; their
@@ -353,8 +339,7 @@ class PostgresJournal:
             'SELECT id, "user", at, user_text, attempts, last_error, quarantined_at'
             " FROM exchanges WHERE quarantined_at IS NOT NULL AND consumed_at IS NULL"
             f' {where} ORDER BY "user" COLLATE "C", at_ts', params))
-        return [DeadLetter(str(r[0]), str(r[1]), str(r[2]), str(r[3]), int(r[4]),
-                           str(r[5] or ""), str(r[6])) for r in rows]
+        return [dead_letter_from_row(r) for r in rows]
 
     async def release(self, user: str, ids: Sequence[str] | None = None) -> list[str]:
         """Take ``user``'s quarantined exchanges (all, or those in ``ids``) out of
@@ -481,14 +466,14 @@ class PostgresJournal:
                + ", ".join(f"b.{c.strip()}" for c in _BATCH_SELECT.split(",")))
         rows = await self._thread(lambda: self._rows(sql, self._params(user=user)))
         rows.sort(key=lambda r: int(r[11]))
-        return [_batch(r) for r in rows if _batch_intact(_for_check(r))]
+        return [batch_from_row(r) for r in rows if _batch_intact(_for_check(r))]
 
     async def batches(self, user: str) -> list[ExtractionBatch]:
         """Every batch of ``user`` (done ones keep what the chat model answered)."""
         rows = await self._thread(lambda: self._rows(
             f'SELECT {_BATCH_SELECT} FROM extraction_batches WHERE "user"=%s ORDER BY seq',
             (user,)))
-        return [_batch(r) for r in rows if _batch_intact(_for_check(r))]
+        return [batch_from_row(r) for r in rows if _batch_intact(_for_check(r))]
 
     async def activity_rows(self, user: str | None, after: str | None, limit: int | None,
                             ) -> list[tuple[object, ...]]:
