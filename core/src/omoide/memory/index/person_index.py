@@ -168,6 +168,8 @@ class UserIndex:
         self._subjects: Postings[str] = Postings(self._numbers)
         self.superseded: set[str] = set()
         """Ids of indexed memories a newer one replaced (never injected)."""
+        self._said_only: set[str] = set()
+        """English memories dated only by the day they were told (SAID_LABEL)."""
         self._validity: _Validities | None = None
         self._current: tuple[int, dict[str, str]] = (-1, {})
         """What :meth:`current_version` found, as of a revision."""
@@ -253,6 +255,8 @@ class UserIndex:
             self._kanji.add(c, memory.id)
         for d in _span_days(spans):
             self._days.add(d, memory.id)
+        if spans and all(s.label == SAID_LABEL for s in spans):
+            self._said_only.add(memory.id)
         for w in entry.habits:
             self._habits.add(w, memory.id)
 
@@ -263,6 +267,7 @@ class UserIndex:
         self.revision += 1
         self._profile.clear()
         self.superseded.discard(memory_id)
+        self._said_only.discard(memory_id)
         if entry.row >= 0:
             self._vectors.free(entry.row)
             self._row_ids[entry.row] = ""
@@ -634,7 +639,8 @@ class UserIndex:
 
     def temporal(self, spans: Sequence[DateSpan], *,
                  max_memory_days: int | None = None) -> dict[str, float]:
-        """Memories whose dates fall in the query's ranges; narrower ranges score more.
+        """Memories whose dates fall in the query's ranges; narrower ranges score more,
+        and a memory dated only by the day it was told half as much.
 
         A habit on a weekday (「毎週水曜」) matches a range of at most two days that
         contains that weekday. ``max_memory_days``: leave out memories whose own date
@@ -655,7 +661,10 @@ class UserIndex:
                 dated.update(self._days.members(day))
             if max_memory_days is not None:
                 dated = {m for m in dated if entries[m].widest <= max_memory_days}
-            found.append((weight, dated))
+            # told in the range, its own words placing it nowhere: weaker than a memory
+            # that says its event was then ("last week I went…")
+            said = dated & self._said_only
+            found.extend(((weight, dated - said), (0.5 * weight, said)))
             if q.days <= 2:
                 found.extend((0.5 * weight, self._habits.get(w) or set())
                              for w in _weekdays_in(q))

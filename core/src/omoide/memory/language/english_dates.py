@@ -289,11 +289,14 @@ def _spans(text: str, today: date, ahead: bool) -> list[DateSpan]:
 
 def question_spans(text: str, today: date) -> list[DateSpan]:
     """The date ranges an English question asks about, resolved against ``today``
-    ("as of December" asks about a state, not a time: no range). Empty for text that is
-    not English."""
+    ("as of December" asks about a state, not a time: no range); a weekend asked about
+    begins on its Friday (what was done on Friday evening is the weekend's). Empty for
+    text that is not English."""
     if not is_english(text) or _AS_OF.search(text):
         return []
-    return _spans(text, today, ahead=bool(_PLAN.search(text)))
+    return [DateSpan(s.start - timedelta(days=1), s.end, s.label)
+            if "weekend" in s.label else s
+            for s in _spans(text, today, ahead=bool(_PLAN.search(text)))]
 
 
 def memory_spans_en(text: str, said_on: date) -> list[DateSpan]:
