@@ -137,3 +137,40 @@ def test_the_model_hears_the_configured_silence_after_the_voice(silence_ms: int)
     assert detector._finished_probability(voice) == 0.75
     heard = np.concatenate([voice, np.zeros(16 * silence_ms, np.float32)])
     assert np.array_equal(session.features[0][0], log_mel(last_window(heard)))
+
+
+def reading(**settings: object) -> SmartTurn:
+    """Smart Turn as configs/offline.yaml runs it, reading the text heard as well."""
+    return SmartTurn(SmartTurnConfig.model_validate({
+        "timeout_s": 10.0, "max_silence_ms": 1200, "confident": 0.9,
+        "unsure_silence_ms": 900, "text_complete_silence_ms": 400,
+        "text_open_silence_ms": 1200, **settings}))
+
+
+@needs_model
+async def test_a_complete_sentence_ends_early_with_what_was_heard(detector: SmartTurn) -> None:
+    """OpenJTalk's flat voice often sounds unfinished to the model; the words say it is
+    done, so the turn ends after a short silence, not the ceiling."""
+    judged = reading()
+    for text in ("友達と箱根に行くんだ", "週末の予定覚えてる？", "昨日はラーメンを食べました"):
+        probability = await detector.finished_probability(spoken(text))
+        assert judged.silence_to_wait_ms(probability, text) <= 400
+        assert judged.silence_to_wait_ms(probability, text) <= \
+            judged.silence_to_wait_ms(probability)
+
+
+@needs_model
+async def test_a_pause_after_a_particle_waits_with_what_was_heard(detector: SmartTurn) -> None:
+    """A mid-sentence pause after a particle or a conjunctive form waits for the
+    ceiling, however finished the voice sounded."""
+    judged = reading()
+    for text in ("来週の土曜日に", "仕事が終わってから", "雨だったけど"):
+        probability = await detector.finished_probability(spoken(text))
+        assert judged.silence_to_wait_ms(probability, text) == 1200
+
+
+def test_text_that_says_nothing_leaves_the_audio_to_decide() -> None:
+    judged = reading()
+    assert judged.silence_to_wait_ms(0.95, "東京") == 0
+    assert judged.silence_to_wait_ms(0.6, "東京") == 900
+    assert judged.silence_to_wait_ms(0.2, "東京") == 1200

@@ -11,6 +11,15 @@ then waits :meth:`TurnDetector.silence_to_wait_ms` of silence before it ends the
   ceiling), unless the person speaks again, which continues the same utterance;
 - the detector failed or is too slow: ``fallback_silence_ms``, silence-only endpointing.
 
+What the recogniser heard so far, when the device has it, is evidence too
+(:func:`sentence_end`, read by Sudachi): a Japanese utterance that ends in a predicate's
+final form or a sentence-final particle (です, ました, 行くんだ, いいよ, 覚えてる？) is
+complete; one that ends in a case, binding or conjunctive particle, a conjunctive form, a
+filler or 「、」 (土曜日に, 雨だけど, 食べて, えーと) is not. With ``text_complete_silence_ms``
+set, :meth:`TurnDetector.silence_to_wait_ms` given the text waits at most that long after
+a complete one, and at least ``text_open_silence_ms`` after an open one (never at once);
+anything else (a noun, English, nothing heard) leaves the audio's judgement alone.
+
 Without a ``turn`` stage in the config the VAD's own ``min_silence_ms`` ends the turn
 (silence-only endpointing), as before. A plugin implements
 :meth:`TurnDetector._finished_probability` for 16 kHz mono audio of at most
@@ -21,8 +30,10 @@ thread under its time budget.
 
 from __future__ import annotations
 
+import logging
+import threading
 from abc import abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -30,6 +41,15 @@ from pydantic import Field
 from omoide.components.base import Component, ComponentConfig
 from omoide.errors import InvalidInput
 from omoide.types import FloatArray, Priority
+
+log = logging.getLogger("omoide.turn")
+
+SentenceEnd = Literal["complete", "open"]
+OPEN_PARTICLES = {"格助詞", "係助詞", "副助詞", "接続助詞"}
+"""Particles after which the sentence goes on (に を は と が も けど から て し ...)."""
+PREDICATES = {"動詞", "形容詞", "助動詞"}
+COMPLETE_MARKS = set("？?！!")
+IGNORED_MARKS = "。.．…~〜ー 　"
 
 
 class TurnConfig(ComponentConfig):
@@ -48,6 +68,18 @@ class TurnConfig(ComponentConfig):
                                                     "seconds; slower counts as failed.")
     retries: int = Field(0, ge=0, le=10, description="Extra attempts after a retryable "
                                                      "failure (a late answer is no answer).")
+    text_complete_silence_ms: int | None = Field(
+        None, ge=0, le=10000,
+        description="With what the recogniser heard so far: silence that ends at most a "
+                    "turn whose text ends complete (a predicate's final form, a "
+                    "sentence-final particle, ？), whatever the audio's judgement. None: the "
+                    "text is not read.")
+    text_open_silence_ms: int = Field(
+        1000, ge=0, le=10000,
+        description="With text_complete_silence_ms set: silence that a turn whose text ends "
+                    "open (a particle such as に/は/けど/から/て, a conjunctive form, a "
+                    "filler, 「、」) waits at least, even when judged finished; at most "
+                    "max_silence_ms.")
 
 
 class TurnDetector(Component[TurnConfig]):
@@ -82,9 +114,76 @@ class TurnDetector(Component[TurnConfig]):
         probability = await self._call("finished_probability", attempt)
         return min(1.0, max(0.0, float(probability)))
 
-    def silence_to_wait_ms(self, probability: float | None) -> int:
+    @property
+    def reads_text(self) -> bool:
+        """Whether :meth:`silence_to_wait_ms` uses the text heard so far."""
+        return self.config.text_complete_silence_ms is not None
+
+    def silence_to_wait_ms(self, probability: float | None, text: str | None = None) -> int:
         """Silence after the pause that ends the turn, given the judgement (None: the
-        detector failed)."""
+        detector failed) and, when known, what the recogniser heard up to the pause."""
+        wait = self._audio_wait_ms(probability)
+        cfg = self.config
+        if probability is None or text is None or cfg.text_complete_silence_ms is None:
+            return wait
+        end = sentence_end(text)
+        if end == "complete":
+            return min(wait, cfg.text_complete_silence_ms)
+        if end == "open":
+            return max(wait, min(cfg.text_open_silence_ms, cfg.max_silence_ms))
+        return wait
+
+    def _audio_wait_ms(self, probability: float | None) -> int:
+        """The wait the audio's judgement alone gives (plugins may grade it)."""
         if probability is None:
             return self.config.fallback_silence_ms
         return 0 if probability >= self.config.threshold else self.config.max_silence_ms
+
+
+_tokenizer_local = threading.local()
+
+
+def _morphemes(text: str) -> list[Any] | None:
+    """Sudachi's words of ``text`` (mode C), or None when Sudachi is unavailable."""
+    tok = getattr(_tokenizer_local, "tok", None)
+    if tok is None:
+        try:
+            from sudachipy import Dictionary
+            tok = Dictionary(dict="core").tokenizer()
+        except Exception as exc:  # noqa: BLE001 - no dictionary: the text is not read
+            log.warning("turn: no Sudachi dictionary (%s); the text heard is not read", exc)
+            return None
+        _tokenizer_local.tok = tok
+    from sudachipy import SplitMode
+    return list(tok.tokenize(text, SplitMode.C))
+
+
+def sentence_end(text: str) -> SentenceEnd | None:
+    """How the Japanese ``text`` ends: ``complete`` (a predicate's final form, a
+    sentence-final particle, a question or exclamation mark), ``open`` (a case, binding,
+    adverbial or conjunctive particle, a conjunctive or attributive form, a filler,
+    「、」), or None when the words cannot tell (a noun, no Japanese, nothing)."""
+    text = text.strip().rstrip(IGNORED_MARKS)
+    if not text:
+        return None
+    if text[-1] in COMPLETE_MARKS:
+        return "complete"
+    if text[-1] in "、,，":
+        return "open"
+    words = _morphemes(text)
+    if not words:
+        return None
+    pos = words[-1].part_of_speech()
+    if pos[0] == "助詞":
+        if pos[1] == "終助詞":
+            return "complete"
+        return "open" if pos[1] in OPEN_PARTICLES else None
+    if pos[0] == "感動詞" and pos[1] == "フィラー":
+        return "open"
+    if pos[0] in PREDICATES or pos[0] == "形状詞":
+        form = pos[5]
+        if form.startswith(("終止形", "命令形")):
+            return "complete"
+        if form.startswith(("連用形", "連体形", "仮定形", "未然形")):
+            return "open"
+    return None

@@ -75,10 +75,10 @@ class SmartTurn(TurnDetector):
         super().__init__(config)
         self._session: onnxruntime.InferenceSession | None = None
 
-    def silence_to_wait_ms(self, probability: float | None) -> int:
+    def _audio_wait_ms(self, probability: float | None) -> int:
         """As any turn detector, except that a finished judgement below ``confident``
         waits ``unsure_silence_ms`` (capped by the ceiling) instead of none."""
-        wait = super().silence_to_wait_ms(probability)
+        wait = super()._audio_wait_ms(probability)
         confident = self.config.confident
         if wait == 0 and probability is not None and confident is not None \
                 and probability < confident:

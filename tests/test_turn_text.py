@@ -1,0 +1,70 @@
+"""The turn stage reads what was heard: a Japanese utterance that ends complete ends the
+turn soon, one that ends open (a particle, a conjunctive form, a filler) waits."""
+
+from __future__ import annotations
+
+import pytest
+
+from omoide.components.turn import TurnConfig, TurnDetector, sentence_end
+from omoide.types import FloatArray
+
+
+@pytest.mark.parametrize("text", [
+    "友達と箱根に行くんだ", "昨日映画を見た。", "ラーメンが好きです", "そうなんですね",
+    "週末の予定覚えてる?", "週末の予定覚えてる？", "行ってきました", "いいよ", "好きなの",
+    "早く寝ろ"])
+def test_a_predicate_or_a_sentence_final_particle_ends_complete(text: str) -> None:
+    assert sentence_end(text) == "complete"
+
+
+@pytest.mark.parametrize("text", [
+    "来週の土曜日に", "明日は", "雨だけど", "疲れたから", "ケーキを食べて", "寒いし",
+    "友達と", "静かで", "えーと", "最近、", "コーヒーを飲み"])
+def test_a_particle_a_conjunctive_form_a_filler_or_a_comma_ends_open(text: str) -> None:
+    assert sentence_end(text) == "open"
+
+
+@pytest.mark.parametrize("text", ["東京", "今何時", "hello", "", "。"])
+def test_a_noun_english_or_nothing_tells_nothing(text: str) -> None:
+    assert sentence_end(text) is None
+
+
+class Fixed(TurnDetector):
+    """A detector whose judgement is given (only the wait is under test)."""
+
+    name = "fixed"
+
+    def _finished_probability(self, audio: FloatArray) -> float:
+        return 0.5
+
+
+def test_without_the_text_setting_the_text_changes_nothing() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200))
+    assert detector.silence_to_wait_ms(0.2, "行くんだ") == 1200
+    assert detector.silence_to_wait_ms(0.9, "土曜日に") == 0
+    assert not detector.reads_text
+
+
+def test_a_complete_sentence_ends_soon_even_when_the_audio_sounds_unfinished() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=400))
+    assert detector.reads_text
+    assert detector.silence_to_wait_ms(0.2, "友達と箱根に行くんだ") == 400
+    assert detector.silence_to_wait_ms(0.9, "友達と箱根に行くんだ") == 0
+
+
+def test_a_pause_after_a_particle_waits_even_when_the_audio_sounds_finished() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=400,
+                                text_open_silence_ms=1000))
+    assert detector.silence_to_wait_ms(0.9, "来週の土曜日に") == 1000
+    assert detector.silence_to_wait_ms(0.2, "来週の土曜日に") == 1200
+    capped = Fixed(TurnConfig(max_silence_ms=800, text_complete_silence_ms=400,
+                              text_open_silence_ms=1000))
+    assert capped.silence_to_wait_ms(0.9, "来週の土曜日に") == 800   # never past the ceiling
+
+
+def test_text_that_tells_nothing_or_a_failed_judgement_leaves_the_rule_as_it_was() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, fallback_silence_ms=700,
+                                text_complete_silence_ms=400))
+    assert detector.silence_to_wait_ms(0.2, "東京") == 1200
+    assert detector.silence_to_wait_ms(0.2, None) == 1200
+    assert detector.silence_to_wait_ms(None, "行くんだ") == 700
