@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from omoide.memory.index.lru import ENTRY_BYTES, vector_bytes
-from omoide.memory.index.person_index import UserIndex, _best_earned
+from omoide.memory.index.person_index import UserIndex, _Credits
 from omoide.memory.index.postings import (
     SET_KEPT_FROM,
     TUPLE_AT_MOST,
@@ -155,10 +155,33 @@ def test_a_kept_set_follows_the_changes_of_its_key() -> None:
     assert copy.get("予定") == postings.get("予定")
 
 
-def test_the_best_lexical_matches_are_those_a_full_sort_gives() -> None:
+def _random_credits(memories: list[str]) -> tuple[_Credits, list[set[str]]]:
     rnd = random.Random(9)
-    score_of = {bits: float(rnd.choice([1, 2, 2, 3, 5])) for bits in range(1, 40)}
-    earned = {f"m{i}": rnd.randrange(1, 40) for i in range(5000)}
-    for keep in (1, 100, 1024, 4999):
-        expected = heapq.nlargest(keep, earned, key=lambda mid: score_of[earned[mid]])
-        assert _best_earned(earned, score_of, keep) == expected
+    words = [set(rnd.sample(memories, rnd.randrange(50, 3000))) for _ in range(6)]
+    credits = _Credits(len(memories), None)
+    for i, ids in enumerate(words):
+        credits.give(ids, rnd.choice([0.8, 1.0, 1.5]), i % 2 == 0, f"w{i}", 1.0)
+    return credits, words
+
+
+def test_each_memory_earns_the_credits_of_the_words_it_holds() -> None:
+    memories = [f"m{i}" for i in range(5000)]
+    credits, words = _random_credits(memories)
+    matches = credits.matches(6.0, None)
+    assert set(matches) == set().union(*words)
+    for mid, match in matches.items():
+        assert match.matched == tuple(f"w{i}" for i, ids in enumerate(words) if mid in ids)
+
+
+def test_the_best_lexical_matches_are_those_a_full_sort_gives() -> None:
+    memories = [f"m{i}" for i in range(5000)]
+    credits, _ = _random_credits(memories)
+    everything = credits.matches(6.0, None)
+    for keep in (1, 100, 1024, len(everything) - 1):
+        best = credits.matches(6.0, keep)
+        expected = heapq.nlargest(keep, everything, key=lambda mid: everything[mid].score)
+        assert len(best) == keep
+        # (which of equal matches are kept is not specified)
+        assert sorted(m.score for m in best.values()) == \
+            sorted(everything[mid].score for mid in expected)
+        assert all(everything[mid] == match for mid, match in best.items())

@@ -60,7 +60,7 @@ def _merged(old: LexicalMatch | None, heard: LexicalMatch) -> LexicalMatch:
 
 
 def word_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
-                 contextual: bool, live: Live) -> tuple[dict[str, LexicalMatch], list[str] | None]:
+                 contextual: bool) -> tuple[dict[str, LexicalMatch], list[str] | None]:
     """The lexical channel, with words heard by sound added; and the words heard (None
     when nothing was heard).
 
@@ -69,13 +69,12 @@ def word_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     enough to be sure of (a remark must not hang on two morae); for a question about a
     thing (「1ガロンって何リットルだっけ」), only words heard as whole nouns.
     """
-    lexical = {k: v for k, v in index.lexical(q.analysis, q.date_words).items() if live(k)}
+    lexical = index.live_only(index.lexical(q.analysis, q.date_words))
     if not settings.sound_matching or (contextual and not q.intent.personal):
         return lexical, None
-    heard = {k: v for k, v in index.sounds(
+    heard = index.live_only(index.sounds(
         q.analysis, _date_sounds(q, index),
-        min_length=settings.context_sound_letters if contextual else 0).items()
-        if live(k)}
+        min_length=settings.context_sound_letters if contextual else 0))
     if q.intent.impersonal:
         # a question about a thing hangs on the thing's name: heard, it must be heard
         # as whole nouns, not pieced from a noun and the words after it
@@ -138,7 +137,7 @@ class DateMatches:
 
 
 def date_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
-                 contextual: bool, live: Live) -> DateMatches:
+                 contextual: bool) -> DateMatches:
     """The temporal channel: memories dated in the query's ranges (none for a question
     about the calendar itself)."""
     spans = q.spans
@@ -150,8 +149,8 @@ def date_matches(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     # A memory about a wider range than asked (「正月」 for 「今日」, a month for a
     # weekend) is not about that day.
     max_memory_days = settings.context_span_days if contextual else max(8, 4 * widest)
-    temporal = {k: v for k, v in index.temporal(
-        spans if use_dates else (), max_memory_days=max_memory_days).items() if live(k)}
+    temporal = index.live_only(index.temporal(spans if use_dates else (),
+                                              max_memory_days=max_memory_days))
     return DateMatches(temporal, widest, fallback)
 
 

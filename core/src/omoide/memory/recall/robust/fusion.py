@@ -4,8 +4,12 @@ the channels (newer first on ties), memories in the profile block left out."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import numpy as np
 
 from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
@@ -36,10 +40,17 @@ def bounded_pool(candidates: set[str], lexical: dict[str, LexicalMatch],
     """At most :data:`MAX_POOL` candidates: the best by date and shared words."""
     if len(candidates) <= MAX_POOL:
         return candidates
-    best_lex = max((lexical[c].score for c in candidates if c in lexical), default=1.0)
-    return set(heapq.nlargest(
-        MAX_POOL, candidates, key=lambda c: temporal.get(c, 0.0)
-        + (lexical[c].score / best_lex if c in lexical else 0.0)))
+    # what heapq.nlargest gives (the first met on ties), without a Python step per
+    # candidate: a date range can let thousands through
+    order = list(candidates)
+    lex = np.fromiter(map({c: m.score for c, m in lexical.items()}.get, order,
+                          itertools.repeat(np.nan)), dtype=np.float64, count=len(order))
+    known = ~np.isnan(lex)
+    best_lex = float(lex[known].max()) if known.any() else 1.0
+    score = np.fromiter(map(temporal.get, order, itertools.repeat(0.0)), dtype=np.float64,
+                        count=len(order))
+    score[known] += lex[known] / best_lex
+    return {order[i] for i in np.argsort(-score, kind="stable")[:MAX_POOL]}
 
 
 def _ranks(scores: dict[str, float]) -> dict[str, int]:
@@ -92,7 +103,12 @@ def best_first(index: UserIndex, candidates: set[str], fused: dict[str, float],
         m = index.get(c)
         return (-fused[c], -(m.created_at.timestamp() if m else 0.0))
 
-    return heapq.nsmallest(max_results, candidates, key=order)
+    pool: Iterable[str] = candidates
+    if len(candidates) > max_results > 0:
+        # only those scoring at least the max_results-th best can be chosen
+        least = heapq.nlargest(max_results, map(fused.__getitem__, candidates))[-1]
+        pool = [c for c in candidates if fused[c] >= least]
+    return heapq.nsmallest(max_results, pool, key=order)
 
 
 def retrieved(index: UserIndex, chosen: list[str], fused: dict[str, float],

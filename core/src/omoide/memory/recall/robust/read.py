@@ -14,7 +14,6 @@ from omoide.components import PersonMemory
 from omoide.memory.config import RobustSettings
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
 from omoide.memory.recall.robust.channels import (
-    Live,
     anchored_dates,
     date_matches,
     dense_from_store,
@@ -74,12 +73,11 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
     if vector is not None and not cached:
         from_store = await dense_from_store(memory, index, vector, settings)
         why.dense_source = "store"
-    live = live_memories(index)
     candidates, lexical, temporal, asked = _gated_by_words_and_dates(
-        index, q, vector, now.date(), settings, live, why)
+        index, q, vector, now.date(), settings, why)
     candidates = bounded_pool(candidates, lexical, temporal)
     dense, from_index = dense_scores(index, vector, settings, from_store, candidates, cached,
-                                     live)
+                                     live_memories(index))
     if from_index:
         why.dense_source = "index"
     _note_dense_margins(why, dense)
@@ -95,7 +93,7 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
 
 def _gated_by_words_and_dates(
         index: UserIndex, q: PreparedQuery, vector: FloatArray | None, today: date,
-        settings: RobustSettings, live: Live, why: ReadExplanation,
+        settings: RobustSettings, why: ReadExplanation,
 ) -> tuple[set[str], dict[str, LexicalMatch], dict[str, float], PeopleAsked]:
     """The candidates the word and date evidence let through (and the subject check
     keeps), with the lexical and temporal channels as the gate left them."""
@@ -103,8 +101,8 @@ def _gated_by_words_and_dates(
     # a question about a thing (「1ガロンって何リットルだっけ」) hangs on the words it
     # names, as a remark does: not on fragments (国 of 韓国) or one word of many
     strict = contextual or q.intent.impersonal
-    lexical, why.heard = word_matches(index, q, settings, contextual, live)
-    dates = date_matches(index, q, settings, contextual, live)
+    lexical, why.heard = word_matches(index, q, settings, contextual)
+    dates = date_matches(index, q, settings, contextual)
     if dates.fallback is not None:
         why.weekend_fallback = dates.fallback.start.isoformat()
     lex_nouns = shared_word_evidence(lexical, settings, strict)
