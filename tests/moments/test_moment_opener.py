@@ -1,7 +1,8 @@
 """A stock robot connects only when woken: the first reply of the person's next
-conversation begins with the moment (「そういえば、明日は箱根だね。…」), then the model's
-reply; the journaled exchange carries both (the follow-up's answer is heard in its
-context). A guest's turn and a failing opener leave the reply alone."""
+conversation brings the moment after its first sentence (「おかえり。そういえば、明日は
+箱根だね。」, the model's greeting first); the journaled exchange carries both (the
+follow-up's answer is heard in its context). A reply of one unfinished sentence, or of
+none, still says it; a guest's turn and a failing opener leave the reply alone."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _assistant(memory: MemoryServiceDouble) -> Assistant:
                      memory=memory, hooks=registry.pm)
 
 
-async def test_the_first_reply_opens_with_the_moment() -> None:
+async def test_the_moment_follows_the_replys_first_sentence() -> None:
     memory = MemoryServiceDouble([])
     assistant = _assistant(memory)
 
@@ -35,7 +36,8 @@ async def test_the_first_reply_opens_with_the_moment() -> None:
     assistant.openers.append(opener)
     result = await assistant.run_turn(TurnRequest(user="aki", text="ただいま", now=NOW,
                                                   speak=False), NullSink())
-    assert result.reply == "そういえば、明日は箱根だね。おかえり。"
+    assert result.reply == "おかえり。そういえば、明日は箱根だね。"
+    assert result.sentences == ["おかえり。", "そういえば、明日は箱根だね。"]
     assert result.emotion.value == "happy"
     assert [e.assistant_text for e in memory.journal] == [result.reply]
 
@@ -50,3 +52,33 @@ async def test_a_failing_opener_leaves_the_reply_alone() -> None:
     result = await assistant.run_turn(TurnRequest(user="aki", text="ただいま", now=NOW,
                                                   speak=False), NullSink())
     assert result.reply == "おかえり。"
+
+
+async def _opened(reply: str) -> object:
+    assistant = _assistant(MemoryServiceDouble([]))
+    assistant.chat = FakeChat(FakeChat.Config(reply=reply))
+
+    async def opener(request: TurnRequest, now: datetime) -> str | None:
+        return "そういえば、明日は箱根だね。気をつけてね。"
+
+    assistant.openers.append(opener)
+    return await assistant.run_turn(TurnRequest(user="aki", text="ただいま", now=NOW,
+                                                speak=False), NullSink())
+
+
+async def test_a_reply_of_one_unfinished_sentence_still_brings_the_moment_after_it() -> None:
+    result = await _opened("[happy] おかえり")
+    assert result.sentences == ["おかえり。", "そういえば、明日は箱根だね。", "気をつけてね。"]
+    assert result.reply == "おかえり。そういえば、明日は箱根だね。気をつけてね。"
+
+
+async def test_a_reply_of_nothing_still_says_the_moment() -> None:
+    result = await _opened("")
+    assert result.sentences == ["そういえば、明日は箱根だね。", "気をつけてね。"]
+
+
+async def test_a_longer_reply_keeps_its_order_around_the_moment() -> None:
+    result = await _opened("[happy] おかえり！今日は寒かったね。ゆっくり休んでね。")
+    assert result.sentences == ["おかえり！", "そういえば、明日は箱根だね。", "気をつけてね。",
+                                "今日は寒かったね。", "ゆっくり休んでね。"]
+    assert result.reply == "".join(result.sentences)

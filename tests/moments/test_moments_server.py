@@ -1,6 +1,7 @@
 """Moments in a running server (the doubles and the real memory engine): a person's
-next conversation opens with a moment their memories call for, the console's feed
-shows it with its reasons, and the ledger in the data folder keeps it said."""
+next conversation brings a moment their memories call for after its first sentence,
+the console's feed shows it with its reasons, and the ledger in the data folder keeps
+it said."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def test_the_next_conversation_opens_with_the_follow_up(client: TestClient,
     h = admin_headers(client.app)
     _import_trip(client, h)
     first = client.post("/v1/turns", json={"user": "aki", "text": "ただいま"}, headers=h).json()
-    assert first["reply"].startswith("そういえば、箱根、どうだった？")
+    greeting, moment = first["sentences"][:2]
+    assert moment == "そういえば、箱根、どうだった？" and greeting != moment
     again = client.post("/v1/turns", json={"user": "aki", "text": "うん"}, headers=h).json()
     assert "箱根" not in again["reply"]
     feed = client.get("/v1/turns?user=aki", headers=h).json()

@@ -70,7 +70,7 @@ from omoide.pipeline.prompt import (
     with_client_system,
 )
 from omoide.pipeline.recognition import recognition_context
-from omoide.pipeline.splitter import SentenceSplitter
+from omoide.pipeline.splitter import SentenceSplitter, split_sentences
 from omoide.pipeline.tools import ToolRunner, TurnTools
 from omoide.pipeline.trace import TraceLog, TurnTrace
 from omoide.pipeline.turn import AnySink, CompletedTurn, TurnRequest, TurnResult, event_sink
@@ -111,8 +111,8 @@ class _Reply:
     private: bool = False
     """Neither journaled nor kept in the short-term history (an enrolment by voice)."""
     opener: str = ""
-    """Words the reply begins with, before the model's (a moment said at the start of a
-    conversation: 「そういえば、明日は箱根だね。」)."""
+    """Words the reply opens with, after the model's first sentence (a moment said at
+    the start of a conversation: 「おかえり。そういえば、明日は箱根だね。」)."""
 
 
 Opener = Callable[[TurnRequest, datetime], Awaitable[str | None]]
@@ -523,12 +523,14 @@ class Assistant:
         emotion_sent = first_token = False
 
         def add_text(text: str) -> list[str]:
-            if text and reply.opener:
-                text, reply.opener = reply.opener + text, ""
+            before = len(reply.text)
             reply.text += text
+            sentences = splitter.feed(text)
+            if sentences and reply.opener:
+                text, sentences = _opener_after_first(reply, before, text, sentences)
             if request.stream_text and text:
                 relay(ReplyText(text=text))
-            return splitter.feed(text)
+            return sentences
 
         def emit(text: str) -> list[str]:
             nonlocal emotion_sent
@@ -586,7 +588,12 @@ class Assistant:
             relay(EmotionChosen(emotion=tail.emotion))
         for s in add_text(tail.text):
             yield s
-        for s in splitter.flush():
+        rest = splitter.flush()
+        if reply.opener:   # no sentence ended before: the opener follows the one left
+            opened, rest = _opener_after_first(reply, len(reply.text), "", rest)
+            if request.stream_text and opened:
+                relay(ReplyText(text=opened))
+        for s in rest:
             yield s
 
     async def _call_tool(self, tools: TurnTools, call: ToolCall,
@@ -648,6 +655,29 @@ class Assistant:
                           trace.to_json(), reply.degraded, interrupted=interrupted,
                           profile=list(recall.profile.facts) if recall else [],
                           client_tool_calls=reply.client_tool_calls)
+
+
+def _opener_after_first(reply: _Reply, before: int, text: str,
+                        sentences: list[str]) -> tuple[str, list[str]]:
+    """Put the reply's opener after its first sentence (or alone, when there is none):
+    in ``reply.text``, in ``text`` (what was added from ``before`` on) and among the
+    ``sentences``; the opener is spent."""
+    words, reply.opener = reply.opener.strip(), ""
+    said = split_sentences(words)
+    if not sentences:
+        reply.text += words
+        return text + words, said
+    first = sentences[0]
+    found = reply.text.find(first)   # the reply's first sentence
+    end = found + len(first) if found >= 0 else len(reply.text)
+    if first[-1] not in _ENDED:   # 「おかえり」 then 「そういえば…」: a full stop between
+        first, words = first + "。", "。" + words
+    reply.text = reply.text[:end] + words + reply.text[end:]
+    cut = min(max(end - before, 0), len(text))
+    return text[:cut] + words + text[cut:], [first, *said, *sentences[1:]]
+
+
+_ENDED = frozenset("。．.！!？?、，,…‥」』）)")
 
 
 def _history_key(request: TurnRequest) -> str:
