@@ -305,6 +305,53 @@ async def test_a_pass_running_at_finish_that_heard_all_the_speech_is_final(
     assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2
 
 
+async def test_what_was_heard_up_to_a_pause_is_decoded_once_and_is_the_end(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn stage asks at a pause what was heard so far: a pass that heard all the
+    audio answers (here the one the audio started); only silence follows, so its words
+    are the transcript and nothing is decoded again."""
+    clip = say(PLAN)
+    calls, _started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    stream.feed(clip.samples)
+    heard = await stream.heard_so_far()
+    stream.feed(np.zeros(4000, dtype=np.float32))    # silence, less than starts a pass
+    final = await stream.finish()
+    assert heard and heard.rstrip("。") == final.text.rstrip("。")
+    assert calls == [(clip.samples.size, False)] and not stream.final_decoded
+
+
+async def test_a_pass_that_missed_the_last_words_is_called_off_when_asked(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    calls, started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    half = clip.samples.size // 2
+    stream.feed(clip.samples[:half])     # more than the first pass needs: a pass starts
+    assert await asyncio.to_thread(started.wait, 60), "no background pass started"
+    stream.feed(clip.samples[half:])
+    heard = await stream.heard_so_far()
+    await stream.cancel()
+    assert [size for size, _ in calls] == [half, clip.samples.size]
+    assert heard is not None and _edits(one_shot.text.rstrip("。"), heard.rstrip("。")) <= 2
+
+
+async def test_a_short_utterance_is_decoded_when_asked_before_any_pass(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    clip = say("また行きたいな")
+    calls, _started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    stream.feed(clip.samples[:16000])     # shorter than the first pass waits for
+    assert stream.passes == 0
+    heard = await stream.heard_so_far()
+    await stream.cancel()
+    assert heard is not None and stream.passes == 1 and calls == [(16000, False)]
+    assert await stream.heard_so_far() is None     # an ended stream says nothing
+
+
 def _edits(a: str, b: str) -> int:
     """Levenshtein distance in characters."""
     row = list(range(len(b) + 1))

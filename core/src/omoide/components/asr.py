@@ -233,6 +233,15 @@ class RecognitionStream:
                 return
             await self._changed.wait()
 
+    async def heard_so_far(self, through_s: float | None = None) -> str | None:
+        """What the recogniser hears in the audio fed so far, its last words included
+        (they may still change: unlike :attr:`stable_text`, nothing is promised), for
+        judging whether the person is finished (the turn stage): from a decoding of at
+        least the first ``through_s`` seconds (None: all fed when asked). None when the
+        stream cannot say before :meth:`finish` (the default: it decodes only at the
+        end) or has ended."""
+        return None
+
     # -- what a caller does --------------------------------------------------------------
     def feed(self, samples: np.ndarray) -> None:
         """Add audio (mono float32 at ``sample_rate``, any length). Never blocks.

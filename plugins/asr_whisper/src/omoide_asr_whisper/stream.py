@@ -256,9 +256,35 @@ class WhisperStream(StreamingRecognition):
             return
         if self.input_samples - self._started_at < cfg.stream_pass_s * SAMPLE_RATE:
             return
+        self._start_pass()
+
+    def _start_pass(self) -> None:
         self._started_at = self.input_samples
         self._called_off = threading.Event()
         self._task = asyncio.get_running_loop().create_task(self._run_pass(self._called_off))
+
+    async def heard_so_far(self, through_s: float | None = None) -> str | None:
+        """The settled words and the last pass's, from a pass that heard the first
+        ``through_s`` seconds (all fed when asked, by default): the last or the running
+        pass when it started late enough, else one started now, out of turn (a running
+        pass that started too early is called off first); its words are the final ones
+        if only silence follows, as any pass's."""
+        wanted = self.input_samples if through_s is None else \
+            min(self.input_samples, int(through_s * SAMPLE_RATE))
+        for _ in range(3):
+            if self.closed or self._finishing or self.asr.model is None:
+                return None
+            last = self._last
+            if last is not None and last.covered >= wanted:
+                return self.asr.decoding().text([*self._settled, *last.tokens]).strip()
+            if self._task is None:
+                self._start_pass()
+            elif self._started_at < wanted:
+                self._called_off.set()   # it missed the last words: it stops at its next step
+            task = self._task
+            assert task is not None
+            await asyncio.shield(task)
+        return None
 
     async def _run_pass(self, called_off: threading.Event) -> None:
         audio, settled = self.input_audio(), self._settled
