@@ -166,6 +166,55 @@ async def test_an_early_judgement_is_discarded_when_speech_resumes() -> None:
     assert turn_end.due(turn_end.paused_at or 0) and turn_end.probability == 1.0
 
 
+def heard_as(text: str, asked: list[str]) -> Any:
+    """What the recogniser heard up to a pause, for a detector that reads text."""
+    async def hearing(through_s: float) -> str:
+        assert 1.1 < through_s < 1.3     # the voice up to its stop
+        asked.append(text)
+        return text
+    return hearing
+
+
+async def test_a_pause_after_a_particle_waits_though_the_audio_sounds_finished() -> None:
+    judge = await started(CountingJudge(TurnConfig(
+        max_silence_ms=2000, text_complete_silence_ms=400, text_open_silence_ms=1000)))
+    turn_end, asked = TurnEnd(judge), []
+    turn_end.hearing = heard_as("来週の土曜日に", asked)
+    await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)   # judged finished
+    await asyncio.sleep(0.2)
+    paused_at = turn_end.paused_at or 0
+    assert not turn_end.due(paused_at + RATE * 900 // 1000)
+    assert turn_end.probability == 1.0 and turn_end.text == "来週の土曜日に"
+    assert turn_end.due(paused_at + RATE)
+    assert asked == ["来週の土曜日に"]     # asked once, with the early judgement
+
+
+async def test_a_complete_sentence_ends_soon_though_the_audio_sounds_unfinished() -> None:
+    judge = await started(CountingJudge(TurnConfig(
+        max_silence_ms=2000, text_complete_silence_ms=400)))
+    LengthJudge.finished_after_s = 99.0     # the flat voice the model judges unfinished
+    try:
+        turn_end, asked = TurnEnd(judge), []
+        turn_end.hearing = heard_as("友達と箱根に行くんだ", asked)
+        await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)
+        await asyncio.sleep(0.2)
+    finally:
+        LengthJudge.finished_after_s = 1.0
+    paused_at = turn_end.paused_at or 0
+    assert not turn_end.due(paused_at + RATE * 300 // 1000)
+    assert turn_end.due(paused_at + RATE * 400 // 1000)     # not the 2 s ceiling
+    assert turn_end.probability == 0.0
+
+
+async def test_a_detector_that_reads_no_text_never_asks_for_it() -> None:
+    judge = await started(CountingJudge(TurnConfig(max_silence_ms=2000)))
+    turn_end, asked = TurnEnd(judge), []
+    turn_end.hearing = heard_as("来週の土曜日に", asked)
+    await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)
+    await asyncio.sleep(0.2)
+    assert turn_end.due(turn_end.paused_at or 0) and asked == []
+
+
 async def test_an_unfinished_pause_still_ends_at_the_ceiling(tmp_path: Path) -> None:
     judge = await started(LengthJudge(TurnConfig(max_silence_ms=600)))
     LengthJudge.finished_after_s = 99.0     # never finished: only the ceiling ends it

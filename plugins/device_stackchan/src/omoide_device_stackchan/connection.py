@@ -795,6 +795,8 @@ class DeviceConnection:
             self._spawn(stream.cancel())
             return
         self._heard = heard
+        if heard.live:   # the turn stage may read what was heard up to a pause
+            self._turn_end.hearing = stream.heard_so_far
         if self.config.stt_partials and heard.live:
             self._partials = self._spawn(self._send_partials(stream))
 
@@ -836,6 +838,7 @@ class DeviceConnection:
     def _drop_recognition(self) -> None:
         """The utterance was given up (too short, listening restarted, closed)."""
         heard, self._heard = self._heard, None
+        self._turn_end.hearing = None
         if (voice := self._take_voice()) is not None:
             voice.cancel()
         self._stop_partials()

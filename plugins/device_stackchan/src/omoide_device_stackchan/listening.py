@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -139,6 +140,11 @@ class TurnEnd:
     ``early_ms`` of silence passed (on the detector's worker thread), and :meth:`pause`
     at the same instant takes that judgement instead of starting one: the VAD's longer
     silence is then mostly spent judging. Speech again before the pause discards it.
+
+    When the detector reads text (``TurnDetector.reads_text``) and the utterance is
+    recognised while spoken, :attr:`hearing` (the recognition stream's ``heard_so_far``)
+    is asked alongside each judgement; once it answers, the wait is the detector's for
+    the judgement and the text, until then the judgement's alone.
     """
 
     def __init__(self, detector: TurnDetector | None, sample_rate: int = 16000) -> None:
@@ -153,6 +159,14 @@ class TurnEnd:
         self._early: tuple[int, asyncio.Future[float]] | None = None
         self.early_used = 0
         """Pauses whose judgement had started early (for tests and benchmarks)."""
+        self.hearing: Callable[[float], Awaitable[str | None]] | None = None
+        """What the recogniser heard in the utterance's first seconds, when it can say
+        (set by the connection: the recognition stream's ``heard_so_far``)."""
+        self.text: str | None = None
+        """The text the last decision read (None: none was known)."""
+        self._heard: asyncio.Future[str | None] | None = None
+        self._early_heard: asyncio.Future[str | None] | None = None
+        self._suspended_heard: asyncio.Future[str | None] | None = None
 
     @property
     def pausing(self) -> bool:
@@ -177,31 +191,46 @@ class TurnEnd:
         audio = buffer.take(speech_from, at)
         if len(audio):
             self._early = (at, asyncio.ensure_future(self.detector.finished_probability(audio)))
+            self._early_heard = self._ask_heard(audio)
+
+    def _ask_heard(self, audio: FloatArray) -> asyncio.Future[str | None] | None:
+        """What was heard in ``audio`` (the utterance up to the pause), when it counts."""
+        if self.hearing is None or self.detector is None or not self.detector.reads_text:
+            return None
+        return asyncio.ensure_future(self.hearing(len(audio) / self.sample_rate))
 
     def pause(self, audio: FloatArray, at: int) -> None:
         """The voice stopped at ``at``; ``audio`` is the utterance up to there."""
         early, self._early = self._early, None
+        early_heard, self._early_heard = self._early_heard, None
         self.cancel()
         self.paused_at = at
         if early is not None and early[0] == at:
-            self._judgement = early[1]
+            self._judgement, self._heard = early[1], early_heard
             self.early_used += 1
-        elif early is not None:
-            _forget(early[1])
+        else:
+            for pending in (early[1] if early else None, early_heard):
+                if pending is not None:
+                    _forget(pending)
         if self._judgement is None and self.detector is not None and len(audio):
             self._judgement = asyncio.ensure_future(self.detector.finished_probability(audio))
+            self._heard = self._ask_heard(audio)
 
     def _drop_early(self) -> None:
         if self._early is not None:
             _forget(self._early[1])
             self._early = None
+        if self._early_heard is not None:
+            _forget(self._early_heard)
+            self._early_heard = None
 
     def resume(self) -> None:
         """Speech again inside the pause: the utterance goes on."""
         self._drop_early()
         if self.paused_at is not None:
             self._suspended = (self.paused_at, self._judgement)
-        self.paused_at, self._judgement = None, None
+            self._suspended_heard = self._heard
+        self.paused_at, self._judgement, self._heard = None, None, None
 
     def restore(self) -> bool:
         """The speech after the pause was too short to count: pause again as before.
@@ -209,6 +238,7 @@ class TurnEnd:
         if self._suspended is None:
             return False
         self.paused_at, self._judgement = self._suspended
+        self._heard, self._suspended_heard = self._suspended_heard, None
         self._suspended = None
         return True
 
@@ -231,18 +261,32 @@ class TurnEnd:
             self.probability = None
             self._judgement = None
             return silence_ms >= self.detector.silence_to_wait_ms(None)
-        return silence_ms >= self.detector.silence_to_wait_ms(self.probability)
+        self.text = self._heard_text()
+        return silence_ms >= self.detector.silence_to_wait_ms(self.probability, self.text)
+
+    def _heard_text(self) -> str | None:
+        heard = self._heard
+        if heard is None or not heard.done():
+            return None
+        try:
+            return heard.result()
+        except BaseException as exc:  # noqa: BLE001 - no text: the judgement alone decides
+            log.debug("what was heard so far is not known (%r)", exc)
+            self._heard = None
+            return None
 
     def cancel(self) -> None:
         """Forget the pause (the utterance ended or listening restarted)."""
-        for pending in (self._judgement, self._suspended[1] if self._suspended else None):
+        for pending in (self._judgement, self._suspended[1] if self._suspended else None,
+                        self._heard, self._suspended_heard):
             if pending is not None:
                 _forget(pending)
         self._drop_early()
         self.paused_at, self._judgement, self._suspended = None, None, None
+        self._heard, self._suspended_heard = None, None
 
 
-def _forget(pending: asyncio.Future[float]) -> None:
+def _forget(pending: asyncio.Future[float] | asyncio.Future[str | None]) -> None:
     """Cancel a judgement no longer wanted (or retrieve its outcome, so that no "never
     retrieved" warning is logged)."""
     if not pending.done():
