@@ -15,6 +15,7 @@ from omoide_bench.benches.turn import (
     Judgements,
     Stop,
     ceiling_row,
+    detector_wait,
     find_gap,
     split_sentence,
     summary,
@@ -72,12 +73,35 @@ def test_any_stop_inside_the_sentence_can_cut_it_not_only_the_stretched_pause() 
 
 
 def test_a_wait_between_at_once_and_the_ceiling_bridges_the_shorter_pauses() -> None:
-    def graded(p: float, ceiling: int) -> float:
+    def graded(p: float, ceiling: int, _text: str | None = None) -> float:
         return 0.0 if p >= 0.95 else 750.0 if p >= 0.5 else float(ceiling)
 
     assert ceiling_row(_run(), graded, 1000, 700.0)["pauses_cut"] == 0
     ends = ceiling_row(_run(), graded, 1000, 700.0)["end_of_turn_ms"]
     assert ends["p50"] == 750 and ends["max"] == 1000
+
+
+def test_the_text_heard_at_each_stop_reaches_the_detectors_wait() -> None:
+    from omoide.components.turn import TurnConfig, TurnDetector
+
+    class Fixed(TurnDetector):
+        name = "fixed"
+
+        def _finished_probability(self, audio: object) -> float:
+            return 0.5
+
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=400,
+                                text_open_silence_ms=1200))
+    run = Judgements("v", "(config)")
+    run.pauses_s = [0.8, 0.8]
+    run.stops = [[Stop(0.95, 800.0, False, "来週の土曜日に"), Stop(0.2, INF, True, "行くんだ")],
+                 [Stop(0.95, 800.0, False, "そうだね"), Stop(0.9, INF, True, "行くんだ")]]
+    row = ceiling_row(run, detector_wait(detector), 1200, 300.0)
+    assert row["pauses_cut"] == 1          # only the pause after a complete 「そうだね」
+    assert row["end_of_turn_ms"]["max"] == 400   # not the ceiling the audio alone gives
+    ends = summary(run, detector_wait(detector), 0.5, 300)["text_ends"]
+    assert ends == {"complete": {"complete": 2, "open": 0, "None": 0},
+                    "cut": {"complete": 1, "open": 1, "None": 0}}
 
 
 def test_a_failed_judgement_at_a_pause_falls_back_to_silence_alone() -> None:

@@ -17,6 +17,12 @@ the class ``cut`` (unfinished is right). Reported per voice and setting:
 
 - how often each class is judged finished, and the mean probability;
 - the judgement's latency (the ``finished_probability`` call, p50/p95);
+- when the turn section reads text (``text_complete_silence_ms``, or ``--text``): what
+  the config's recogniser hears up to each stop (a stream fed the audio up to there,
+  asked ``heard_so_far`` as the device asks it at a pause; one pass, where the device's
+  stream would have settled its first words in earlier passes), how its end reads
+  (complete, open, neither) at the sentences' ends and inside them; the detector's wait
+  is then the one for the judgement and that text;
 - for ceilings (``max_silence_ms``) from 600 to 2,000 ms: the sentences whose turn would
   end inside them (at a stop whose silence outlasts what the detector's judgement waits:
   ``silence_to_wait_ms``) and the time from the end of a complete sentence to the end of
@@ -32,7 +38,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +71,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--limit", type=int, default=None, help="use only the first N phrases")
     p.add_argument("--pause-ms", default="600-900", metavar="LO-HI",
                    help="length of the mid-sentence pauses, drawn uniformly")
+    p.add_argument("--text", action="store_true",
+                   help="recognise the text up to each stop even when no setting reads it")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=lambda args: asyncio.run(_bench(args)))
 
@@ -154,6 +162,8 @@ class Stop:
     """Silence from the voice stopping to its start again (inf: nothing followed)."""
     final: bool
     """The sentence's end (finished is right); every earlier stop is inside it."""
+    text: str | None = None
+    """What the recogniser heard up to the stop (None: not recognised)."""
 
 
 @dataclass
@@ -172,15 +182,35 @@ class Judgements:
     failed: dict[str, int] = field(default_factory=lambda: {"complete": 0, "cut": 0})
 
 
-async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> None:
+Hearing = Callable[[np.ndarray], Awaitable[str | None]]
+"""What the recogniser hears in the audio up to a stop."""
+
+
+def heard_by(asr: Any, cache: dict[tuple[int, int], str | None]) -> Hearing:
+    """``asr``'s ``heard_so_far`` of a stream fed the audio at once (kept per audio: the
+    same stops recur across settings)."""
+    async def hear(audio: np.ndarray) -> str | None:
+        key = (len(audio), hash(audio.tobytes()))
+        if key not in cache:
+            async with asr.open_stream(sample_rate=SAMPLE_RATE) as stream:
+                stream.feed(audio)
+                cache[key] = await stream.heard_so_far()
+        return cache[key]
+    return hear
+
+
+async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements,
+                hear: Hearing | None = None) -> None:
     """Feed ``sample`` to the VAD in 60 ms frames; judge at every end of speech, as the
-    device does, each from the utterance's start less the pre-roll."""
+    device does, each from the utterance's start less the pre-roll (and, with ``hear``,
+    recognise the same audio)."""
     from omoide.api import ComponentError
 
     detector_input = vad.new_detector()
     step = int(FRAME_S * SAMPLE_RATE)
     start: int | None = None
     stops: list[tuple[int, float, float]] = []   # (where, probability, silence ms)
+    texts: list[str | None] = []
     for i in range(0, len(sample.stream), step):
         for event in detector_input.push(sample.stream[i:i + step]):
             at = int(event.at_s * SAMPLE_RATE)
@@ -199,7 +229,9 @@ async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> No
                     probability = float("nan")
                 into.latencies_ms.append((time.perf_counter() - began) * 1000)
                 stops.append((at, probability, float("inf")))
-    judged = [Stop(p, silence, k == len(stops) - 1) for k, (_, p, silence) in enumerate(stops)]
+                texts.append(await hear(audio) if hear is not None else None)
+    judged = [Stop(p, silence, k == len(stops) - 1, texts[k])
+              for k, (_, p, silence) in enumerate(stops)]
     for stop in judged:
         kind = "complete" if stop.final else "cut"
         if stop.probability != stop.probability:
@@ -210,21 +242,38 @@ async def judge(vad: Any, detector: Any, sample: Sample, into: Judgements) -> No
     into.stops.append(judged)
 
 
-Wait = Callable[[float, int], float]
-"""Silence (ms) after the voice stops that ends the turn, for a judgement and a ceiling."""
+Wait = Callable[[float, int, str | None], float]
+"""Silence (ms) after the voice stops that ends the turn, for a judgement, a ceiling and
+the text heard up to the stop."""
 
 
 def threshold_wait(threshold: float) -> Wait:
     """The core's rule: at once when judged finished, else the ceiling."""
-    return lambda p, ceiling: 0.0 if p >= threshold else float(ceiling)
+    def wait(p: float, ceiling: int, _text: str | None = None) -> float:
+        return 0.0 if p >= threshold else float(ceiling)
+    return wait
 
 
 def detector_wait(detector: Any) -> Wait:
     """``detector.silence_to_wait_ms``, its ceiling replaced by the one asked about."""
-    def wait(p: float, ceiling: int) -> float:
-        ms = detector.silence_to_wait_ms(p)
+    def wait(p: float, ceiling: int, text: str | None = None) -> float:
+        ms = detector.silence_to_wait_ms(p, text)
         return float(ceiling) if ms == detector.config.max_silence_ms else float(ms)
     return wait
+
+
+def text_ends(run: Judgements) -> dict[str, dict[str, int]] | None:
+    """How the text heard reads at the sentences' ends and inside them (None: no text)."""
+    from omoide.components.turn import sentence_end
+
+    stops = [s for sentence in run.stops for s in sentence]
+    if all(s.text is None for s in stops):
+        return None
+    out: dict[str, dict[str, int]] = {}
+    for kind, final in (("complete", True), ("cut", False)):
+        ends = [str(sentence_end(s.text or "")) for s in stops if s.final == final]
+        out[kind] = {end: ends.count(end) for end in ("complete", "open", "None")}
+    return out
 
 
 def summary(run: Judgements, wait: Wait, threshold: float, vad_silence_ms: int,
@@ -246,7 +295,10 @@ def summary(run: Judgements, wait: Wait, threshold: float, vad_silence_ms: int,
     return {"voice": run.voice, "setting": run.setting, "sentences": len(run.pauses_s),
             "classes": classes, "latency_ms": latency, "ceilings": ceilings,
             "silence_only": {"pauses_cut": silence_cut,
-                             "end_of_turn_ms": float(vad_silence_ms)}}
+                             "end_of_turn_ms": float(vad_silence_ms)},
+            "text_ends": text_ends(run),
+            "stops": [[[round(s.probability, 3), s.silence_ms, s.final, s.text] for s in stops]
+                      for stops in run.stops]}
 
 
 def ceiling_row(run: Judgements, wait: Wait, ceiling_ms: int, decide_ms: float,
@@ -260,7 +312,7 @@ def ceiling_row(run: Judgements, wait: Wait, ceiling_ms: int, decide_ms: float,
     def waited(stop: Stop) -> float:
         if stop.probability != stop.probability:
             return float(fallback_ms)
-        return wait(stop.probability, ceiling_ms)
+        return wait(stop.probability, ceiling_ms, stop.text)
 
     cut = sum(any(not s.final and s.silence_ms > waited(s) for s in stops)
               for stops in run.stops)
@@ -322,20 +374,29 @@ async def _bench(args: argparse.Namespace) -> int:
     vad_base = config_stage(args.config, "vad")
     silences = args.vad_silence or [None]
     base = config_stage(args.config, "turn")
+    settings = [parse_overrides(s) for s in (args.setting or [""])]
+    reads_text = args.text or any({**base, **o}.get("text_complete_silence_ms") is not None
+                                  for o in settings)
+    asr = build_component("asr", config_stage(args.config, "asr")) if reads_text else None
+    if asr is not None:
+        await asr.start()
+    hear = heard_by(asr, {}) if asr is not None else None
     rows: list[dict[str, Any]] = []
     for silence in silences:
         vad = build_component("vad", vad_base if silence is None
                               else {**vad_base, "min_silence_ms": silence})
         await vad.start()
         try:
-            for overrides in [parse_overrides(s) for s in (args.setting or [""])]:
+            for overrides in settings:
                 rows += await _measure(build_component("turn", {**base, **overrides}), vad,
-                                       samples, label(overrides))
+                                       samples, label(overrides), hear)
                 if not args.json:
                     print(f"  measured {label(overrides)}, VAD silence "
                           f"{vad.config.min_silence_ms} ms", flush=True)
         finally:
             await vad.stop()
+    if asr is not None:
+        await asr.stop()
     report = {"turn": base, "vad_min_silence_ms": sorted({r["vad_min_silence_ms"]
                                                          for r in rows}),
               "pause_ms": list(pause_ms), "phrases": len(phrases), "cpus": os.cpu_count(),
@@ -346,7 +407,7 @@ async def _bench(args: argparse.Namespace) -> int:
 
 
 async def _measure(detector: Any, vad: Any, samples: Sequence[Sample], setting: str,
-                   ) -> list[dict[str, Any]]:
+                   hear: Hearing | None = None) -> list[dict[str, Any]]:
     """Each voice's samples judged by ``detector`` (started here, warmed up once)."""
     await detector.start()
     try:
@@ -355,7 +416,7 @@ async def _measure(detector: Any, vad: Any, samples: Sequence[Sample], setting: 
         for voice in dict.fromkeys(s.voice for s in samples):
             run = Judgements(voice, setting)
             for sample in (s for s in samples if s.voice == voice):
-                await judge(vad, detector, sample, run)
+                await judge(vad, detector, sample, run, hear)
             rows.append({**summary(run, detector_wait(detector), detector.config.threshold,
                                    vad.config.min_silence_ms,
                                    detector.config.fallback_silence_ms),
@@ -388,4 +449,9 @@ def render(report: dict[str, Any]) -> str:
         silence = r["silence_only"]
         lines.append(f"  {'silence':>11}{silence['pauses_cut']:>8}/{r['sentences']:<3}"
                      f"{silence['end_of_turn_ms']:>12.0f}{silence['end_of_turn_ms']:>12.0f}")
+        if r.get("text_ends"):
+            lines.append("  text heard ends complete/open/neither: at the sentences' ends " +
+                         "/".join(str(n) for n in r["text_ends"]["complete"].values()) +
+                         ", inside them " +
+                         "/".join(str(n) for n in r["text_ends"]["cut"].values()))
     return "\n".join(lines)
