@@ -112,6 +112,17 @@ class SpeakerConfig(ComponentConfig):
                                                             "silences are dropped.")
     max_voiced_s: float = Field(20.0, gt=0, le=600, description="Voiced audio beyond this "
                                                                 "is not embedded.")
+    denoise: bool = Field(True, description="Remove stationary noise (a fan, hiss) before "
+                                            "embedding: its spectrum is estimated from the "
+                                            "clip's quietest frames and a Wiener gain applied "
+                                            "to the short-time spectrum (suppress_noise).")
+    enrol_noise_snr_db: list[float] = Field(
+        [20.0, 10.0], max_length=4,
+        description="Each usable enrolment utterance is also embedded with white noise this "
+                    "many dB under its voice (seeded: the same noise every time), one "
+                    "condition per value; a voice is scored against the person's clean "
+                    "voiceprint and each condition's, taking the closest, so a voice heard "
+                    "in noise meets the person's voiceprint in noise. []: clean only.")
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,20 @@ class SpeakerEmbedding:
         return self.vector is not None and self.reason is None
 
 
+def noise_condition(snr_db: float) -> str:
+    """The name of an enrolment condition: ``"noise 20 dB"``."""
+    return f"noise {snr_db:g} dB"
+
+
+@dataclass(frozen=True)
+class EnrolmentEmbedding:
+    """An enrolment utterance's voiceprint (``clean``) and its vectors in noise, by
+    condition name (:meth:`SpeakerEncoder.embed_enrolment`)."""
+
+    clean: SpeakerEmbedding
+    conditions: Mapping[str, FloatArray]
+
+
 @dataclass(frozen=True)
 class Identification:
     """Who spoke: ``person`` (None: unknown), the best cosine ``score``, how far it beats
@@ -176,18 +201,27 @@ class FoundVoice:
     quality: VoiceQuality
 
 
-def find_voice(samples: FloatArray, rate: int, config: SpeakerConfig) -> FoundVoice:
+def find_voice(samples: FloatArray, rate: int, config: SpeakerConfig,
+               source: FloatArray | None = None) -> FoundVoice:
     """Find the voiced frames of ``samples`` (mono float32 at ``rate``); keep them and the
-    pauses between them up to ``max_pause_s``; measure level and clipping on the voice."""
+    pauses between them up to ``max_pause_s``; measure level and clipping on the voice.
+    The samples kept are ``source``'s (the same audio, e.g. with its noise suppressed)
+    when given. A clip shorter than ``min_voiced_s`` has no noise floor of its own: its
+    frames louder than ``silence_dbfs`` are its voice (too short to identify)."""
     hop = max(1, round(FRAME_S * rate))
+    duration = len(samples) / rate
+    source = samples if source is None else source
+    if len(samples) < hop:   # shorter than a frame: one frame, zero-padded
+        samples = np.pad(samples, (0, hop - len(samples)))
+        source = np.pad(source, (0, hop - len(source)))
     n = len(samples) // hop
-    frames = samples[:n * hop].reshape(n, hop) if n else np.zeros((0, hop), np.float32)
-    power = np.mean(np.square(frames, dtype=np.float64), axis=1) if n else np.zeros(0)
+    frames = samples[:n * hop].reshape(n, hop)
+    power = np.mean(np.square(frames, dtype=np.float64), axis=1)
     db = 10 * np.log10(np.maximum(power, 1e-12))
-    floor = float(np.percentile(db, 10)) if n else -120.0
+    short = len(samples) < config.min_voiced_s * rate
+    floor = -120.0 if short else float(np.percentile(db, 10))
     voiced = db >= max(config.silence_dbfs, floor + config.voice_over_floor_db)
     voiced &= db > -119.0
-    duration = len(samples) / rate
     if not voiced.any():
         return FoundVoice(np.zeros(0, np.float32), VoiceQuality(duration, 0.0, 0.0,
                                                                 float("-inf")))
@@ -197,16 +231,72 @@ def find_voice(samples: FloatArray, rate: int, config: SpeakerConfig) -> FoundVo
     level = 10 * np.log10(max(float(np.mean(np.square(voice, dtype=np.float64))), 1e-12))
     clipped = float(np.mean(np.abs(voice) >= CLIP_LEVEL))
     quality = VoiceQuality(duration, float(voiced.sum()) * hop / rate, clipped, level)
-    return FoundVoice(np.ascontiguousarray(frames[kept].reshape(-1)), quality)
+    kept_frames = source[:n * hop].reshape(n, hop)[kept]
+    return FoundVoice(np.ascontiguousarray(kept_frames.reshape(-1)), quality)
 
 
 def _dilate(mask: BoolArray, reach: int) -> BoolArray:
     """``mask`` widened by ``reach`` frames on each side."""
     if reach <= 0:
         return mask
-    counts = np.convolve(mask.astype(np.int32), np.ones(2 * reach + 1, np.int32), "same")
-    widened: BoolArray = counts > 0
+    # "full", then the mask's own span: "same" is as long as the kernel when the mask is
+    # shorter than it (a clip under 0.2 s), which indexed past the frames
+    counts = np.convolve(mask.astype(np.int32), np.ones(2 * reach + 1, np.int32), "full")
+    widened: BoolArray = counts[reach:reach + len(mask)] > 0
     return widened
+
+
+NOISE_FFT = 512
+"""Short-time spectrum of the noise suppressor: 32 ms frames at 16 kHz, half overlapping."""
+NOISE_QUIET_SHARE = 0.1
+"""The share of a clip's frames, the quietest, from which its noise spectrum is estimated."""
+NOISE_GAIN_FLOOR = 0.1
+"""The Wiener gain never goes below this (-20 dB): deeper cuts leave the speech warbling."""
+NOISE_SMOOTHING = 0.98
+"""Weight of the previous frame in the decision-directed estimate of each bin's SNR."""
+
+
+def suppress_noise(samples: FloatArray) -> FloatArray:
+    """``samples`` with their stationary noise suppressed (float32, the same length).
+
+    The noise's power spectrum is the mean of the clip's quietest tenth of 32 ms frames
+    (where there is no voice, or least of it); each frame's bins are scaled by a Wiener
+    gain from a decision-directed estimate of their SNR (smooth over time, so little
+    musical noise), never below -20 dB, and resynthesised by overlap-add (square-root
+    Hann windows, half overlapping: without noise, the clip comes back unchanged)."""
+    n_fft, hop = NOISE_FFT, NOISE_FFT // 2
+    if len(samples) < n_fft:
+        return np.asarray(samples, dtype=np.float32)
+    window = np.sqrt(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft))
+    padded = np.pad(np.asarray(samples, dtype=np.float64),
+                    (n_fft, n_fft + (-len(samples)) % hop))
+    spectrum = np.fft.rfft(np.lib.stride_tricks.sliding_window_view(padded, n_fft)[::hop]
+                           * window, axis=1)
+    power = spectrum.real ** 2 + spectrum.imag ** 2
+    quiet = np.argsort(power.sum(axis=1))[:max(3, int(len(power) * NOISE_QUIET_SHARE))]
+    snr = power / (power[quiet].mean(axis=0) + 1e-12)
+    gains = np.empty_like(power)
+    gain, last = np.ones(power.shape[1]), np.ones(power.shape[1])
+    for t, now in enumerate(snr):
+        prior = (NOISE_SMOOTHING * gain ** 2 * last
+                 + (1 - NOISE_SMOOTHING) * np.maximum(now - 1, 0))
+        gain = gains[t] = np.maximum(prior / (1 + prior), NOISE_GAIN_FLOOR)
+        last = now
+    frames = np.fft.irfft(spectrum * gains, n_fft, axis=1) * window
+    out = np.zeros(len(padded))
+    for t, frame in enumerate(frames):
+        out[t * hop:t * hop + n_fft] += frame
+    cleaned: FloatArray = out[n_fft:n_fft + len(samples)].astype(np.float32)
+    return cleaned
+
+
+def with_white_noise(samples: FloatArray, snr_db: float, level_dbfs: float,
+                     seed: int) -> FloatArray:
+    """``samples`` plus white noise ``snr_db`` under a voice of ``level_dbfs`` (seeded)."""
+    rng = np.random.default_rng(seed)
+    noise = rng.standard_normal(len(samples)) * 10 ** ((level_dbfs - snr_db) / 20)
+    out: FloatArray = (np.asarray(samples, np.float64) + noise).astype(np.float32)
+    return out
 
 
 def unusable_reason(quality: VoiceQuality, config: SpeakerConfig) -> SpeakerReason | None:
@@ -255,10 +345,14 @@ def person_threshold(self_scores: Sequence[float], threshold: float,
 
 def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatArray]],
              threshold: float, margin: float,
-             thresholds: Mapping[str, float] | None = None) -> Identification:
+             thresholds: Mapping[str, float] | None = None,
+             conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
+             ) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
-    Each person is scored by the cosine to the normalised mean of their vectors. The best
+    Each person is scored by the cosine to the normalised mean of their vectors, or, when
+    ``conditions`` gives them further groups of vectors (their enrolment utterances in
+    noise, one group per condition), to the closest of those groups' means. The best
     person is named only when the score is at least ``threshold`` (or their own, higher,
     entry of ``thresholds``: :func:`person_threshold`) and beats the next person by at
     least ``margin`` (one person enrolled: against 0). An unusable
@@ -267,7 +361,9 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     if not embedding.usable or embedding.vector is None:
         return Identification(None, 0.0, 0.0, embedding.reason or SpeakerReason.SILENCE)
     query = unit(embedding.vector)
-    scores = {person: float(np.dot(query, _centroid(person, vectors, len(query))))
+    groups = conditions or {}
+    scores = {person: max(float(np.dot(query, _centroid(person, group, len(query))))
+                          for group in (vectors, *groups.get(person, ())) if len(group))
               for person, vectors in enrolled.items() if len(vectors)}
     if not scores:
         return Identification(None, 0.0, 0.0, SpeakerReason.NO_ONE_ENROLLED)
@@ -328,7 +424,10 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         if not np.isfinite(samples).all():
             raise InvalidInput(f"speaker {self.name}: the audio has non-finite samples")
         clip = resample(AudioClip(samples, audio.sample_rate), self.sample_rate)
-        found = find_voice(clip.samples, self.sample_rate, self.config)
+        # the voice is found, and its level and clipping measured, on the audio as heard;
+        # the encoder gets it with the noise suppressed
+        found = find_voice(clip.samples, self.sample_rate, self.config,
+                           suppress_noise(clip.samples) if self.config.denoise else None)
         reason = unusable_reason(found.quality, self.config)
         if reason in (SpeakerReason.SILENCE, SpeakerReason.TOO_SHORT):
             return SpeakerEmbedding(None, found.quality, self.model_id, reason)
@@ -349,6 +448,25 @@ class SpeakerEncoder(Component[SpeakerConfig]):
             reason = SpeakerReason.MIXED_VOICES
         return SpeakerEmbedding(vector, quality, self.model_id, reason)
 
+    async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
+        """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
+        usable, of the same utterance with white noise at each ``enrol_noise_snr_db``
+        under its voice (the noise seeded by the condition, so an enrolment is the same
+        every time): ``conditions`` maps a condition's name to its vector (one whose
+        noisy copy found no voice has none)."""
+        clean = await self.embed(audio)
+        conditions: dict[str, FloatArray] = {}
+        if not clean.usable:
+            return EnrolmentEmbedding(clean, conditions)
+        samples = np.asarray(audio.samples, dtype=np.float32)
+        for snr in self.config.enrol_noise_snr_db:
+            noisy = with_white_noise(samples, snr, clean.quality.level_dbfs,
+                                     seed=round(snr * 1000) % 2 ** 32)
+            embedding = await self.embed(AudioClip(noisy, audio.sample_rate))
+            if embedding.vector is not None:
+                conditions[noise_condition(snr)] = embedding.vector
+        return EnrolmentEmbedding(clean, conditions)
+
     def _checked(self, out: FloatArray) -> FloatArray:
         partials = np.asarray(out, dtype=np.float32)
         if partials.ndim != 2 or partials.shape[1] != self.dims or not len(partials):
@@ -362,10 +480,13 @@ class SpeakerEncoder(Component[SpeakerConfig]):
 
     def identify(self, embedding: SpeakerEmbedding,
                  enrolled: Mapping[str, Sequence[FloatArray]],
-                 self_scores: Mapping[str, Sequence[float]] | None = None) -> Identification:
-        """:func:`identify` with this encoder's threshold and margin, and per-person
+                 self_scores: Mapping[str, Sequence[float]] | None = None,
+                 conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
+                 ) -> Identification:
+        """:func:`identify` with this encoder's threshold and margin, per-person
         thresholds from ``self_scores`` (each person's enrolment utterances scored
-        against the others; see ``person_spread``). An embedding of another encoder's
+        against the others; see ``person_spread``) and each person's enrolment
+        ``conditions`` (their vectors in noise). An embedding of another encoder's
         space is refused (:class:`InvalidInput`)."""
         if embedding.model_id != self.model_id:
             raise InvalidInput(f"speaker {self.name}: a voiceprint of {embedding.model_id} "
@@ -373,4 +494,5 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         config = self.config
         thresholds = {person: person_threshold(scores, config.threshold, config.person_spread)
                       for person, scores in (self_scores or {}).items()}
-        return identify(embedding, enrolled, config.threshold, config.margin, thresholds)
+        return identify(embedding, enrolled, config.threshold, config.margin, thresholds,
+                        conditions)

@@ -22,7 +22,7 @@ from omoide.components.speaker import (
     SpeakerEncoder,
     SpeakerReason,
 )
-from omoide.types import AudioClip
+from omoide.types import AudioClip, FloatArray
 from omoide.voices.store import Voiceprint, VoiceprintStore
 
 log = logging.getLogger("omoide.voices")
@@ -101,7 +101,8 @@ class SpeakerIdentifier:
         try:
             ident = self.encoder.identify(
                 embedding, {p: v.vectors for p, v in enrolled.items()},
-                {p: v.self_scores for p, v in enrolled.items()})
+                {p: v.self_scores for p, v in enrolled.items()},
+                {p: tuple(v.conditions.values()) for p, v in enrolled.items()})
         except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
             return _failed(household, exc)
         return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
@@ -109,19 +110,25 @@ class SpeakerIdentifier:
     async def enrol(self, person: str, clips: Sequence[AudioClip], *, source: str,
                     replace: bool = False) -> Enrolment:
         """Enrol ``person`` from ``clips`` (a few sentences each): every clip the encoder
-        finds usable adds a vector; the others are refused with their reason. Nothing is
+        finds usable adds a vector, and its vectors in noise (the encoder's
+        ``enrol_noise_snr_db``); the others are refused with their reason. Nothing is
         stored when no clip is usable."""
-        vectors, refused = [], []
+        vectors: list[FloatArray] = []
+        conditions: dict[str, list[FloatArray]] = {}
+        refused = []
         for i, clip in enumerate(clips):
-            embedding = await self.encoder.embed(clip)
+            enrolled = await self.encoder.embed_enrolment(clip)
+            embedding = enrolled.clean
             if embedding.usable and embedding.vector is not None:
                 vectors.append(embedding.vector)
+                for name, vector in enrolled.conditions.items():
+                    conditions.setdefault(name, []).append(vector)
             else:
                 refused.append((i, embedding.reason or SpeakerReason.SILENCE))
         if not vectors:
             return Enrolment(None, 0, tuple(refused))
         voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
-                                      source=source, replace=replace)
+                                      source=source, replace=replace, conditions=conditions)
         return Enrolment(voiceprint, len(vectors), tuple(refused))
 
 

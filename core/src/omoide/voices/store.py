@@ -4,19 +4,21 @@ A voiceprint is biometric data: it belongs to its person. They are kept in
 ``<data_dir>/voices/<person>.json`` (the folder 0700, each file 0600, written whole to a
 temporary file and renamed into place), one entry per encoder (``model_id``: vectors of
 two encoders are not comparable), with the enrolment vectors themselves (unit vectors, one
-per enrolment utterance), when and how they were enrolled, and the scores the person's
-own enrolment utterances got against their voiceprint (what a per-person threshold is
-chosen from). No audio is kept.
+per enrolment utterance), the same utterances' vectors with noise added (one group per
+condition, ``"noise 20 dB"``: what a voice heard in noise is compared with), when and
+how they were enrolled, and the scores the person's own enrolment utterances got against
+their voiceprint (what a per-person threshold is chosen from). No audio is kept.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,22 +49,41 @@ class Voiceprint:
     """How it was enrolled: ``cli``, ``console``, ``voice`` or ``api``."""
     self_scores: tuple[float, ...] = ()
     """Each enrolment utterance's cosine to the mean of the others (leave-one-out)."""
+    conditions: Mapping[str, tuple[FloatArray, ...]] = field(default_factory=dict)
+    """The enrolment utterances embedded again with noise added, by condition
+    (``"noise 20 dB"``): a voice heard in noise is compared with these too."""
 
     def to_json(self, *, vectors: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
             "person": self.person, "model_id": self.model_id,
             "utterances": len(self.vectors), "enrolled_at": self.enrolled_at.isoformat(),
-            "source": self.source, "self_scores": [round(s, 4) for s in self.self_scores]}
+            "source": self.source, "self_scores": [round(s, 4) for s in self.self_scores],
+            "conditions": sorted(self.conditions)}
         if vectors:
-            data["vectors"] = [[round(float(x), 6) for x in v] for v in self.vectors]
+            data["vectors"] = _rounded(self.vectors)
+            data["condition_vectors"] = {name: _rounded(rows)
+                                         for name, rows in self.conditions.items()}
         return data
 
     @classmethod
     def from_json(cls, person: str, data: dict[str, Any]) -> Voiceprint:
         vectors = tuple(np.asarray(v, dtype=np.float32) for v in data["vectors"])
+        conditions = {str(name): tuple(np.asarray(v, dtype=np.float32) for v in rows)
+                      for name, rows in (data.get("condition_vectors") or {}).items()}
         return cls(person, str(data["model_id"]), vectors,
                    datetime.fromisoformat(str(data["enrolled_at"])), str(data["source"]),
-                   tuple(float(s) for s in data.get("self_scores", ())))
+                   tuple(float(s) for s in data.get("self_scores", ())), conditions)
+
+
+def _rounded(rows: Sequence[FloatArray]) -> list[list[float]]:
+    return [[round(float(x), 6) for x in v] for v in rows]
+
+
+def _checked_vectors(rows: Sequence[FloatArray]) -> list[FloatArray]:
+    out = [np.asarray(v, dtype=np.float32) for v in rows]
+    if any(v.ndim != 1 or not np.isfinite(v).all() for v in out):
+        raise InvalidInput("voiceprint vectors must be finite 1-d vectors")
+    return out
 
 
 class VoiceprintStore:
@@ -80,25 +101,32 @@ class VoiceprintStore:
         return self.root / f"{validate_user_id(person)}.json"
 
     def enrol(self, person: str, model_id: str, vectors: Sequence[FloatArray], *,
-              source: str, replace: bool = False) -> Voiceprint:
+              source: str, replace: bool = False,
+              conditions: Mapping[str, Sequence[FloatArray]] | None = None) -> Voiceprint:
         """Add ``vectors`` (one per utterance) to ``person``'s voiceprint in ``model_id``
-        (``replace``: instead of what was enrolled). Returns the voiceprint as stored."""
+        (``replace``: instead of what was enrolled), and ``conditions``' vectors (the
+        utterances in noise, by condition) to theirs. Returns the voiceprint as stored."""
         if not vectors:
             raise InvalidInput("enrolment needs at least one usable utterance")
-        new = [np.asarray(v, dtype=np.float32) for v in vectors]
-        if any(v.ndim != 1 or not np.isfinite(v).all() for v in new):
-            raise InvalidInput("voiceprint vectors must be finite 1-d vectors")
+        new = _checked_vectors(vectors)
+        added = {name: _checked_vectors(rows) for name, rows in (conditions or {}).items()}
 
         def enrolled(stored: list[Voiceprint]) -> list[Voiceprint]:
             prints = {p.model_id: p for p in stored}
             old = prints.get(model_id)
             kept = [] if replace or old is None else list(old.vectors)
-            if kept and len(kept[0]) != len(new[0]):
-                raise InvalidInput(f"{person}'s voiceprint in {model_id} has "
-                                   f"{len(kept[0])} dimensions, not {len(new[0])}")
+            if any(len(v) != len(new[0]) for v in [*kept, *new,
+                                                   *itertools.chain(*added.values())]):
+                raise InvalidInput(f"{person}'s voiceprint in {model_id}: vectors of "
+                                   f"different lengths (expected {len(new[0])})")
             joined = (kept + new)[-MAX_VECTORS:]
+            before = {} if replace or old is None else old.conditions
+            groups = {name: tuple((list(before.get(name, ())) + added.get(name, []))
+                                  [-MAX_VECTORS:])
+                      for name in {*before, *added}}
             prints[model_id] = Voiceprint(person, model_id, tuple(joined), datetime.now(UTC),
-                                          source, leave_one_out_scores(joined))
+                                          source, leave_one_out_scores(joined),
+                                          {k: v for k, v in groups.items() if v})
             return list(prints.values())
 
         return next(p for p in self._change(person, enrolled) if p.model_id == model_id)

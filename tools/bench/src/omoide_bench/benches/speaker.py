@@ -10,7 +10,10 @@ others (``kokoro:jm_kumo``, ``openjtalk,half_tone=-6``). **Synthetic voices are 
 for people: six voices from two engines are fewer, cleaner and more alike in delivery
 than a household's; the figures say how the encoder and the identification rule behave,
 not how they will on real voices. Each voice speaks its own sentences of the bench's
-phrase set: ``--enrol-clips`` single phrases to enrol it (clean) and ``--sentences``
+phrase set: ``--enrol-clips`` single phrases to enrol it (clean; the encoder embeds
+each again in white noise at its ``enrol_noise_snr_db``, as an enrolment does: the
+bench's noisy variants are white noise too, so that condition is matched here, where a
+room's noise would differ) and ``--sentences``
 pairs of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
 utterance is heard in five variants: clean, with white noise at 20 and 10 dB SNR, 12 dB
 quieter and 6 dB louder with clipping at full scale. Speech is first brought to peaks
@@ -59,7 +62,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -355,6 +358,9 @@ class Embedded:
     unusable_enrolment: int
     first_utterance: dict[str, FloatArray]
     """Each voice's first test utterance (clean), for the bad inputs."""
+    conditions: dict[str, list[list[FloatArray]]] = field(default_factory=dict)
+    """Each voice's enrolment vectors in noise, one group per condition (the encoder's
+    ``enrol_noise_snr_db``)."""
 
 
 async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
@@ -375,14 +381,18 @@ async def embed_voice_set(encoder: SpeakerEncoder,
     out = Embedded({}, [], [], [], [], 0, {})
     for label, (enrol, tests) in clips.items():
         vectors: list[FloatArray] = []
+        groups: dict[str, list[FloatArray]] = {}
         for clip in enrol:
-            embedding = await encoder.embed(AudioClip(at_peak_level(clip, BASE_PEAK_DBFS,
-                                                                    rng), SAMPLE_RATE))
-            if embedding.usable and embedding.vector is not None:
-                vectors.append(embedding.vector)
+            enrolled = await encoder.embed_enrolment(AudioClip(
+                at_peak_level(clip, BASE_PEAK_DBFS, rng), SAMPLE_RATE))
+            if enrolled.clean.usable and enrolled.clean.vector is not None:
+                vectors.append(enrolled.clean.vector)
+                for name, vector in enrolled.conditions.items():
+                    groups.setdefault(name, []).append(vector)
             else:
                 out.unusable_enrolment += 1
         out.enrolment[label] = vectors
+        out.conditions[label] = list(groups.values())
         for number, clip in enumerate(tests):
             utterance = cut_utterance(clip, rng)
             if number == 0:
@@ -422,19 +432,23 @@ class Decision:
 
 def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]],
            enrolled: Sequence[str], threshold: float, margin: float,
-           spread: float | None = None) -> list[Decision]:
+           spread: float | None = None,
+           conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
+           ) -> list[Decision]:
     """Every trial identified among the ``enrolled`` voices (with per-person thresholds
-    of ``spread``, as the encoder's ``person_spread`` does; None: one threshold)."""
+    of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; and
+    each voice's enrolment ``conditions``, its vectors in noise)."""
     from omoide.components.speaker import identify, leave_one_out_scores, person_threshold
 
     people = {person: enrolment[person] for person in enrolled}
+    groups = {person: (conditions or {}).get(person, ()) for person in enrolled}
     own = {person: leave_one_out_scores(vectors) for person, vectors in people.items()}
     thresholds = {person: person_threshold(scores, threshold, spread)
                   for person, scores in own.items()}
     out = []
     for trial in trials:
-        closest = identify(trial.embedding, people, -1.0, 0.0)
-        said = identify(trial.embedding, people, threshold, margin, thresholds)
+        closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups)
+        said = identify(trial.embedding, people, threshold, margin, thresholds, groups)
         out.append(Decision(trial.voice, trial.variant, trial.voice in people, closest.person,
                             closest.score, closest.margin, trial.embedding.usable, said,
                             own.get(closest.person or "", ())))
@@ -542,7 +556,8 @@ def own_voice_scores(embedded: Embedded) -> list[tuple[str, float]]:
     from omoide.components.speaker import identify
 
     return [(t.variant,
-             identify(t.embedding, {t.voice: embedded.enrolment[t.voice]}, -1.0, 0.0).score)
+             identify(t.embedding, {t.voice: embedded.enrolment[t.voice]}, -1.0, 0.0,
+                      conditions={t.voice: embedded.conditions.get(t.voice, ())}).score)
             for t in embedded.trials if t.embedding.usable and embedded.enrolment[t.voice]]
 
 
@@ -556,8 +571,8 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
                           threshold: float, margin: float,
                           spread: float | None = None) -> dict[str, Any]:
     """The identification figures over every enrolment set."""
-    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread)
-               for people in sets]
+    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
+                      embedded.conditions) for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
     worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
@@ -582,19 +597,23 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best": best_setting(sweep),
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
-            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep),
+            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep, (threshold, margin, spread)),
             "eer": eer()}
 
 
-def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
-                  test: Sweep) -> dict[str, Any] | None:
+def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep,
+                  configured: tuple[float, float, float | None] | None = None,
+                  ) -> dict[str, Any] | None:
     """A threshold, margin and per-person spread chosen on the dev split alone (its
     best setting, all variants and clean alone), and what they give on the test
-    utterances: the honest figure, since nothing was tuned on them."""
+    utterances: the honest figure, since nothing was tuned on them. With
+    ``configured`` (threshold, margin, spread), also what that setting gives on the
+    dev split."""
     if not embedded.dev_trials:
         return None
     dev = [d for people in sets
-           for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0)]
+           for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0,
+                           conditions=embedded.conditions)]
     out: dict[str, Any] = {"dev_utterances": len(dev)}
     for name, variant in (("all", None), ("clean", "clean")):
         dev_sweep = Sweep.of([d for d in dev if variant in (None, d.variant)])
@@ -602,19 +621,24 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
         on_test = test if variant is None else Sweep.of(
             [d for people in sets for d in decide(
                 [t for t in embedded.trials if t.variant == variant],
-                embedded.enrolment, people, -1.0, 0.0)])
+                embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions)])
         out[name] = {"dev": chosen, "test": on_test.rates(chosen["threshold"],
-                                                          chosen["margin"], chosen["spread"])}
+                                                          chosen["margin"], chosen["spread"]),
+                     "configured_on_dev": dev_sweep.rates(*configured) if configured
+                     else None}
     return out
 
 
 async def bad_input_report(encoder: SpeakerEncoder, cases: Mapping[str, FloatArray],
-                           people: Mapping[str, Sequence[FloatArray]]) -> list[dict[str, Any]]:
-    """Each bad input's identification among ``people``: it should be unknown."""
+                           people: Mapping[str, Sequence[FloatArray]],
+                           conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None
+                           = None) -> list[dict[str, Any]]:
+    """Each bad input's identification among ``people`` (with their enrolment
+    ``conditions``): it should be unknown."""
     rows = []
     for case, samples in cases.items():
         embedding = await encoder.embed(AudioClip(samples, SAMPLE_RATE))
-        said = encoder.identify(embedding, people)
+        said = encoder.identify(embedding, people, conditions=conditions)
         quality = embedding.quality
         rows.append({"case": case, "unknown": said.person is None, "person": said.person,
                      "reason": str(said.reason), "explanation": said.explanation,
@@ -682,14 +706,16 @@ async def _bench(args: argparse.Namespace) -> int:
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
             embedded.first_utterance[sets[0][0]], embedded.first_utterance[sets[0][1]], rng),
-            people)
+            people, {person: embedded.conditions.get(person, []) for person in people})
     finally:
         await encoder.stop()
     config = encoder.config
     report = {"speaker": {"use": args.speaker, "model_id": encoder.model_id,
                           "threshold": config.threshold, "margin": config.margin,
                           "min_consistency": config.min_consistency,
-                          "person_spread": config.person_spread},
+                          "person_spread": config.person_spread,
+                          "denoise": config.denoise,
+                          "enrol_noise_snr_db": list(config.enrol_noise_snr_db)},
               "voices": [v.label for v in voices], "enrolled": args.enrolled,
               "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
               "unusable_enrolment_clips": embedded.unusable_enrolment,
@@ -742,7 +768,8 @@ def render(report: dict[str, Any]) -> str:
                                    report["eer"], report["best"], report["best_clean"])
     lines = [f"\nomoide bench speaker: {s['use']} ({s['model_id']}), threshold "
              f"{s['threshold']}, margin {s['margin']}, per-person spread "
-             f"{s['person_spread']}, min_consistency {s['min_consistency']}",
+             f"{s['person_spread']}, min_consistency {s['min_consistency']}, denoise "
+             f"{s.get('denoise')}, enrolment in noise at {s.get('enrol_noise_snr_db')} dB",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
              f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
              f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
