@@ -177,3 +177,16 @@ async def test_a_turn_identified_as_another_member_leaves_no_trace_of_the_first(
     assert not s.presence.someone_else_present("ben", EVENING, "living-room")
     assert s.presence.someone_else_present("aki", EVENING, "living-room")
     assert s.presence.near("ben", EVENING) == {"ben"}   # aki is still in her room
+
+
+async def test_someone_typing_in_the_console_is_at_no_robot(tmp_path: Path) -> None:
+    """ben's typed turn (the console's, device ``http``) is not someone at aki's robot:
+    nothing of hers waits for him, and her own typed conversation may open with one."""
+    robot = SharedRobot()
+    s = _scheduler(tmp_path / "m.sqlite3", robot, Clock(),
+                   MomentsSettings(text_turns=True))
+    _talked(s, "t1", "aki", "http", EVENING - timedelta(hours=1))
+    _talked(s, "t2", "ben", "http", EVENING - timedelta(minutes=3))
+    assert not s.presence.someone_else_present("aki", EVENING)
+    typed = TurnRequest(user="aki", text="ただいま", device="http")
+    assert (await s.opener(typed, EVENING) or "").startswith("そういえば、明日は箱根だね")

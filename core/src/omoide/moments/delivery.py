@@ -41,7 +41,7 @@ from omoide.moments.config import MomentsSettings
 from omoide.moments.ledger import MomentLedger
 from omoide.moments.model import Moment
 from omoide.moments.planning import MemorySource, plan_moments
-from omoide.moments.presence import Presence
+from omoide.moments.presence import TYPED_DEVICE, Presence
 from omoide.moments.quiet_hours import QuietHours
 from omoide.moments.voice_switch import VoiceSwitch
 from omoide.moments.writing import write_line
@@ -56,8 +56,6 @@ OPENER_LEAD = "そういえば、"
 IDLE_AFTER = timedelta(minutes=2)
 """A robot is idle this long after its person's last turn: a moment is not pushed into
 a conversation going on (their next conversation may open with it instead)."""
-TYPED_DEVICE = "http"
-"""The ``device`` of a typed turn (``POST /v1/turns``, the console)."""
 
 
 class Clock(Protocol):

@@ -11,9 +11,9 @@ no one was; the ``Heard`` event carries it once the voice is identified.
 A member is also taken to be *near* the robot they last spoke to, for
 :data:`NEAR_FOR` (speaking to another robot moves them): a robot a household shares
 keeps the quiet hours of everyone near it, not only of the person a moment is for.
-A robot only one person uses is theirs alone. What is not heard is not known: after
-a restart, or for a member who never spoke to a robot, only the person's own quiet
-hours count.
+A robot only one person uses is theirs alone; a typed turn is at no robot. What is
+not heard is not known: after a restart, or for a member who never spoke to a robot,
+only the person's own quiet hours count.
 
 A moment pushed to a person counts as the robot speaking to them
 (:meth:`Presence.spoke_to`): their answer right after continues that conversation.
@@ -28,6 +28,9 @@ from datetime import UTC, datetime, timedelta
 from omoide.components.device import GUEST
 from omoide.components.turn_events import Done, Heard, TurnEvent, TurnStarted
 
+TYPED_DEVICE = "http"
+"""The ``device`` of a typed turn (``POST /v1/turns``, the console): no robot, no place
+anyone is at."""
 NEAR_FOR = timedelta(hours=12)
 """How long a member is taken to be near the robot they last spoke to."""
 
@@ -59,7 +62,7 @@ class Presence:
     def turn_started(self, turn_id: str, user: str, device: str | None,
                      at: datetime) -> None:
         self._running[turn_id] = (user, device)
-        if device is None:
+        if device is None or device == TYPED_DEVICE:
             return
         heard = self._heard.setdefault(device, {})
         self._before.setdefault(turn_id, (heard.get(user), self._last_robot.get(user)))
