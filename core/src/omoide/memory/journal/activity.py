@@ -35,7 +35,8 @@ class PersonActivity:
     user: str
     first_seen: datetime | None
     last_turn: datetime | None
-    """When their newest journaled exchange happened (None: never talked)."""
+    """When their newest journaled exchange happened (None: never talked); a moment
+    the robot said first, with nothing heard, is not their turn."""
     exchanges: int
 
 
@@ -71,8 +72,8 @@ def _read(path: Path, user: str | None, after: str | None,
     try:
         rows = db.execute(
             "SELECT u.user, u.first_seen,"
-            " (SELECT e.at FROM exchanges e WHERE e.user=u.user ORDER BY e.at_ts DESC"
-            "  LIMIT 1),"
+            " (SELECT e.at FROM exchanges e WHERE e.user=u.user AND e.user_text != ''"
+            "  ORDER BY e.at_ts DESC LIMIT 1),"
             " (SELECT COUNT(*) FROM exchanges e WHERE e.user=u.user)"
             f" FROM users u {where} ORDER BY u.user{page}", params).fetchall()
     finally:

@@ -568,7 +568,8 @@ class Journal:
         page = f" LIMIT {int(limit)}" if limit is not None else ""
         return await self._thread(lambda: self._run(
             "SELECT u.user, u.first_seen, (SELECT e.at FROM exchanges e WHERE"
-            " e.user=u.user ORDER BY e.at_ts DESC LIMIT 1), (SELECT COUNT(*) FROM"
+            " e.user=u.user AND e.user_text != '' ORDER BY e.at_ts DESC LIMIT 1),"
+            " (SELECT COUNT(*) FROM"
             f" exchanges e WHERE e.user=u.user) FROM users u {where} ORDER BY u.user{page}",
             params))
 

@@ -484,7 +484,8 @@ class PostgresJournal:
         page = "" if limit is None else f" LIMIT {int(limit)}"
         rows = await self._thread(lambda: self._rows(
             'SELECT u."user", u.first_seen, (SELECT e.at FROM exchanges e WHERE'
-            ' e."user"=u."user" ORDER BY e.at_ts DESC LIMIT 1), (SELECT COUNT(*) FROM'
+            ' e."user"=u."user" AND e.user_text <> \'\' ORDER BY e.at_ts DESC LIMIT 1),'
+            ' (SELECT COUNT(*) FROM'
             f' exchanges e WHERE e."user"=u."user") FROM users u {where}'
             f' ORDER BY u."user" COLLATE "C"{page}', {"user": user, "after": after}))
         return [tuple(r) for r in rows]
