@@ -219,6 +219,17 @@ def test_models_lists_the_configured_chat_models_and_model_picks_one(served: Ser
     assert completion.choices[0].message.content.startswith("fast-modelです。")
 
 
+def test_one_model_is_retrieved_by_its_name_and_an_unknown_one_is_not_found(
+        served: Served) -> None:
+    client = served.client(served.token("retriever"))
+    fast = client.models.retrieve("fast")
+    assert (fast.id, fast.object, fast.owned_by) == ("fast", "model", "omoide")
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.models.retrieve("gpt-4o")
+    assert missing.value.code == "model_not_found"
+    assert "GET /v1/models" in missing.value.message
+
+
 def test_an_unknown_model_is_answered_by_the_default_with_a_warning_header(
         served: Served) -> None:
     raw = served.client(served.token("picker2")).chat.completions.with_raw_response.create(

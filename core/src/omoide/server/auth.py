@@ -33,6 +33,7 @@ from typing import Literal, Protocol
 from fastapi import HTTPException, Request
 
 from omoide.server.console_assets import CONSOLE_ASSETS
+from omoide.server.openai_shapes import MODEL_PATH_PREFIX
 from omoide.server.tokens import TokenMatch, TokenStorage
 
 PUBLIC_ROUTES: dict[str, frozenset[str]] = {
@@ -88,6 +89,8 @@ def person_may_call(user: str, method: str, path: str) -> bool:
     allowed = _PERSON_ROUTES.get(path)
     if allowed is not None:
         return method in allowed
+    if path.startswith(MODEL_PATH_PREFIX):    # one of the models /v1/models lists
+        return method in _PERSON_ROUTES["/v1/models"]
     match = _USER_PATH.fullmatch(path)
     return match is not None and match.group(1) == user
 

@@ -47,7 +47,7 @@ from omoide.server.auth import (
     person_may_call,
 )
 from omoide.server.limits import body_rule, media_type
-from omoide.server.openai_shapes import OPENAI_PATHS, error_body
+from omoide.server.openai_shapes import error_body, is_openai_path
 from omoide.server.origins import HostPolicy
 from omoide.server.tokens import TokenStorage, TokenStore, TokenStoreUnavailable
 
@@ -310,7 +310,7 @@ class RequestGuard:
 def _refusal_body(path: str, refusal: _Refusal) -> dict[str, Any]:
     """``{"error": message}``, or OpenAI's error shape on the OpenAI-compatible routes
     (their clients read ``error.message``)."""
-    if path in OPENAI_PATHS:
+    if is_openai_path(path):
         return error_body(refusal.status, refusal.message)
     return {"error": refusal.message}
 

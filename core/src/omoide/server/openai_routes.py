@@ -1,6 +1,6 @@
-"""An OpenAI-compatible endpoint that remembers: ``POST /v1/chat/completions`` and
-``GET /v1/models``, so Home Assistant, Open WebUI and any OpenAI client get omoide's
-memory.
+"""An OpenAI-compatible endpoint that remembers: ``POST /v1/chat/completions``,
+``GET /v1/models`` and ``GET /v1/models/{model}``, so Home Assistant, Open WebUI and any
+OpenAI client get omoide's memory.
 
 Each request is one turn of omoide's pipeline (:class:`omoide.pipeline.assistant.Assistant`),
 as a robot's or ``POST /v1/turns``'s: the person's recall and profile go into the prompt,
@@ -57,6 +57,7 @@ from omoide.server.openai_shapes import (
     completion_json,
     conversation_of,
     error_body,
+    model_json,
     models_json,
     parse_request,
     sse,
@@ -91,6 +92,14 @@ def openai_router(server: OmoideServer) -> APIRouter:
     @router.get("/v1/models")
     async def list_models() -> dict[str, Any]:
         return models_json(list(chat_models(server)), created)
+
+    @router.get("/v1/models/{model:path}", response_model=None)
+    async def get_model(model: str) -> Response:
+        if model not in chat_models(server):
+            return JSONResponse(error_body(404, f"the model {model!r} does not exist: "
+                                                "GET /v1/models lists the configured ones",
+                                           "model_not_found", "model"), 404)
+        return JSONResponse(model_json(model, created))
 
     @router.post("/v1/chat/completions", response_model=None)
     async def chat_completions(request: Request) -> Response:

@@ -28,6 +28,13 @@ from omoide.text_controls import find_controls
 from omoide.types import ChatMessage, RetrievedMemory, ToolCall, ToolSpec
 
 OPENAI_PATHS = frozenset({"/v1/chat/completions", "/v1/models"})
+MODEL_PATH_PREFIX = "/v1/models/"
+"""``GET /v1/models/{model}``: one configured chat model."""
+
+
+def is_openai_path(path: str) -> bool:
+    """Whether ``path`` is one of the OpenAI-compatible routes (answered in their shape)."""
+    return path in OPENAI_PATHS or path.startswith(MODEL_PATH_PREFIX)
 """Routes whose refusals (the guard's too) are OpenAI-shaped."""
 
 MAX_NEW_MESSAGE_CHARS = 4000
@@ -284,7 +291,11 @@ def sse(data: dict[str, Any]) -> bytes:
 SSE_DONE = b"data: [DONE]\n\n"
 
 
+def model_json(name: str, created: int) -> dict[str, Any]:
+    """One model object, as ``GET /v1/models/{model}`` answers it."""
+    return {"id": name, "object": "model", "created": created, "owned_by": "omoide"}
+
+
 def models_json(names: Sequence[str], created: int) -> dict[str, Any]:
     """``GET /v1/models``: the configured chat models by name."""
-    return {"object": "list", "data": [{"id": name, "object": "model", "created": created,
-                                        "owned_by": "omoide"} for name in names]}
+    return {"object": "list", "data": [model_json(name, created) for name in names]}
