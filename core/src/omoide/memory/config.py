@@ -73,8 +73,11 @@ class RobustSettings(MemoryEngineConfig):
         True, description="When the utterance names a person some memories are about (a"
         " conversation turn's speaker, 「あなたの妹の遥は…」), inject nothing unless a"
         " candidate is that person's own: a memory about someone else answers nothing.")
+    # LoCoMo's adversarial false injections: 0.70 -> 0.507, 0.75 -> 0.491, 0.80 -> 0.478,
+    # 0.85 -> 0.462 with no other category moving; 0.90 lowers single-hop. 0.80 sits inside
+    # that plateau, away from both edges (the Japanese files do not move over it).
     subject_ratio: float = Field(
-        0.75, ge=0, le=1, description="Subject check: when the named person's own best word"
+        0.80, ge=0, le=1, description="Subject check: when the named person's own best word"
         " match (counting only what each conversation turn's speaker says of themselves)"
         " scores under this share of the best match overall, and their closest memory"
         " by meaning is ``subject_gap`` further than someone else's, what the utterance"
