@@ -48,6 +48,9 @@ FRAME_S = 0.03
 """Frames of the voice finder, in seconds."""
 CLIP_LEVEL = 0.99
 """A sample at or above this magnitude counts as clipped."""
+MIN_FLOOR_S = 0.5
+"""A clip shorter than this (seconds) is too short for a noise floor of its own (its
+quietest tenth would be its voice): only ``silence_dbfs`` tells voice from silence."""
 
 
 class SpeakerReason(enum.StrEnum):
@@ -206,8 +209,8 @@ def find_voice(samples: FloatArray, rate: int, config: SpeakerConfig,
     """Find the voiced frames of ``samples`` (mono float32 at ``rate``); keep them and the
     pauses between them up to ``max_pause_s``; measure level and clipping on the voice.
     The samples kept are ``source``'s (the same audio, e.g. with its noise suppressed)
-    when given. A clip shorter than ``min_voiced_s`` has no noise floor of its own: its
-    frames louder than ``silence_dbfs`` are its voice (too short to identify)."""
+    when given. A clip shorter than :data:`MIN_FLOOR_S` has no noise floor of its own:
+    its frames louder than ``silence_dbfs`` are its voice (too short to identify)."""
     hop = max(1, round(FRAME_S * rate))
     duration = len(samples) / rate
     source = samples if source is None else source
@@ -218,7 +221,7 @@ def find_voice(samples: FloatArray, rate: int, config: SpeakerConfig,
     frames = samples[:n * hop].reshape(n, hop)
     power = np.mean(np.square(frames, dtype=np.float64), axis=1)
     db = 10 * np.log10(np.maximum(power, 1e-12))
-    short = len(samples) < config.min_voiced_s * rate
+    short = len(samples) < MIN_FLOOR_S * rate
     floor = -120.0 if short else float(np.percentile(db, 10))
     voiced = db >= max(config.silence_dbfs, floor + config.voice_over_floor_db)
     voiced &= db > -119.0
