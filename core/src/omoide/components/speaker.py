@@ -13,11 +13,17 @@ model does not decide:
   whose parts do not sound like one voice (two people talking) give an embedding whose
   ``reason`` says why it must not be used to tell who spoke; such a clip is never
   identified as anyone.
+- **noise**: stationary noise (a fan, hiss) is estimated from the clip's quietest frames
+  and suppressed before the encoder hears it (:func:`suppress_noise`, ``denoise``), and
+  an enrolment utterance is embedded again with white noise added
+  (:meth:`SpeakerEncoder.embed_enrolment`, ``enrol_noise_snr_db``), so a voice heard in
+  noise is compared with the person's voiceprint in noise too.
 - **the utterance vector**: the L2-normalised mean of the encoder's partial vectors (one
   per window of the utterance), and how well those partials agree (``consistency``: the
   lowest cosine between two of them).
-- **identification** (:func:`identify`, pure): the closest enrolled person, only when the
-  score reaches the threshold and beats every other person by the margin.
+- **identification** (:func:`identify`, pure): the closest enrolled person (scored
+  against the closest of their clean and in-noise voiceprints), only when the score
+  reaches the threshold and beats every other person by the margin.
 
 A plugin implements :meth:`SpeakerEncoder._embed_partials` for 16 kHz mono audio (one
 unit vector per window; an encoder without windows returns one row), plus ``model_id``
