@@ -17,7 +17,7 @@ def test_bench_workers_serves_with_one_and_two_workers_and_reports(omoide_cli: A
                                                                    tmp_path: Path) -> None:
     result = omoide_cli("bench", "scale", "--workers", "1,2", "--people", "3",
                         "--memories", "6", "--clients", "2", "--turns", "6", "--writes", "3",
-                        "--extraction-idle-s", "1", "--dir", str(tmp_path), "--json", timeout=900)
+                        "--dir", str(tmp_path), "--json", timeout=900)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     one, two = report["runs"]
@@ -26,7 +26,9 @@ def test_bench_workers_serves_with_one_and_two_workers_and_reports(omoide_cli: A
         assert run["round"]["turns"] == 6 and run["round"]["failed"] == 0
         assert set(run["round"]["turn_ms"]) == {"p50", "p95", "max"}
         assert set(run["cpu_s"]) == {"workers", "chroma", "postgresql", "bench_clients"}
-        assert run["extraction"]["left"] == 0 and run["extraction"]["caught_up_s"] >= 0
+        caught_up = run["extraction"]
+        assert caught_up["left"] == 0 and caught_up["failed_requests"] == 0
+        assert caught_up["caught_up_s"] >= 0 and caught_up["waiting_at_end"] >= 0
     assert "cross_worker" not in one  # one worker has no other to ask
     crossed = two["cross_worker"]
     assert crossed["writes"] == 3 and crossed["not_found_in_30_s"] == 0

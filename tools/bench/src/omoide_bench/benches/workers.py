@@ -4,7 +4,7 @@ the same bench under its first name).
 
     omoide bench scale --workers 1,3 [--config configs/offline.yaml] [--people 40]
                        [--memories 30] [--clients 6] [--turns 300] [--writes 30]
-                       [--extraction-idle-s 10] [--extraction-wait-s 300]
+                       [--extraction-wait-s 300]
                        [--dir DIR] [--json]
 
 It starts a throwaway PostgreSQL cluster (Debian's binaries, as the tests do) and a
@@ -21,10 +21,11 @@ each worker count N of ``--workers``, in one run:
    turns/s, turn p50/p95, the share of turns whose prompt carried the memory asked
    about, and the CPU seconds the workers, the Chroma server, PostgreSQL and the
    bench's own clients used during it (what the two cores went to); then the
-   **extraction catch-up**: the seconds from the round's end until no exchange waits for
-   extraction in the shared journal (every worker extracting its share, leased; the
-   workers' idle trigger is ``--extraction-idle-s``, part of that time), and how many
-   waited when the round ended;
+   **extraction catch-up**: every person with exchanges waiting in the shared journal is
+   asked to be extracted now (``POST /v1/memory/extract``, person k on worker k mod N,
+   all at once), and the time is from then until no exchange waits (the workers take
+   their shares by lease), with how many waited. The workers keep the config's own idle
+   trigger, so extraction during the round is what the config does;
 4. with N ≥ 2, **cross-worker recall**: ``--writes`` times, one new memory imported on
    worker k mod N for a person whose index every worker holds, and worker k+1 mod N
    asked about it by turns, one after another, until a turn's prompt carries it. The
@@ -120,9 +121,7 @@ def add_worker_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--writes", type=int, default=30,
                    help="with several workers: memories written on one worker and asked on"
                         " another")
-    if not any("--extraction-idle-s" in a.option_strings for a in p._actions):
-        p.add_argument("--extraction-idle-s", type=float, default=10.0,
-                       help="the workers' extraction idle trigger")
+    if not any("--extraction-wait-s" in a.option_strings for a in p._actions):
         p.add_argument("--extraction-wait-s", type=float, default=300.0,
                        help="how long to wait for extraction to catch up after the round")
 
@@ -330,26 +329,35 @@ async def in_process_propagation(raw: dict[str, Any], root: Path, args: argparse
             "not_found_in_30_s": args.writes - len(delays)}
 
 
-async def extraction_catch_up(url: str, wait_s: float) -> dict[str, Any]:
-    """From now until no exchange waits for extraction in the shared journal (looked at
-    every half second): the seconds (None past ``wait_s``), how many waited at first,
-    and how many were left."""
+_WAITING = "consumed_at IS NULL AND quarantined_at IS NULL"
+
+
+async def extraction_catch_up(client: Any, urls: list[str], url: str, wait_s: float,
+                              ) -> dict[str, Any]:
+    """Every person with exchanges waiting asked to be extracted at once, spread over
+    the workers; then the shared journal looked at every half second until nothing waits:
+    the seconds (None past ``wait_s``), how many waited at first, how many were left."""
     import psycopg
 
-    waiting = ("SELECT count(*) FROM exchanges WHERE consumed_at IS NULL AND"
-               " quarantined_at IS NULL")
-    started = time.monotonic()
-    first: int | None = None
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        while True:
-            row = await (await conn.execute(waiting)).fetchone()
-            left = int(row[0]) if row else 0
-            first = left if first is None else first
-            if not left or time.monotonic() - started > wait_s:
-                caught_up = round(time.monotonic() - started, 1) if not left else None
-                return {"waiting_at_end": first, "caught_up_s": caught_up,
-                        "left": left}
+        async def waiting() -> int:
+            row = await (await conn.execute(f"SELECT count(*) FROM exchanges WHERE {_WAITING}"
+                                            )).fetchone()
+            return int(row[0]) if row else 0
+
+        first = await waiting()
+        people = [str(r[0]) for r in await (await conn.execute(
+            f'SELECT DISTINCT "user" FROM exchanges WHERE {_WAITING}')).fetchall()]
+        started = time.monotonic()
+        answers = await asyncio.gather(*(
+            client.post(f"{urls[k % len(urls)]}/v1/memory/extract", json={"user": who})
+            for k, who in enumerate(people)))
+        failed = sum(r.status_code != 200 for r in answers)
+        while (left := await waiting()) and time.monotonic() - started <= wait_s:
             await asyncio.sleep(0.5)
+        caught_up = None if left else round(time.monotonic() - started, 1)
+        return {"waiting_at_end": first, "people": len(people), "caught_up_s": caught_up,
+                "left": left, "failed_requests": failed}
 
 
 async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Namespace,
@@ -357,8 +365,7 @@ async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Na
     import httpx
 
     workers = [Worker(settings_for(raw, raw["store"], root / f"worker{n}-{i}", None,
-                                   query_cache=True, extraction_idle_s=args.extraction_idle_s),
-                      root, f"worker{n}-{i}", db.url)
+                                   query_cache=True), root, f"worker{n}-{i}", db.url)
                for i in range(n)]
     out: dict[str, Any] = {"workers": n}
     async with httpx.AsyncClient(timeout=120) as client:
@@ -381,7 +388,8 @@ async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Na
             out["cpu_s"] = {name: round(b - a, 2) for name, a, b in zip(
                 ("workers", "chroma", "postgresql", "bench_clients"), cpu, after, strict=True)}
             out["load_before"], out["load_after"] = round(load, 2), round(os.getloadavg()[0], 2)
-            out["extraction"] = await extraction_catch_up(db.url, args.extraction_wait_s)
+            out["extraction"] = await extraction_catch_up(client, urls, db.url,
+                                                          args.extraction_wait_s)
             progress(f"{n} worker(s): {out}")
             if n >= 2 and args.writes:
                 out["cross_worker"] = await cross_worker_recall(client, urls, args)
