@@ -7,6 +7,7 @@ from datetime import date
 import pytest
 
 from omoide.memory.language.temporal import habit_weekdays, memory_spans, resolve
+from omoide.memory.language.tense import tense
 
 SUN = date(2026, 9, 27)   # Sunday
 WED = date(2026, 4, 22)   # Wednesday
@@ -72,6 +73,27 @@ def test_resolves_relative_dates_against_today(text: str, today: date,
                                                expected: list[tuple[str, str]]) -> None:
     got = [(s.start.isoformat(), s.end.isoformat()) for s in resolve(text, today)]
     assert got == expected
+
+
+LATE_SEPTEMBER = date(2027, 9, 28)   # the last run of days off 9/18-20, the next 10/9-11
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("この前の連休何してたっけ", ("2027-09-18", "2027-09-20")),      # said to be past
+    ("こないだの三連休ってどうしたんだっけ", ("2027-09-18", "2027-09-20")),
+    ("三連休に温泉行った", ("2027-09-18", "2027-09-20")),             # told of the past
+    ("連休どこ行く？", ("2027-10-09", "2027-10-11")),                 # a plan
+])
+def test_a_run_of_days_off_is_placed_by_the_tense_like_a_named_period(
+        text: str, expected: tuple[str, str]) -> None:
+    spans = resolve(text, LATE_SEPTEMBER, tense=tense(text))
+    assert [(s.start.isoformat(), s.end.isoformat()) for s in spans] == [expected]
+
+
+def test_a_run_of_days_off_asked_in_neither_tense_may_be_the_last_or_the_next() -> None:
+    spans = resolve("連休", LATE_SEPTEMBER, tense=None)
+    assert [(s.start.isoformat(), s.end.isoformat()) for s in spans] == \
+        [("2027-09-18", "2027-09-20"), ("2027-10-09", "2027-10-11")]
 
 
 @pytest.mark.parametrize("text", ["おすすめの映画ある", "日本で一番高い山は", "毎週金曜", "今何時"])

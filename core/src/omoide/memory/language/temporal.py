@@ -322,6 +322,28 @@ def _holiday_run(m: re.Match[str], today: date) -> _Dates:
     return [r for r in runs if r[1] >= today][:1]
 
 
+def _last_holiday_run(today: date) -> _Dates:
+    """The last run of days off that has begun by ``today`` (the current one included)."""
+    begun = [r for r in long_weekends(today - timedelta(days=400), today) if r[0] <= today]
+    return [max(begun, key=lambda r: r[0])] if begun else []
+
+
+_SAID_PAST = re.compile(r"(この前|この間|こないだ|前回|先日)の?$")
+
+
+def _holiday_runs(tense: Tense | None) -> _Handler:
+    """A run of days off (連休, 三連休) placed by ``tense`` as a named period is: told
+    of the past, or said to be past (「この前の連休」), the last one begun; as a plan or
+    in neither tense, the current or next one; ``None``: either."""
+    def handle(m: re.Match[str], today: date) -> _Dates:
+        if tense is Tense.PAST or _SAID_PAST.search(m.string[max(0, m.start() - 6):m.start()]):
+            return _last_holiday_run(today)
+        if tense is None:
+            return list(dict.fromkeys(_last_holiday_run(today) + _holiday_run(m, today)))
+        return _holiday_run(m, today)
+    return handle
+
+
 def _named_period(tense: Tense | None) -> _Handler:
     """A named period (found in the katakana copy), placed by ``tense``."""
     def handle(m: re.Match[str], today: date) -> _Dates:
@@ -443,10 +465,10 @@ def resolve(text: str, today: date, *, for_memory: bool = False,
 
     ``for_memory`` leaves out what describes habits rather than dates (a bare
     weekday: 「毎週金曜」), year-wide ranges (今年) and seasons, which say little
-    about an event. ``tense`` places named periods, seasons and numbered months
-    (:func:`_occurrences`); ``None``: either the nearest or the last occurrence (a
-    question about the past in neither tense, 「冬のグループ展どこだっけ」, gets both); a
-    year written with them wins.
+    about an event. ``tense`` places named periods, seasons, numbered months
+    (:func:`_occurrences`) and runs of days off (:func:`_holiday_runs`); ``None``: either
+    the nearest or the last occurrence (a question about the past in neither tense,
+    「冬のグループ展どこだっけ」, gets both); a year written with them wins.
     """
     placing = tense
     s = _Scanner(text)
@@ -454,7 +476,8 @@ def resolve(text: str, today: date, *, for_memory: bool = False,
         s.scan(_year_period_pattern(today.year),
                functools.partial(_on_day, _year_period, today), kana=True)
     for pattern, handle in _BEFORE_NAMED_PERIODS:
-        s.scan(pattern, functools.partial(_on_day, handle, today))
+        placed = _holiday_runs(placing) if handle is _holiday_run else handle
+        s.scan(pattern, functools.partial(_on_day, placed, today))
     s.scan(_period_pattern(today.year),
            functools.partial(_on_day, _named_period(placing), today), kana=True)
     later: list[tuple[str, _Handler]] = [
