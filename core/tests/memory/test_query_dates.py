@@ -24,6 +24,17 @@ def test_a_verb_that_sounds_like_a_weekday_is_not_a_date(text: str) -> None:
     assert _labels(text) == []
 
 
+@pytest.mark.parametrize("text", ["朝って何飲んでるんだっけ", "夜って何時に寝てたっけ"])
+def test_a_word_in_kanji_and_the_particle_after_it_do_not_sound_out_a_date(text: str) -> None:
+    """「朝って」 reads アサッテ like 明後日, but a recogniser that heard 明後日 writes it so
+    or in kana (あさって), never as 朝 and a particle."""
+    assert _labels(text) == []
+
+
+def test_the_day_after_tomorrow_in_kana_is_still_a_date() -> None:
+    assert _labels("あさって何するんだっけ") == ["明後日"]
+
+
 @pytest.mark.parametrize(("text", "label"), [
     ("かようびの予定覚えてる？", "火曜日"), ("火曜の予定覚えてる？", "火曜"),
     ("数末の予定覚えてる？", "週末"), ("ねんまつって何するんだっけ", "ねんまつ"),

@@ -18,6 +18,7 @@ it keeps the engine working) and logs a warning once.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import threading
@@ -262,7 +263,9 @@ class Analyzer:
                 if len(run) < n:
                     continue
                 reading = "".join(to_katakana(w.reading_form()) for w in run)
-                if reading in TEMPORAL_READINGS and not any(_never_a_date(w) for w in run):
+                if reading in TEMPORAL_READINGS and not any(_never_a_date(w) for w in run) \
+                        and not any(_particle_after_kanji(w, b)
+                                    for b, w in itertools.pairwise(run)):
                     out.append(TEMPORAL_READINGS[reading])
                     i += n
                     break
@@ -416,8 +419,9 @@ def _query_analysis(terms: tuple[Term, ...], temporal_text: str,
     for w, part, key in zip(kept, parts, keys, strict=True):
         at.add(w, part, key)
     at.close_run()
-    date_reading = "".join(w.surface() if _never_a_date(w) else part
-                           for w, part in zip(kept, parts, strict=True))
+    date_reading = "".join(
+        w.surface() if _never_a_date(w) or _particle_after_kanji(w, before) else part
+        for w, part, before in zip(kept, parts, [None, *kept[:-1]], strict=True))
     return Analysis(terms, temporal_text, "".join(parts), tuple(at.reading_starts),
                     "".join(keys), tuple(at.sound_starts), tuple(at.sound_bounds),
                     date_reading, tuple(at.not_date_starts), tuple(at.word_starts),
@@ -457,6 +461,14 @@ def _in_a_name(word: Any) -> bool:
         return False
     return (pos[0] == "名詞" and pos[1] != "数詞") or pos[0] in ("接頭辞", "接尾辞") or \
         _guessed(word) or (pos[0] != "助詞" and bool(KATAKANA.match(word.surface())))
+
+
+def _particle_after_kanji(word: Any, before: Any) -> bool:
+    """A particle or auxiliary right after a word written in kanji: its sound does not
+    join that word's into a date word (「朝って」 is not あさって; a recogniser that heard
+    明後日 writes it so or in kana)."""
+    return before is not None and word.part_of_speech()[0] in ("助詞", "助動詞") and \
+        bool(_KANJI.search(before.surface()))
 
 
 def _never_a_date(word: Any) -> bool:
