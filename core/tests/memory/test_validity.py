@@ -7,7 +7,11 @@ from datetime import datetime
 
 from omoide.memory.facts.validity import changes_in, lasts, same_subject, slot_key
 from omoide.memory.index.person_index import UserIndex
-from omoide.memory.recall.robust.currency import asks_about_before, current_versions
+from omoide.memory.recall.robust.currency import (
+    asks_about_before,
+    current_versions,
+    earlier_versions,
+)
 from omoide.memory.recall.robust.query import prepare
 from omoide.types import Memory
 
@@ -46,6 +50,33 @@ def test_the_older_one_answers_questions_about_before() -> None:
         assert asks_about_before(prepare(query, NOW)), query
         assert _recalled(index, query, {"sapporo"}) == {"sapporo"}
     assert not asks_about_before(prepare("この前どこ行ったっけ", NOW))
+
+
+JOBS = {"city": ("2026-10-03", "あなたは仙台市交通局で市営バスの運転手をしていて、"
+                             "主に泉中央と仙台駅を結ぶ路線を走っている。"),
+        "highway": ("2027-04-10", "あなたは4月から高速バス会社で運転手として働いていて、"
+                                  "夜行便を担当している。")}
+
+
+def test_an_occupation_held_is_a_job_and_a_new_one_replaces_it() -> None:
+    assert slot_key(JOBS["city"][1]) == ((), "job")
+    assert slot_key("あなたの母は看護師をしている。") == (("母",), "job")
+    assert slot_key("あなたは名古屋でカフェを一人で営んでいる。") == ((), "job")
+    assert slot_key("あなたは週末に子どもの相手をしている。") is None   # not an occupation
+    assert slot_key("あなたは趣味でギターをしている。") is None
+    assert _index(JOBS).validity()["city"].superseded_by == "highway"
+
+
+def test_asked_about_before_the_memory_that_replaced_another_brings_it_in() -> None:
+    """「前はどこで働いてたんだっけ」 shares 働い with the new job only: the old one it
+    replaced is brought in, just above it."""
+    index = _index(JOBS)
+    q = prepare("前はどこで働いてたんだっけ", NOW)
+    chosen, scores, brought = earlier_versions(index, q, {"highway"}, {"highway": 1.0})
+    assert chosen == {"highway", "city"} and brought == {"city": "highway"}
+    assert scores["city"] > scores["highway"]
+    now = prepare("今どこで働いてるんだっけ", NOW)
+    assert earlier_versions(index, now, {"highway"}, {"highway": 1.0})[0] == {"highway"}
 
 
 def test_two_people_of_the_same_name_do_not_replace_each_other() -> None:

@@ -1,7 +1,8 @@
 """The current version wins: a candidate a newer memory replaced (its job, home, habit,
 medication, a plan moved or called off; :mod:`omoide.memory.facts.validity`) gives its
 place to the memory that holds now, unless the utterance asks about before
-(前は, 昔, 以前, もともと, 去年は, 〜してた頃), when the old one is what it asks for.
+(前は, 昔, 以前, もともと, 去年は, 〜してた頃), when the old one is what it asks for: then
+a candidate that replaced others brings them in (:func:`earlier_versions`).
 """
 
 from __future__ import annotations
@@ -47,3 +48,27 @@ def current_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
         scores[now] = max(scores.get(now, 0.0), scores.pop(c, 0.0))
         swapped[c] = now
     return out, scores, swapped
+
+
+def earlier_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
+                     fused: dict[str, float]) -> tuple[set[str], dict[str, float], dict[str, str]]:
+    """Asked about before (「前はどこで働いてたんだっけ」): each candidate that replaced
+    other memories brings them in, ranked just above it (the answer is what it replaced:
+    the new job's memory shares the words, the old one is asked for), and which were
+    brought (old id -> the candidate that replaced it). Memories the extraction itself
+    marked as replaced (corrections among them) are not brought back."""
+    if not asks_about_before(q):
+        return candidates, fused, {}
+    replaced = index.validity()
+    by_newer: dict[str, list[str]] = {}
+    for old, validity in replaced.items():
+        if validity.superseded_by is not None and old not in index.superseded:
+            by_newer.setdefault(validity.superseded_by, []).append(old)
+    out, scores, brought = set(candidates), dict(fused), {}
+    for c in sorted(candidates & by_newer.keys()):
+        for old in by_newer[c]:
+            if old not in out:
+                out.add(old)
+                scores[old] = scores[c] * (1.0 + 1e-6)
+                brought[old] = c
+    return out, scores, brought

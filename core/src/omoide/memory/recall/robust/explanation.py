@@ -36,6 +36,9 @@ class ReadExplanation:
     """Candidates left out because the profile block already carries them."""
     current_versions: dict[str, str] | None = None
     """Candidates a newer memory replaced, swapped for it (old id -> current id)."""
+    earlier_versions: dict[str, str] | None = None
+    """Asked about before: memories brought in by the candidate that replaced them
+    (old id -> that candidate)."""
     matched: dict[str, list[str]] = field(default_factory=dict)
     """The words each returned memory shares with the query."""
 
@@ -63,6 +66,7 @@ class ReadExplanation:
                                "dense_spread": self.dense_spread,
                                "in_profile": self.in_profile,
                                "current_versions": self.current_versions,
+                               "earlier_versions": self.earlier_versions,
                                "matched": self.matched or None}
         details.update({k: v for k, v in optional_after_gate.items() if v is not None})
         return details

@@ -21,7 +21,7 @@ from omoide.memory.recall.robust.channels import (
     live_memories,
     word_matches,
 )
-from omoide.memory.recall.robust.currency import current_versions
+from omoide.memory.recall.robust.currency import current_versions, earlier_versions
 from omoide.memory.recall.robust.explanation import ReadExplanation
 from omoide.memory.recall.robust.fusion import (
     ChannelScores,
@@ -139,6 +139,9 @@ def _ranked(index: UserIndex, q: PreparedQuery, settings: RobustSettings, candid
     candidates, fused, swapped = current_versions(index, q, candidates, fused)
     if swapped:
         why.current_versions = swapped
+    candidates, fused, brought = earlier_versions(index, q, candidates, fused)
+    if brought:
+        why.earlier_versions = brought
     answered = candidates & in_profile
     if answered:
         why.in_profile = len(answered)
