@@ -20,12 +20,13 @@ from omoide.components.speaker import (
     SpeakerEncoder,
     SpeakerReason,
     VoiceQuality,
+    coloured_noise,
     find_voice,
     identify,
     noise_condition,
     suppress_noise,
     unusable_reason,
-    with_white_noise,
+    with_noise,
 )
 from omoide.types import AudioClip, FloatArray
 from omoide.voices import SpeakerIdentifier, VoiceprintStore
@@ -103,7 +104,7 @@ def test_suppressing_noise_leaves_clean_audio_as_it_was() -> None:
 def test_suppressing_noise_lowers_white_noise_and_keeps_the_voice() -> None:
     sound = with_pauses(voice(2.0))
     speech = slice(RATE // 2, RATE // 2 + 2 * RATE)
-    noisy = with_white_noise(sound, 10.0, power_db(sound[speech]), seed=1)
+    noisy = with_noise(sound, 10.0, power_db(sound[speech]), seed=1)
     noise_before = power_db(noisy[:RATE // 2] - sound[:RATE // 2])
     out = suppress_noise(noisy)
     assert power_db(out[:RATE // 2]) < noise_before - 12   # the pause: mostly noise, gone
@@ -112,11 +113,27 @@ def test_suppressing_noise_lowers_white_noise_and_keeps_the_voice() -> None:
             > np.corrcoef(noisy[speech], sound[speech])[0, 1])
 
 
-def test_white_noise_is_added_under_the_voice_and_the_same_for_a_seed() -> None:
+@pytest.mark.parametrize("colour", ["white", "pink", "brown"])
+def test_noise_is_added_under_the_voice_and_the_same_for_a_seed(colour: str) -> None:
     sound = voice(1.0)
-    first = with_white_noise(sound, 20.0, power_db(sound), seed=7)
+    first = with_noise(sound, 20.0, power_db(sound), seed=7, colour=colour)
     assert power_db(first - sound) == pytest.approx(power_db(sound) - 20, abs=0.2)
-    assert np.array_equal(first, with_white_noise(sound, 20.0, power_db(sound), seed=7))
+    assert np.array_equal(first, with_noise(sound, 20.0, power_db(sound), seed=7,
+                                            colour=colour))
+
+
+def octave_db(noise: FloatArray, hz: float) -> float:
+    """Power (dB) of ``noise`` in the octave from ``hz``."""
+    power = np.abs(np.fft.rfft(noise)) ** 2
+    at = int(hz * len(noise) / RATE)
+    return float(10 * np.log10(power[at:2 * at].mean()))
+
+
+@pytest.mark.parametrize(("colour", "slope"), [("white", 0.0), ("pink", -3.0),
+                                               ("brown", -6.0)])
+def test_pink_and_brown_noise_fall_by_3_and_6_db_an_octave(colour: str, slope: float) -> None:
+    noise = coloured_noise(RATE * 4, colour, np.random.default_rng(0))
+    assert octave_db(noise, 2000) - octave_db(noise, 1000) == pytest.approx(slope, abs=0.5)
 
 
 def unit_row(*values: float) -> FloatArray:
@@ -157,7 +174,8 @@ def test_conditions_are_kept_exported_and_read_back_with_the_voiceprint(tmp_path
 
 
 async def test_enrolment_keeps_each_usable_utterance_in_noise_too(tmp_path: Path) -> None:
-    encoder = SpectrumEncoder(SpeakerConfig(enrol_noise_snr_db=[20.0, 10.0]))
+    encoder = SpectrumEncoder(SpeakerConfig(enrol_noise_snr_db=[20.0, 10.0],
+                                            enrol_noise_colours=["white", "pink"]))
     identifier = SpeakerIdentifier(encoder, VoiceprintStore(tmp_path))
     clips = [AudioClip(with_pauses(voice(2.0, seed=i)), RATE) for i in range(2)]
     silent = AudioClip(np.zeros(2 * RATE, np.float32), RATE)
@@ -165,10 +183,12 @@ async def test_enrolment_keeps_each_usable_utterance_in_noise_too(tmp_path: Path
     assert enrolment.used == 2 and enrolment.refused == ((2, SpeakerReason.SILENCE),)
     assert enrolment.voiceprint is not None
     conditions = enrolment.voiceprint.conditions
-    assert sorted(conditions) == [noise_condition(10.0), noise_condition(20.0)]
+    assert sorted(conditions) == sorted(noise_condition(snr, colour) for snr in (20.0, 10.0)
+                                        for colour in ("white", "pink"))
     assert all(len(rows) == 2 for rows in conditions.values())
     repeat = await encoder.embed_enrolment(clips[0])
-    assert np.allclose(repeat.conditions["noise 10 dB"], conditions["noise 10 dB"][0])
+    assert np.allclose(repeat.conditions["pink noise 10 dB"],
+                       conditions["pink noise 10 dB"][0])
 
 
 async def who_is_heard_in_noise(tmp_path: Path, config: SpeakerConfig) -> str | None:
@@ -179,7 +199,7 @@ async def who_is_heard_in_noise(tmp_path: Path, config: SpeakerConfig) -> str | 
         await identifier.enrol(person, [AudioClip(with_pauses(voice(2.0, pitch, seed=i)), RATE)
                                         for i in range(3)], source="test")
     heard = with_pauses(voice(2.0, 180.0, seed=9))
-    noisy = with_white_noise(heard, 10.0, power_db(heard[RATE // 2:-RATE // 2]), seed=99)
+    noisy = with_noise(heard, 10.0, power_db(heard[RATE // 2:-RATE // 2]), seed=99)
     found = await identifier.identify(AudioClip(noisy, RATE), Household(("alice", "bob"), None))
     return found.voice
 

@@ -15,7 +15,7 @@ model does not decide:
   identified as anyone.
 - **noise**: stationary noise (a fan, hiss) is estimated from the clip's quietest frames
   and suppressed before the encoder hears it (:func:`suppress_noise`, ``denoise``), and
-  an enrolment utterance is embedded again with white noise added
+  an enrolment utterance is embedded again with noise added
   (:meth:`SpeakerEncoder.embed_enrolment`, ``enrol_noise_snr_db``), so a voice heard in
   noise is compared with the person's voiceprint in noise too.
 - **the utterance vector**: the L2-normalised mean of the encoder's partial vectors (one
@@ -37,7 +37,7 @@ import enum
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -127,11 +127,17 @@ class SpeakerConfig(ComponentConfig):
                                             "to the short-time spectrum (suppress_noise).")
     enrol_noise_snr_db: list[float] = Field(
         [20.0, 10.0], max_length=4,
-        description="Each usable enrolment utterance is also embedded with white noise this "
+        description="Each usable enrolment utterance is also embedded with noise this "
                     "many dB under its voice (seeded: the same noise every time), one "
-                    "condition per value; a voice is scored against the person's clean "
-                    "voiceprint and each condition's, taking the closest, so a voice heard "
-                    "in noise meets the person's voiceprint in noise. []: clean only.")
+                    "condition per value and colour; a voice is scored against the person's "
+                    "clean voiceprint and each condition's, taking the closest, so a voice "
+                    "heard in noise meets the person's voiceprint in noise. []: clean only.")
+    enrol_noise_colours: list[Literal["white", "pink", "brown"]] = Field(
+        ["white", "pink", "brown"], max_length=3,
+        description="The noises of `enrol_noise_snr_db`: white (flat, a hiss), pink "
+                    "(-3 dB an octave, most fans and rooms), brown (-6 dB an octave, a "
+                    "rumble). A voice in noise of another tilt than any enrolled is "
+                    "scored far lower (omoide bench speaker --coloured-noise).")
 
 
 @dataclass(frozen=True)
@@ -172,9 +178,9 @@ class SpeakerEmbedding:
         return self.vector is not None and self.reason is None
 
 
-def noise_condition(snr_db: float) -> str:
-    """The name of an enrolment condition: ``"noise 20 dB"``."""
-    return f"noise {snr_db:g} dB"
+def noise_condition(snr_db: float, colour: str = "white") -> str:
+    """The name of an enrolment condition: ``"white noise 20 dB"``."""
+    return f"{colour} noise {snr_db:g} dB"
 
 
 @dataclass(frozen=True)
@@ -299,12 +305,31 @@ def suppress_noise(samples: FloatArray) -> FloatArray:
     return cleaned
 
 
-def with_white_noise(samples: FloatArray, snr_db: float, level_dbfs: float,
-                     seed: int) -> FloatArray:
-    """``samples`` plus white noise ``snr_db`` under a voice of ``level_dbfs`` (seeded)."""
-    rng = np.random.default_rng(seed)
-    noise = rng.standard_normal(len(samples)) * 10 ** ((level_dbfs - snr_db) / 20)
-    out: FloatArray = (np.asarray(samples, np.float64) + noise).astype(np.float32)
+NOISE_COLOURS = ("white", "pink", "brown")
+"""Spectral tilts of stationary noise: flat (hiss), -3 dB an octave (most rooms' hum
+and fans), -6 dB an octave (a rumble)."""
+
+
+def coloured_noise(length: int, colour: str, rng: np.random.Generator) -> FloatArray:
+    """``length`` samples of ``colour`` noise (:data:`NOISE_COLOURS`) at unit RMS."""
+    white = rng.standard_normal(length)
+    tilt = {"white": 0.0, "pink": 0.5, "brown": 1.0}[colour]
+    if tilt and length > 1:
+        spectrum = np.fft.rfft(white)
+        bins = np.maximum(np.arange(len(spectrum)), 1)
+        white = np.fft.irfft(spectrum / bins ** tilt, length)
+    rms = float(np.sqrt(np.mean(np.square(white)))) if length else 0.0
+    out: FloatArray = (white / rms if rms > 0 else white).astype(np.float32)
+    return out
+
+
+def with_noise(samples: FloatArray, snr_db: float, level_dbfs: float, seed: int,
+               colour: str = "white") -> FloatArray:
+    """``samples`` plus ``colour`` noise ``snr_db`` under a voice of ``level_dbfs``
+    (seeded: the same noise for the same seed)."""
+    noise = coloured_noise(len(samples), colour, np.random.default_rng(seed))
+    out: FloatArray = (np.asarray(samples, np.float64)
+                       + noise * 10 ** ((level_dbfs - snr_db) / 20)).astype(np.float32)
     return out
 
 
@@ -459,21 +484,22 @@ class SpeakerEncoder(Component[SpeakerConfig]):
 
     async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
         """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
-        usable, of the same utterance with white noise at each ``enrol_noise_snr_db``
-        under its voice (the noise seeded by the condition, so an enrolment is the same
-        every time): ``conditions`` maps a condition's name to its vector (one whose
-        noisy copy found no voice has none)."""
+        usable, of the same utterance with noise of each ``enrol_noise_colours`` at each
+        ``enrol_noise_snr_db`` under its voice (seeded by the condition, so an
+        enrolment is the same every time): ``conditions`` maps a condition's name to its
+        vector (one whose noisy copy found no voice has none)."""
         clean = await self.embed(audio)
         conditions: dict[str, FloatArray] = {}
         if not clean.usable:
             return EnrolmentEmbedding(clean, conditions)
         samples = np.asarray(audio.samples, dtype=np.float32)
-        for snr in self.config.enrol_noise_snr_db:
-            noisy = with_white_noise(samples, snr, clean.quality.level_dbfs,
-                                     seed=round(snr * 1000) % 2 ** 32)
-            embedding = await self.embed(AudioClip(noisy, audio.sample_rate))
-            if embedding.vector is not None:
-                conditions[noise_condition(snr)] = embedding.vector
+        for number, colour in enumerate(self.config.enrol_noise_colours):
+            for snr in self.config.enrol_noise_snr_db:
+                noisy = with_noise(samples, snr, clean.quality.level_dbfs,
+                                   (number * 1_000_003 + round(snr * 1000)) % 2 ** 32, colour)
+                embedding = await self.embed(AudioClip(noisy, audio.sample_rate))
+                if embedding.vector is not None:
+                    conditions[noise_condition(snr, colour)] = embedding.vector
         return EnrolmentEmbedding(clean, conditions)
 
     def _checked(self, out: FloatArray) -> FloatArray:

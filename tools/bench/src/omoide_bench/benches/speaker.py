@@ -11,9 +11,10 @@ for people: six voices from two engines are fewer, cleaner and more alike in del
 than a household's; the figures say how the encoder and the identification rule behave,
 not how they will on real voices. Each voice speaks its own sentences of the bench's
 phrase set: ``--enrol-clips`` single phrases to enrol it (clean; the encoder embeds
-each again in white noise at its ``enrol_noise_snr_db``, as an enrolment does: the
-bench's noisy variants are white noise too, so that condition is matched here, where a
-room's noise would differ) and ``--sentences``
+each again in noise at its ``enrol_noise_snr_db`` and ``enrol_noise_colours``, as an
+enrolment does: the bench's noisy variants are white noise, one of those colours, so
+that condition is matched here, where a room's noise would differ; ``--coloured-noise``
+adds pink and brown) and ``--sentences``
 pairs of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
 utterance is heard in five variants: clean, with white noise at 20 and 10 dB SNR, 12 dB
 quieter and 6 dB louder with clipping at full scale. Speech is first brought to peaks
@@ -88,6 +89,10 @@ KOKORO_VOICES = ("jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_ku
 PHRASES_PER_VOICE = 20
 """Each voice's sentences start this far into the phrase set from the previous voice's."""
 VARIANTS = ("clean", "noise 20 dB", "noise 10 dB", "-12 dB", "+6 dB clipped")
+COLOURED_VARIANTS = ("pink noise 20 dB", "pink noise 10 dB", "brown noise 20 dB",
+                     "brown noise 10 dB")
+"""With ``--coloured-noise``: noise of other tilts than white (pink: -3 dB an octave,
+brown: -6 dB), where the encoder's enrolment in white noise alone would not match."""
 TARGET_IDENTIFICATION = 0.95
 TARGET_FALSE_ACCEPTS = 0.02
 TARGET_EMBED_MS = 150.0
@@ -119,6 +124,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--dev-sentences", type=int, default=3,
                    help="sentences per voice of a separate dev split (5 variants each), on "
                         "which a threshold, margin and per-person spread are chosen")
+    p.add_argument("--coloured-noise", action="store_true",
+                   help="also hear each utterance in pink and brown noise at 20 and 10 dB "
+                        "SNR (4 more variants, in every figure)")
     p.add_argument("--cache", metavar="DIR",
                    help="where synthesised clips are kept (default: omoide's cache dir, "
                         "bench/speaker-voices)")
@@ -293,9 +301,14 @@ def cut_utterance(samples: FloatArray, rng: np.random.Generator,
     return at_peak_level(cut, BASE_PEAK_DBFS, rng)
 
 
-def with_noise(samples: FloatArray, snr_db: float, rng: np.random.Generator) -> FloatArray:
-    """``samples`` plus white noise ``snr_db`` below the voice's RMS."""
-    noise = rng.standard_normal(len(samples)) * voice_rms(samples) / 10 ** (snr_db / 20)
+def with_noise(samples: FloatArray, snr_db: float, rng: np.random.Generator,
+               colour: str = "white") -> FloatArray:
+    """``samples`` plus white (or pink, brown) noise ``snr_db`` below the voice's RMS."""
+    from omoide.components.speaker import coloured_noise
+
+    unit_noise = (rng.standard_normal(len(samples)) if colour == "white"
+                  else coloured_noise(len(samples), colour, rng))
+    noise = unit_noise * voice_rms(samples) / 10 ** (snr_db / 20)
     out: FloatArray = (samples + noise).astype(np.float32)
     return out
 
@@ -306,11 +319,17 @@ def with_gain(samples: FloatArray, db: float) -> FloatArray:
     return out
 
 
-def variants(samples: FloatArray, rng: np.random.Generator) -> dict[str, FloatArray]:
-    """The five ways each test utterance is heard (:data:`VARIANTS`)."""
-    return {"clean": samples, "noise 20 dB": with_noise(samples, 20, rng),
-            "noise 10 dB": with_noise(samples, 10, rng), "-12 dB": with_gain(samples, -12),
-            "+6 dB clipped": with_gain(samples, 6)}
+def variants(samples: FloatArray, rng: np.random.Generator,
+             coloured: bool = False) -> dict[str, FloatArray]:
+    """The five ways each test utterance is heard (:data:`VARIANTS`), and with
+    ``coloured`` four more (:data:`COLOURED_VARIANTS`)."""
+    out = {"clean": samples, "noise 20 dB": with_noise(samples, 20, rng),
+           "noise 10 dB": with_noise(samples, 10, rng), "-12 dB": with_gain(samples, -12),
+           "+6 dB clipped": with_gain(samples, 6)}
+    if coloured:
+        out.update({name: with_noise(samples, float(name.split()[2]), rng, name.split()[0])
+                    for name in COLOURED_VARIANTS})
+    return out
 
 
 def bad_inputs(first: FloatArray, second: FloatArray,
@@ -375,9 +394,11 @@ async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
 async def embed_voice_set(encoder: SpeakerEncoder,
                           clips: Mapping[str, tuple[list[FloatArray], list[FloatArray]]],
                           rng: np.random.Generator,
-                          dev: Mapping[str, list[FloatArray]] | None = None) -> Embedded:
+                          dev: Mapping[str, list[FloatArray]] | None = None,
+                          coloured: bool = False) -> Embedded:
     """Enrol each voice from its clean clips; embed every variant of its test utterances
-    (and of its ``dev`` utterances, into ``dev_trials``)."""
+    (and of its ``dev`` utterances, into ``dev_trials``; ``coloured``: with the
+    :data:`COLOURED_VARIANTS` too)."""
     out = Embedded({}, [], [], [], [], 0, {})
     for label, (enrol, tests) in clips.items():
         vectors: list[FloatArray] = []
@@ -397,13 +418,13 @@ async def embed_voice_set(encoder: SpeakerEncoder,
             utterance = cut_utterance(clip, rng)
             if number == 0:
                 out.first_utterance[label] = utterance
-            for variant, samples in variants(utterance, rng).items():
+            for variant, samples in variants(utterance, rng, coloured).items():
                 embedding, wall, cpu = await timed_embed(encoder, samples)
                 out.trials.append(Trial(label, variant, embedding))
                 out.wall_ms.append(wall)
                 out.cpu_ms.append(cpu)
         for clip in (dev or {}).get(label, []):
-            for variant, samples in variants(cut_utterance(clip, rng), rng).items():
+            for variant, samples in variants(cut_utterance(clip, rng), rng, coloured).items():
                 out.dev_trials.append(Trial(label, variant, await encoder.embed(
                     AudioClip(samples, SAMPLE_RATE))))
         _progress(f"  embedded {label}")
@@ -589,7 +610,7 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "per_variant": {v: {**tally([d for d in decisions if d.variant == v]),
                                 "clipped_fraction": _mean_clipped(embedded.trials, v),
                                 "eer": eer(v)["eer"]}
-                            for v in VARIANTS},
+                            for v in dict.fromkeys(t.variant for t in embedded.trials)},
             "per_voice": {voice: tally([d for d in decisions if d.voice == voice])
                           for voice in embedded.enrolment},
             "worst_set": {"enrolled": list(sets[worst]), **tallies[worst]},
@@ -701,7 +722,7 @@ async def _bench(args: argparse.Namespace) -> int:
     try:
         first = next(iter(clips.values()))[1][0]
         await encoder.embed(AudioClip(cut_utterance(first, rng), SAMPLE_RATE))  # warm-up
-        embedded = await embed_voice_set(encoder, clips, rng, dev)
+        embedded = await embed_voice_set(encoder, clips, rng, dev, args.coloured_noise)
         sets = list(itertools.combinations(clips, args.enrolled))
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
@@ -715,12 +736,13 @@ async def _bench(args: argparse.Namespace) -> int:
                           "min_consistency": config.min_consistency,
                           "person_spread": config.person_spread,
                           "denoise": config.denoise,
-                          "enrol_noise_snr_db": list(config.enrol_noise_snr_db)},
+                          "enrol_noise_snr_db": list(config.enrol_noise_snr_db),
+                          "enrol_noise_colours": list(config.enrol_noise_colours)},
               "voices": [v.label for v in voices], "enrolled": args.enrolled,
               "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
               "unusable_enrolment_clips": embedded.unusable_enrolment,
               "sentences": args.sentences, "dev_sentences": args.dev_sentences,
-              "variants": list(VARIANTS),
+              "variants": list(dict.fromkeys(t.variant for t in embedded.trials)),
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
               **identification_report(embedded, sets, config.threshold, config.margin,
                                       config.person_spread),
@@ -769,7 +791,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"\nomoide bench speaker: {s['use']} ({s['model_id']}), threshold "
              f"{s['threshold']}, margin {s['margin']}, per-person spread "
              f"{s['person_spread']}, min_consistency {s['min_consistency']}, denoise "
-             f"{s.get('denoise')}, enrolment in noise at {s.get('enrol_noise_snr_db')} dB",
+             f"{s.get('denoise')}, enrolment in {s.get('enrol_noise_colours')} noise at "
+             f"{s.get('enrol_noise_snr_db')} dB",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
              f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
              f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
