@@ -323,8 +323,9 @@ class DatabaseSettings(_Strict):
                            description="Connections each worker keeps open at most.")
     lease_seconds: float = Field(
         300.0, gt=0, le=86400,
-        description="How long a worker's claim on exchanges to extract lasts; past it, "
-                    "another worker takes the work over (a worker that died mid-batch).")
+        description="How long a worker's claim on exchanges to extract lasts; a worker "
+                    "still at work extends it every third of it (a heartbeat), and past "
+                    "it another worker takes the work over (a worker that died mid-batch).")
 
     @field_validator("url", mode="before")
     @classmethod
