@@ -32,6 +32,11 @@ MEMORIES = {
     "matsuo": "あなたは編集の松尾さんから文庫の締め切りを10月20日と言われた。",
     "picasso": "あなたは去年の冬、ピカソ展に母と行った。",
     "checkup": "あなたは先月の健診で血圧が上128、下82だった。",
+    "castle": "あなたは先週、名古屋城に友達と行った。",
+    "espresso": "あなたはエスプレッソマシンを買った。",
+    "ramen": "あなたは駅前のラーメン屋で味噌ラーメンを食べた。",
+    "otaku_plan": "あなたは来月、大輝が東京から帰ってくるのを楽しみにしている。",
+    "wine": "あなたは来週、酒屋からワインを3本配達してもらう予定だ。",
 }
 
 
@@ -140,3 +145,25 @@ async def test_a_question_in_the_past_tense_recalls_the_record_it_names(
     person's own record; the same question in the present asks about the world."""
     assert "checkup" in await injected(engine, "健診の血圧って上いくつだった?")
     assert await injected(engine, "血圧って上いくつなら正常なの?") == []
+
+
+@pytest.mark.parametrize("text", [
+    "名古屋城って誰が建てたんだっけ",           # the doer asked: someone else built it
+    "エスプレッソって何気圧で淹れるんだっけ",
+    "ラーメンの麺ってなんで縮れてるんだっけ"])
+async def test_a_question_about_a_thing_named_needs_a_memory_of_what_it_asks(
+        engine: MemoryEngine, text: str) -> None:
+    """The person's own memories name the castle, the machine and the ramen, but none says
+    who built the castle, at what pressure espresso is made or why the noodles curl."""
+    assert detect(text).thing_named
+    assert await injected(engine, text) == []
+
+
+@pytest.mark.parametrize(("text", "memory"), [
+    ("ワインって何本届くんだっけ", "wine"),           # the quantity asked is stated
+    ("名古屋城って誰と行ったんだっけ", "castle"),     # an action of theirs
+    ("大輝っていつ帰ってくるんだっけ", "otaku_plan"),  # when: a plan of theirs
+    ("ラーメンってどこで食べたんだっけ", "ramen")])
+async def test_a_thing_named_in_a_question_about_their_own_life_still_recalls(
+        engine: MemoryEngine, text: str, memory: str) -> None:
+    assert memory in (await injected(engine, text))[:3]

@@ -27,7 +27,7 @@ from typing import Any
 
 from omoide.memory.language.canonical import to_katakana
 from omoide.memory.language.lexicon import STOP_LEMMAS, TEMPORAL_READINGS, analyzer
-from omoide.memory.language.tense import anchor
+from omoide.memory.language.tense import Tense, anchor, tense
 from omoide.memory.language.word_classes import (
     DEICTIC_TIME_READINGS,
     FAMILY,
@@ -143,6 +143,11 @@ class Intent:
     """It is shaped like recall only by its ending (〜だっけ) and has nothing of the user
     in its grammar (「1ガロンって何リットルだっけ」): like a remark, it needs a memory
     sharing a whole word with it (as said or as heard), not a fragment (国 of 韓国)."""
+    thing_named: bool = False
+    """A recall-shaped question about a thing it names as its topic (「名古屋城って誰が
+    建てたんだっけ」, 「エスプレッソって何気圧で淹れるんだっけ」): nothing of the user in
+    it, and no action of theirs asked about (an action whose doer is asked is someone
+    else's). A memory answers it only by sharing what it asks beyond the topic."""
     markers: tuple[str, ...] = ()
 
 
@@ -217,13 +222,21 @@ def detect(text: str) -> Intent:
     if personal and not recall:
         markers.append("personal")
     question = wh or bool(_QUESTION_END.search(reading)) or text.rstrip().endswith("?")
+    # (asked in the past tense, 「県大会って結果どうだったっけ」 is about an event of theirs,
+    # unless someone else is asked to have done it: 「名古屋城って誰が建てたんだっけ」)
+    # (a recall read from a garbled ending, 「…って位置からだけ」, may hide いつ)
+    thing_named = recall and "lost っけ" not in markers and not self_ref and not weather and \
+        _names_a_thing_as_topic(words, reading, text) and \
+        (_asks_the_doer(words) or not (past_action or tense(text) is Tense.PAST))
+    if thing_named:
+        markers.append("a thing named")
     return Intent(recall=recall,
                   calendar=bool(_CALENDAR.search(text)),
                   asks_when=bool(_ASKS_WHEN.search(text)),
                   asks_where_to=bool(_ASKS_WHERE_TO.search(text)),
                   general=general, command=command, personal=personal, question=question,
                   wh=wh, past_action=past_action, impersonal=impersonal,
-                  markers=tuple(markers))
+                  thing_named=thing_named, markers=tuple(markers))
 
 
 def _commands(words: list[Any], reading: str, request: bool) -> bool:
@@ -281,6 +294,18 @@ def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
                 and not _doer_asked(words, i):
             return False
     return True
+
+
+def _names_a_thing_as_topic(words: list[Any], reading: str, text: str) -> bool:
+    """A topic set with って and nothing of the speaker around it: no "you told me", no
+    person of theirs, no time counted from their now, no この前/初めて (see
+    :func:`_about_a_thing`, whose verbs this leaves to the caller)."""
+    if not words or "って" not in text or _TOLD.search(reading) or anchor(text) is not None:
+        return False
+    return not any(w.normalized_form() in _PEOPLE or w.surface() in _PEOPLE or
+                   to_katakana(w.reading_form()) in KIN_BY_READING or
+                   (w.part_of_speech()[0] == "接尾辞" and w.surface() in NAME_SUFFIXES) or
+                   to_katakana(w.reading_form()) in _PERSONAL_TIME for w in words)
 
 
 def _doer_asked(words: list[Any], i: int) -> bool:

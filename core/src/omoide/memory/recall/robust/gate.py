@@ -190,7 +190,7 @@ def dense_margin_gate(index: UserIndex, q: PreparedQuery, settings: RobustSettin
     gate did not decide."""
     contextual = not q.intent.recall
     top = sorted(dense.values(), reverse=True)
-    if q.intent.impersonal:
+    if q.intent.impersonal or q.beyond_topic:
         return set(), None   # a question about a thing needs a memory naming it
     if settings.dense_only_ratio is None or len(top) < 3 or \
             (contextual and not (q.intent.personal and settings.context_dense_days)):

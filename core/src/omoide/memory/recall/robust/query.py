@@ -40,6 +40,11 @@ class PreparedQuery:
     """Past, a plan or neither: it places the named periods (お盆, 正月) it names."""
     anchor: Anchor | None = None
     """この前 (the latest of repeated events) or 初めて (the first), if it says so."""
+    beyond_topic: tuple[str, ...] = ()
+    """For a question about a thing it names (:attr:`Intent.thing_named`) that asks
+    neither when nor where and names no date, the content words it asks after its topic
+    (「名古屋城って誰が建てた」: 建て); a memory must share one of them (or state the
+    quantity it asks for)."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -161,4 +166,29 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
         tuple(question_spans(text, now.date()))
     labels = {s.label for s in spans}
     exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
-    return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text))
+    # when and where (「おせちっていつ受け取りだっけ」) and a date named (「お盆って誰が
+    #帰ってくるんだっけ」) ask about a plan or a time of the user's, not about the thing
+    about_the_thing = intent.thing_named and not spans and not intent.asks_when and \
+        not _WHERE.search(text)
+    return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text),
+                         _beyond_topic(text, analysis) if about_the_thing else ())
+
+
+_WHERE = re.compile(r"どこ|何処")
+
+
+def _beyond_topic(text: str, analysis: Analysis) -> tuple[str, ...]:
+    """The content words written after the topic's って."""
+    rest = text[text.find("って") + 2:]
+    return tuple(t.surface for t in analysis.terms if t.surface and t.surface in rest)
+
+
+_HOW_MANY = re.compile(r"何([^\sぁ-んー]{1,3})")
+_NUMERAL = "[0-9０-９一二三四五六七八九十百千]"
+
+
+def states_the_quantity_asked(q: PreparedQuery, text: str) -> bool:
+    """Whether ``text`` gives a quantity in the unit ``q`` asks for (「一日何回飲むんだっけ」
+    and 「朝晩の2回に増やされた」; the unit is some of what follows 何, 回 of 回飲む)."""
+    return any(re.search(_NUMERAL + "+" + re.escape(unit[:n]), text)
+               for unit in _HOW_MANY.findall(q.text) for n in range(1, len(unit) + 1))

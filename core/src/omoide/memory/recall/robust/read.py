@@ -40,7 +40,7 @@ from omoide.memory.recall.robust.gate import (
     remark_evidence,
     shared_word_evidence,
 )
-from omoide.memory.recall.robust.query import PreparedQuery
+from omoide.memory.recall.robust.query import PreparedQuery, states_the_quantity_asked
 from omoide.types import FloatArray, RetrievedMemory
 
 
@@ -91,6 +91,11 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
                    asked, in_profile, max_results, why)
 
 
+def _text(index: UserIndex, memory_id: str) -> str:
+    m = index.get(memory_id)
+    return m.text if m is not None else ""
+
+
 def _gated_by_words_and_dates(
         index: UserIndex, q: PreparedQuery, vector: FloatArray | None, today: date,
         settings: RobustSettings, why: ReadExplanation,
@@ -114,6 +119,13 @@ def _gated_by_words_and_dates(
             why.shared_words_ignored = "a plain question, not about a plan to come"
     candidates, gate = candidates_by_evidence(temporal, lex_nouns, settings)
     why.gate = "about: " + gate if contextual else gate
+    if q.beyond_topic and candidates:
+        asked_after = set(q.beyond_topic)
+        candidates = {c for c in candidates
+                      if (c in lexical and asked_after & set(lexical[c].matched))
+                      or states_the_quantity_asked(q, _text(index, c))}
+        if not candidates:
+            why.gate = "a thing named: nothing shares what is asked about it"
     asked = people_asked_about(index, q, settings, candidates)
     if asked.people and candidates and \
             about_someone_else(index, q, vector, settings, candidates, asked):
