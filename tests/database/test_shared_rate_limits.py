@@ -226,6 +226,28 @@ async def test_a_sign_in_waiting_for_the_shared_counter_leaves_the_event_loop_se
         tokens.close()
 
 
+async def test_a_sign_in_waiting_to_record_its_session_leaves_the_event_loop_serving(
+        postgres_url: str, tmp_path: Path) -> None:
+    import httpx
+    tokens = token_store(tmp_path, postgres_url)
+    token, _ = tokens.create_person_token("alice")
+    app = FastAPI()
+    app.include_router(session_router(tokens, session_store(tokens, 3600.0)))
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://w") as client:
+            with _locked(postgres_url, "auth_sessions") as waiting:
+                signing_in = asyncio.create_task(
+                    client.post("/v1/session", json={"token": token}))
+                await _until_waiting(waiting)
+                assert (await client.get("/v1/session")).json() == {"signed_in": False}
+                assert not signing_in.done()
+            signed_in = await signing_in
+            assert signed_in.status_code == 200 and signed_in.json()["user"] == "alice"
+    finally:
+        tokens.close()
+
+
 async def test_a_new_person_checked_against_a_locked_database_leaves_the_loop_serving(
         postgres_url: str) -> None:
     from omoide.server.limits import NewUserLimiter

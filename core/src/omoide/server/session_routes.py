@@ -135,8 +135,9 @@ def session_router(tokens: TokenStorage, sessions: BrowserSessions, *,
         if match is None:
             raise HTTPException(401, "invalid token")
         await _refuse_if_limited(by_token, match.fingerprint, "with this token")
-        try:
-            key = sessions.create(match)
+        try:   # in the shared database: off the event loop, as the token check
+            key = (sessions.create(match) if isinstance(tokens, TokenStore)
+                   else await asyncio.to_thread(sessions.create, match))
         except SessionTableFull as exc:
             raise HTTPException(503, f"{exc}; try again later",
                                 headers={"Retry-After": "60"}) from None
