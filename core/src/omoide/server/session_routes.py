@@ -157,7 +157,10 @@ def session_router(tokens: TokenStorage, sessions: BrowserSessions, *,
     @router.delete("/v1/session")
     async def sign_out(request: Request, response: Response) -> dict[str, Any]:
         key = request.cookies.get(SESSION_COOKIE)
-        ended = sessions.end(key) if key else False
+        ended = False
+        if key:
+            ended = (sessions.end(key) if isinstance(tokens, TokenStore)
+                     else await asyncio.to_thread(sessions.end, key))
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
         return {"signed_in": False, "ended": ended}
 
