@@ -44,6 +44,13 @@ def test_a_word_is_never_assembled_across_words() -> None:
     assert heard({"ネコ": "cat"}, "ねえゴールってどこ") == []
 
 
+def test_a_question_word_is_never_heard_as_a_word_of_the_person() -> None:
+    """どこ folds to the sound of 東京 (トーキョー, long vowel and glide folded away): a
+    pronoun the recogniser wrote is what was said."""
+    assert heard({"東京": "tokyo"}, "前の店ってどこにあったっけ") == []
+    assert heard({"東京": "tokyo"}, "ときょうって何しに行ったっけ") == ["tokyo"]
+
+
 def heard_as_a_name_in(word: str, query: str) -> bool:
     a = analyzer().analyse(query, query=True)
     return heard_as_a_name(sound_key(analyzer().reading_of(word)), a.sound, a.noun_runs)

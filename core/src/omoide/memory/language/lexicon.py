@@ -383,7 +383,7 @@ class _QueryOffsets:
         self._extend_run(word, key)
         if word.part_of_speech()[0] not in ("助詞", "助動詞"):
             self.reading_starts.append(self.reading_at)
-            if not _surely_spelled(word):
+            if not _surely_spelled(word) and word.part_of_speech()[0] != "代名詞":
                 self.sound_starts.append(self.sound_at)
         if _never_a_date(word):
             self.not_date_starts.append(self.sound_at)
