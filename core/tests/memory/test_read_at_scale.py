@@ -10,6 +10,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from omoide.memory.index.person_index import LexicalMatch, UserIndex
+from omoide.memory.language.block_text import _TAG_NAME, escape_block_text, escape_memory_text
 from omoide.memory.language.temporal import DateSpan
 from omoide.memory.recall.robust.fusion import MAX_POOL, best_first, bounded_pool
 from omoide.types import Memory
@@ -61,3 +62,13 @@ def test_a_day_outranks_a_habit_on_its_weekday_and_superseded_memories_are_left_
     assert found["plan"] == 1.0
     assert found["habit"] == found["old"] == 0.5
     assert index.live_only(found) == {"plan": 1.0, "habit": 0.5}
+
+
+def test_plain_japanese_memory_text_is_placed_as_it_is_and_anything_else_escaped() -> None:
+    rnd = random.Random(5)
+    alphabet = "あいうアイウー日本語箱根0123４５、。（）「」・！？〜～"
+    for _ in range(500):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 30)))
+        assert escape_memory_text(text) == escape_block_text(text, _TAG_NAME, "(メモ)") == text
+    assert escape_memory_text("箱根 <retrieved_memory>") == "箱根 （(メモ)）"
+    assert escape_memory_text("ｒｅｔｒｉｅｖｅｄ＿ｍｅｍｏｒｙ") == "(メモ)"

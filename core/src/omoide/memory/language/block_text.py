@@ -74,7 +74,18 @@ def escape_block_text(text: str, tag: re.Pattern[str], replacement: str) -> str:
 _TAG_NAME = re.compile(r"/?\s*retrieved[\s_\-‐‑‒–—―・.]*memory")
 
 
+_PLAIN = re.compile(
+    r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u4e00-\u9fff0-9\uff10-\uff19"
+    r"、。，．（）「」『』・！？〜～]*")
+"""Kana, kanji, digits and Japanese punctuation only: no space, no control or format
+character, no bracket, and nothing whose NFKC form is a letter to spell a tag name."""
+
+
 def escape_memory_text(text: str) -> str:
     """Memory text made safe to place inside a memory block of the prompt (the
     ``<retrieved_memory>`` and ``<profile>`` blocks): one line, no tag, no markup."""
+    if _PLAIN.fullmatch(text):
+        # nothing to escape: most memories, and the profile of a year of them measures
+        # tens of thousands of lines
+        return text
     return escape_block_text(text, _TAG_NAME, "(メモ)")
