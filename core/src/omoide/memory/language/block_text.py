@@ -78,7 +78,7 @@ _PLAIN = re.compile(
     r"[\u3041-\u3096\u30a1-\u30fa\u30fc\u4e00-\u9fff0-9\uff10-\uff19"
     r"、。，．（）「」『』・！？〜～]*")
 """Kana, kanji, digits and Japanese punctuation only: no space, no control or format
-character, no bracket, and nothing whose NFKC form is a letter to spell a tag name."""
+character, no angle bracket, and nothing whose NFKC form is a letter to spell a tag name."""
 
 
 def escape_memory_text(text: str) -> str:
