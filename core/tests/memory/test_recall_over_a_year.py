@@ -122,6 +122,18 @@ def test_a_quoted_name_is_one_name_and_its_head_too() -> None:
     assert [t.surface for t in terms if t.proper] == ["珈琲ラルゴ"]
 
 
+def test_a_prefix_and_its_noun_are_one_name_but_a_polite_o_is_not() -> None:
+    """Sudachi splits a name it does not know into a prefix and a noun (まる|八 of
+    「うどん処まる八」): together they are one name, as asked (「まる八行ったの誰とだっけ」);
+    the polite お of おせんべい adds nothing to せんべい."""
+    memory = analyzer().analyse("あなたはうどん処まる八で味噌煮込みうどんを食べた。", query=False)
+    assert "まる八" in {t.surface for t in memory.terms if t.proper}
+    query = analyzer().analyse("この前まる八行ったの誰とだっけ", query=True)
+    assert "まる八" in {t.surface for t in query.terms if t.proper}
+    polite = analyzer().analyse("あなたは母におせんべいを送った。", query=False)
+    assert "おせんべい" not in {t.surface for t in polite.terms}
+
+
 async def test_a_shop_said_by_its_reading_in_other_kanji_is_found(
         engine: MemoryEngine) -> None:
     await engine.add_memories("me", [Memory(

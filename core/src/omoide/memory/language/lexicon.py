@@ -212,6 +212,7 @@ class Analyzer:
                 term = _word_term(w, query)
                 if term is not None:
                     terms.add(*term)
+        _add_prefixed_words(terms, words_c)
         if not query:
             self._add_quoted_names(terms, text)
             return Analysis(terms.all(), text)
@@ -354,6 +355,20 @@ def _add_word_runs(terms: _Terms, words: list[Any]) -> None:
                 continue
             terms.add({reading, surface.lower(), to_katakana(surface).lower()}, 0.8,
                       False, surface)
+
+
+def _add_prefixed_words(terms: _Terms, words: list[Any]) -> None:
+    """A prefix and the noun after it as one word (まる|八 of 「うどん処まる八」, 新|商品;
+    the analyser splits names it does not know so), as neither part alone is a content
+    word a memory and a question would share."""
+    for w, after in itertools.pairwise(words):
+        # (not the polite お / ご: おせんべい is せんべい)
+        if w.part_of_speech()[0] == "接頭辞" and after.part_of_speech()[0] == "名詞" and \
+                w.normalized_form() != "御":
+            surface = w.surface() + after.surface()
+            reading = to_katakana(w.reading_form()) + to_katakana(after.reading_form())
+            terms.add({surface.lower(), to_katakana(surface).lower(), reading}, 1.0, True,
+                      surface)
 
 
 def _light(word: Any) -> bool:
