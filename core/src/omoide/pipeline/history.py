@@ -14,7 +14,8 @@ class ConversationHistory:
 
     :meth:`recent` returns them only when the previous utterance was less than
     ``window`` ago; a conversation resumed later starts fresh (long-term memory
-    covers it).
+    covers it). With ``database.url`` every worker shares one instead
+    (:class:`~omoide.pipeline.postgres_history.PostgresHistory`).
     """
 
     def __init__(self, keep: int = 3, window: timedelta = timedelta(minutes=10)) -> None:
@@ -22,6 +23,16 @@ class ConversationHistory:
         self._window = window
         self._by_user: dict[str, deque[Exchange]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def keep(self) -> int:
+        """How many exchanges are kept per person (0: none)."""
+        return self._keep
+
+    @property
+    def window(self) -> timedelta:
+        """How long after the last utterance the conversation is still going on."""
+        return self._window
 
     def add(self, exchange: Exchange) -> None:
         if self._keep <= 0:
@@ -35,3 +46,12 @@ class ConversationHistory:
         if not items or now - items[-1].at >= self._window:
             return []
         return items
+
+    def erase(self, user: str) -> int:
+        """Forget ``user``'s short-term history (a person erased); how many exchanges
+        were dropped."""
+        with self._lock:
+            return len(self._by_user.pop(user, ()))
+
+    def close(self) -> None:
+        """Nothing to release in memory (the shared one closes its pool)."""

@@ -177,6 +177,9 @@ class OmoideServer:
                                    tts=rt.tts, memory=memory, hooks=pm, traces=self.traces,
                                    tools=self.tools, observers=self.turn_observers,
                                    speaker=self.speaker_identifier(rt.speaker))
+        from omoide.pipeline.postgres_history import history_for
+        self.assistant.history = history_for(self.assistant.history,
+                                             self.settings.envelope.database.url)
         self.moments.start(memory, rt.chat, self.assistant, self.turn_observers)
         long_lived.settle("the server's components")  # models: never garbage, never walked
         self.ready.set()
@@ -226,6 +229,8 @@ class OmoideServer:
             self.registry.pm.unregister(self._scheduler)
             self._scheduler = None
         await self.moments.stop()
+        if self.assistant is not None:
+            self.assistant.history.close()
         if self.new_users.shared is not None:
             self.new_users.shared.close()
         if self.memory_state is ComponentState.READY:

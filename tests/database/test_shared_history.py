@@ -1,0 +1,123 @@
+"""The short-term history on the shared database: a person's turns may land on different
+workers, and the next turn on worker B continues the exchange said on worker A (issue 30).
+
+Each history here is another worker: its own pool on the test's throwaway PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from omoide.pipeline.history import ConversationHistory
+from omoide.pipeline.postgres_history import PostgresHistory, history_for
+from omoide.types import Exchange
+
+T0 = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
+WINDOW = timedelta(minutes=10)
+
+
+def _ex(i: int, user: str = "alice", minutes: float = 0) -> Exchange:
+    return Exchange(f"e{i}", user, f"質問{i}", f"答え{i}", T0 + timedelta(minutes=minutes),
+                    session_id="s1")
+
+
+@pytest.fixture
+def worker(postgres_url: str) -> Iterator[Callable[..., PostgresHistory]]:
+    opened: list[PostgresHistory] = []
+
+    def make(keep: int = 3) -> PostgresHistory:
+        history = PostgresHistory(postgres_url, keep, WINDOW)
+        opened.append(history)
+        return history
+
+    yield make
+    for history in opened:
+        history.close()
+
+
+def test_an_exchange_added_on_one_worker_is_recent_on_another(worker) -> None:
+    a, b = worker(), worker()
+    a.add(_ex(0))
+    assert b.recent("alice", T0 + timedelta(minutes=1)) == [_ex(0)]
+    b.add(_ex(1, minutes=1))   # the person's next turn lands on B, the one after on A
+    assert [e.id for e in a.recent("alice", T0 + timedelta(minutes=2))] == ["e0", "e1"]
+
+
+def test_older_than_the_window_is_not_recent_on_any_worker(worker) -> None:
+    a, b = worker(), worker()
+    a.add(_ex(0))
+    assert b.recent("alice", T0 + timedelta(minutes=9, seconds=59))
+    assert b.recent("alice", T0 + WINDOW) == []
+    assert a.recent("alice", T0 + WINDOW) == []
+
+
+def test_only_the_last_keep_exchanges_are_stored(worker, postgres_url: str) -> None:
+    import psycopg
+
+    a, b = worker(keep=3), worker(keep=3)
+    for i in range(5):
+        (a if i % 2 else b).add(_ex(i, minutes=i))
+    a.add(_ex(9, user="bob"))
+    assert [e.id for e in b.recent("alice", T0 + timedelta(minutes=5))] == ["e2", "e3", "e4"]
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute("SELECT person, count(*) FROM short_term_history"
+                            " GROUP BY person ORDER BY person").fetchall()
+    assert rows == [("alice", 3), ("bob", 1)]   # older rows are deleted, not only hidden
+
+
+def test_people_have_separate_histories(worker) -> None:
+    a, b = worker(), worker()
+    a.add(_ex(0, user="alice"))
+    assert b.recent("bob", T0) == []
+    assert len(b.recent("alice", T0)) == 1
+
+
+def test_erasing_a_person_clears_their_history_on_every_worker(worker) -> None:
+    a, b = worker(), worker()
+    a.add(_ex(0))
+    a.add(_ex(1, user="bob"))
+    assert b.erase("alice") == 1
+    assert a.recent("alice", T0) == []
+    assert b.recent("alice", T0) == []
+    assert [e.id for e in a.recent("bob", T0)] == ["e1"]
+
+
+def test_zero_exchanges_keeps_nothing(worker) -> None:
+    a, b = worker(keep=0), worker(keep=0)
+    a.add(_ex(0))
+    assert b.recent("alice", T0) == []
+
+
+def test_an_unreachable_database_falls_back_to_the_workers_own(free_port_url: str) -> None:
+    history = PostgresHistory(free_port_url, 3, WINDOW, timeout_s=0.5)
+    history.add(_ex(0))   # not shared, logged; the turn is not failed
+    assert history.recent("alice", T0) == [_ex(0)]
+    history.close()
+
+
+def test_the_database_url_chooses_the_shared_history(postgres_url: str) -> None:
+    local = ConversationHistory(4, timedelta(minutes=5))
+    assert history_for(local, None) is local
+    shared = history_for(local, postgres_url)
+    assert isinstance(shared, PostgresHistory)
+    assert (shared.keep, shared.window) == (4, timedelta(minutes=5))
+    shared.close()
+
+
+@pytest.fixture
+def free_port_url() -> str:
+    from tests.database.conftest import free_port
+
+    return f"postgresql://omoide@127.0.0.1:{free_port()}/nothing"
+
+
+def test_erasing_a_person_clears_the_in_memory_history_too() -> None:
+    history = ConversationHistory(3, WINDOW)
+    history.add(_ex(0))
+    history.add(_ex(1, user="bob"))
+    assert history.erase("alice") == 1
+    assert history.recent("alice", T0) == []
+    assert len(history.recent("bob", T0)) == 1
