@@ -6,7 +6,10 @@ It asks each device component whether it can reach the person now
 sentences and synthesised like a reply) and handed to :meth:`Device.announce`. If none
 can, or delivery fails, the message waits in an :class:`AnnouncementQueue` (a JSON file
 in the data folder, so a restart loses nothing) until a device of that person is back
-and takes it with :meth:`omoide.components.DeviceHost.take_announcements`.
+and takes it with :meth:`omoide.components.DeviceHost.take_announcements`. With
+``database.url`` the messages wait in the shared database instead
+(:mod:`omoide.postgres_announcements`): queued on one worker, taken once on whichever
+the person's robot connects to.
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ class AnnouncementQueue:
     async def pending(self, user: str) -> list[Announcement]:
         async with self._lock:
             return [a for a in await asyncio.to_thread(self._read) if a.user == user]
+
+    def close(self) -> None:
+        """Nothing to release for a file (the shared queue closes its pool)."""
 
 
 class Announcer:

@@ -231,6 +231,7 @@ class OmoideServer:
         await self.moments.stop()
         if self.assistant is not None:
             self.assistant.history.close()
+        self.announcer.queue.close()
         if self.new_users.shared is not None:
             self.new_users.shared.close()
         if self.memory_state is ComponentState.READY:
@@ -359,12 +360,12 @@ class ServerDeviceHost:
 
 def _tools_for(server: OmoideServer) -> tuple[Announcer, ToolRunner]:
     """The announcer (unsolicited messages) and the tool runner, tools attached."""
-    from omoide.announcements import AnnouncementQueue
+    from omoide.postgres_announcements import queue_for
     from omoide.server.tool_host import ServerToolHost
 
     settings, rt = server.settings, server.runtime
-    announcer = Announcer(rt.devices, rt.tts, AnnouncementQueue(
-        settings.data_dir / "announcements.json"),
+    announcer = Announcer(rt.devices, rt.tts, queue_for(
+        settings.data_dir / "announcements.json", settings.envelope.database.url),
         first_sentence_comma_split=settings.assistant.first_sentence_comma_split)
     for tool in rt.tools:
         owner = server.registry.owner_of("tool", tool.name) or tool.name
