@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +123,55 @@ def test_erasing_a_person_clears_the_in_memory_history_too() -> None:
     assert history.erase("alice") == 1
     assert history.recent("alice", T0) == []
     assert len(history.recent("bob", T0)) == 1
+
+
+APP_CONFIG = """
+server: {{data_dir: {data}}}
+database: {{url: {url}}}
+asr: {{use: fake}}
+embed: {{use: fake}}
+store: {{use: fake}}
+chat: {{use: fake, reply: "[happy] いいね。"}}
+tts: {{use: fake}}
+"""
+
+
+def test_a_persons_next_turn_on_another_worker_continues_the_conversation(
+        postgres_url: str, tmp_path: Path) -> None:
+    """Two servers (as two workers) on one database: the turn on B is prompted with
+    the exchange said on A a moment ago."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from omoide.config import load_yaml, validate_config
+    from omoide.plugins import build_registry
+    from omoide.server.app import create_app
+    from omoide.server.postgres_tokens import PostgresTokenStore
+    from omoide.testing.auth import BASE_URL
+    from omoide.testing.doubles import MemoryServiceDouble
+
+    def client(name: str) -> Any:
+        registry = build_registry([("asr", "fake"), ("memory_engine", "robust")])
+        settings = validate_config(load_yaml(APP_CONFIG.format(
+            data=tmp_path / name, url=postgres_url)), registry=registry, environ={})
+        app = create_app(settings, registry, memory=MemoryServiceDouble())
+        tokens = PostgresTokenStore(postgres_url)   # the database's admin token, for all
+        admin = tokens.admin_token()
+        tokens.close()
+        return TestClient(app, base_url=BASE_URL, headers={"Authorization": f"Bearer {admin}"})
+
+    with client("a") as a, client("b") as b:
+        for c in (a, b):
+            deadline = time.monotonic() + 60   # a bound on a busy machine, not a measure
+            while c.get("/healthz").json()["status"] == "starting":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        said = a.post("/v1/turns", json={"user": "mika", "text": "週末は箱根に行くよ"})
+        assert said.status_code == 200, said.text
+        assert b.post("/v1/turns", json={"user": "mika", "text": "温泉も楽しみ"}
+                      ).status_code == 200
+        chat = b.app.state.omoide.runtime.chat
+        prompt = [(m.role, m.content) for m in chat.requests[-1][1:]]
+        assert prompt == [("user", "週末は箱根に行くよ"), ("assistant", "いいね。"),
+                          ("user", "温泉も楽しみ")]
