@@ -12,6 +12,7 @@ from omoide.types import FloatArray
 @pytest.mark.parametrize("text", [
     "友達と箱根に行くんだ", "昨日映画を見た。", "ラーメンが好きです", "そうなんですね",
     "週末の予定覚えてる?", "週末の予定覚えてる？", "行ってきました", "いいよ", "好きなの",
+    "元気ですか？",
     "早く寝ろ"])
 def test_a_predicate_or_a_sentence_final_particle_ends_complete(text: str) -> None:
     assert sentence_end(text) == "complete"
@@ -24,8 +25,11 @@ def test_a_particle_a_conjunctive_form_a_filler_or_a_comma_ends_open(text: str) 
     assert sentence_end(text) == "open"
 
 
-@pytest.mark.parametrize("text", ["東京", "今何時", "hello", "", "。"])
-def test_a_noun_english_or_nothing_tells_nothing(text: str) -> None:
+@pytest.mark.parametrize("text", ["東京", "今何時", "hello", "", "。", "？",
+                                  "箱根にはどうやって?", "パン、ご飯、何に?"])
+def test_a_noun_english_nothing_or_a_fragment_with_a_question_mark_tells_nothing(
+        text: str) -> None:
+    """Whisper puts 「？」 after fragments too: the mark counts only with the words."""
     assert sentence_end(text) is None
 
 
@@ -50,6 +54,13 @@ def test_a_complete_sentence_ends_soon_even_when_the_audio_sounds_unfinished() -
     assert detector.reads_text
     assert detector.silence_to_wait_ms(0.2, "友達と箱根に行くんだ") == 400
     assert detector.silence_to_wait_ms(0.9, "友達と箱根に行くんだ") == 0
+
+
+def test_a_voice_surely_mid_sentence_is_not_overruled_by_the_words() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=0,
+                                text_min_probability=0.05))
+    assert detector.silence_to_wait_ms(0.01, "友達と箱根に行くんだ") == 1200
+    assert detector.silence_to_wait_ms(0.06, "友達と箱根に行くんだ") == 0
 
 
 def test_a_pause_after_a_particle_waits_even_when_the_audio_sounds_finished() -> None:

@@ -143,7 +143,7 @@ def reading(**settings: object) -> SmartTurn:
     """Smart Turn as configs/offline.yaml runs it, reading the text heard as well."""
     return SmartTurn(SmartTurnConfig.model_validate({
         "timeout_s": 10.0, "max_silence_ms": 1200, "confident": 0.9,
-        "unsure_silence_ms": 900, "text_complete_silence_ms": 400,
+        "unsure_silence_ms": 900, "text_complete_silence_ms": 400, "text_min_probability": 0.01,
         "text_open_silence_ms": 1200, **settings}))
 
 

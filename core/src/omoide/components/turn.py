@@ -17,8 +17,11 @@ final form or a sentence-final particle (です, ました, 行くんだ, いい
 complete; one that ends in a case, binding or conjunctive particle, a conjunctive form, a
 filler or 「、」 (土曜日に, 雨だけど, 食べて, えーと) is not. With ``text_complete_silence_ms``
 set, :meth:`TurnDetector.silence_to_wait_ms` given the text waits at most that long after
-a complete one, and at least ``text_open_silence_ms`` after an open one (never at once);
-anything else (a noun, English, nothing heard) leaves the audio's judgement alone.
+a complete one (unless the audio's probability is below ``text_min_probability``), and at
+least ``text_open_silence_ms`` after an open one (never at once); anything else (a noun,
+English, nothing heard) leaves the audio's judgement alone. Whisper ends fragments with
+「？」 too (「どうやって?」), so a question mark counts only when the words before it end
+complete.
 
 Without a ``turn`` stage in the config the VAD's own ``min_silence_ms`` ends the turn
 (silence-only endpointing), as before. A plugin implements
@@ -72,8 +75,13 @@ class TurnConfig(ComponentConfig):
         None, ge=0, le=10000,
         description="With what the recogniser heard so far: silence that ends at most a "
                     "turn whose text ends complete (a predicate's final form, a "
-                    "sentence-final particle, ？), whatever the audio's judgement. None: the "
-                    "text is not read.")
+                    "sentence-final particle) when the audio's probability reaches "
+                    "text_min_probability. None: the text is not read.")
+    text_min_probability: float = Field(
+        0.05, ge=0, le=1,
+        description="Probability below which a complete text does not shorten the wait: "
+                    "the audio sure the person is mid-sentence is not overruled by words "
+                    "the recogniser may have misheard.")
     text_open_silence_ms: int = Field(
         1000, ge=0, le=10000,
         description="With text_complete_silence_ms set: silence that a turn whose text ends "
@@ -127,7 +135,7 @@ class TurnDetector(Component[TurnConfig]):
         if probability is None or text is None or cfg.text_complete_silence_ms is None:
             return wait
         end = sentence_end(text)
-        if end == "complete":
+        if end == "complete" and probability >= cfg.text_min_probability:
             return min(wait, cfg.text_complete_silence_ms)
         if end == "open":
             return max(wait, min(cfg.text_open_silence_ms, cfg.max_silence_ms))
@@ -160,19 +168,26 @@ def _morphemes(text: str) -> list[Any] | None:
 
 def sentence_end(text: str) -> SentenceEnd | None:
     """How the Japanese ``text`` ends: ``complete`` (a predicate's final form, a
-    sentence-final particle, a question or exclamation mark), ``open`` (a case, binding,
+    sentence-final particle; before a question mark too), ``open`` (a case, binding,
     adverbial or conjunctive particle, a conjunctive or attributive form, a filler,
     「、」), or None when the words cannot tell (a noun, no Japanese, nothing)."""
     text = text.strip().rstrip(IGNORED_MARKS)
-    if not text:
+    asked = text.rstrip(IGNORED_MARKS + "".join(COMPLETE_MARKS))
+    if not text or not asked:
         return None
-    if text[-1] in COMPLETE_MARKS:
-        return "complete"
     if text[-1] in "、,，":
         return "open"
-    words = _morphemes(text)
+    words = _morphemes(asked)
     if not words:
         return None
+    if asked != text:   # Whisper ends fragments with ？ too: the words must agree
+        end = _words_end(words)
+        return end if end == "complete" else None
+    return _words_end(words)
+
+
+def _words_end(words: list[Any]) -> SentenceEnd | None:
+    """How the last of Sudachi's ``words`` ends a sentence."""
     pos = words[-1].part_of_speech()
     if pos[0] == "助詞":
         if pos[1] == "終助詞":
