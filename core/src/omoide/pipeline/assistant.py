@@ -26,7 +26,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import cast
@@ -582,18 +582,7 @@ class Assistant:
                 reply.text = reply.opener = ""   # an apology opens with nothing else
                 for s in add_text(APOLOGY):
                     yield s
-        tail = parser.finish()
-        if not emotion_sent:
-            reply.emotion = tail.emotion
-            relay(EmotionChosen(emotion=tail.emotion))
-        for s in add_text(tail.text):
-            yield s
-        rest = splitter.flush()
-        if reply.opener:   # no sentence ended before: the opener follows the one left
-            opened, rest = _opener_after_first(reply, len(reply.text), "", rest)
-            if request.stream_text and opened:
-                relay(ReplyText(text=opened))
-        for s in rest:
+        for s in _reply_end(request, reply, parser, splitter, relay, add_text, emotion_sent):
             yield s
 
     async def _call_tool(self, tools: TurnTools, call: ToolCall,
@@ -655,6 +644,25 @@ class Assistant:
                           trace.to_json(), reply.degraded, interrupted=interrupted,
                           profile=list(recall.profile.facts) if recall else [],
                           client_tool_calls=reply.client_tool_calls)
+
+
+def _reply_end(request: TurnRequest, reply: _Reply, parser: StreamingEmotionParser,
+               splitter: SentenceSplitter, relay: Callable[[TurnEvent], None],
+               add_text: Callable[[str], list[str]], emotion_sent: bool) -> Iterator[str]:
+    """The sentences left when the chat model is done (the emotion tag's tail, what the
+    splitter held), the emotion chosen if no tag came, and the opener after the one
+    sentence left if none ended before (events relayed in order with the sentences)."""
+    tail = parser.finish()
+    if not emotion_sent:
+        reply.emotion = tail.emotion
+        relay(EmotionChosen(emotion=tail.emotion))
+    yield from add_text(tail.text)
+    rest = splitter.flush()
+    if reply.opener:   # no sentence ended before: the opener follows the one left
+        opened, rest = _opener_after_first(reply, len(reply.text), "", rest)
+        if request.stream_text and opened:
+            relay(ReplyText(text=opened))
+    yield from rest
 
 
 def _opener_after_first(reply: _Reply, before: int, text: str,
