@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omoide.announcements import MAX_QUEUED_PER_USER, Announcement, AnnouncementQueue
-from omoide.database.connection import is_postgresql_url, migrated_pool
+from omoide.database.connection import LazyPool, is_postgresql_url
 from omoide.database.migrations import Migration
 from omoide.types import Emotion
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
+    pass
 
 log = logging.getLogger("omoide.announcements")
 
@@ -68,27 +67,12 @@ class PostgresAnnouncementQueue(AnnouncementQueue):
                  timeout_s: float = 3.0) -> None:
         super().__init__(path)
         self.url = url
-        self.pool_size = pool_size
-        self.timeout_s = timeout_s
-        self._pool: ConnectionPool | None = None
-        self._opening = threading.Lock()
-
-    def _connected(self) -> ConnectionPool:
-        with self._opening:
-            if self._pool is None:
-                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
-                                           size=self.pool_size, timeout_s=self.timeout_s,
-                                           name="omoide-announcements")
-            return self._pool
+        self._db = LazyPool(url, COMPONENT, MIGRATIONS, size=pool_size, timeout_s=timeout_s,
+                            name="omoide-announcements")
 
     def _run(self, *statements: tuple[str, Sequence[object]]) -> list[tuple[Any, ...]]:
         """Run ``statements`` in one transaction; the last one's rows."""
-        rows: list[tuple[Any, ...]] = []
-        with self._connected().connection() as conn, conn.transaction():
-            for sql, params in statements:
-                cursor = conn.execute(sql, tuple(params))
-                rows = list(cursor.fetchall()) if cursor.description else []
-        return rows
+        return self._db.run(*statements)
 
     async def add(self, announcement: Announcement) -> None:
         a = announcement
@@ -125,10 +109,7 @@ class PostgresAnnouncementQueue(AnnouncementQueue):
         return local + _announcements(user, rows)
 
     def close(self) -> None:
-        with self._opening:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+        self._db.close()
 
 
 def _announcements(user: str, rows: Sequence[tuple[Any, ...]]) -> list[Announcement]:

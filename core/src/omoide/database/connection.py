@@ -6,8 +6,9 @@ needs no PostgreSQL driver (``pip install 'omoide[postgresql]'`` adds it).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omoide.errors import OmoideError
 
@@ -83,3 +84,42 @@ def migrated_pool(url: str, component: str, migrations: Sequence[Migration], *,
         pool.close()
         raise
     return pool
+
+
+class LazyPool:
+    """A component's pool, opened with its migrations on first use (:func:`migrated_pool`)
+    and closed by :meth:`close`; :meth:`run` runs statements in one transaction. For a
+    store that must not hold omoide's start when the database is away (a worker keeps its
+    own copy meanwhile, and the first use says the database does not answer)."""
+
+    def __init__(self, url: str, component: str, migrations: Sequence[Migration], *,
+                 size: int = 2, timeout_s: float = 3.0, name: str = "omoide") -> None:
+        self.url = url
+        self._component, self._migrations = component, migrations
+        self._size, self._timeout_s, self._name = size, timeout_s, name
+        self._pool: ConnectionPool | None = None
+        self._opening = threading.Lock()
+
+    def pool(self) -> ConnectionPool:
+        """The open pool (opened now, migrations applied, if it was not)."""
+        with self._opening:
+            if self._pool is None:
+                self._pool = migrated_pool(self.url, self._component, self._migrations,
+                                           size=self._size, timeout_s=self._timeout_s,
+                                           name=self._name)
+            return self._pool
+
+    def run(self, *statements: tuple[str, Sequence[object]]) -> list[tuple[Any, ...]]:
+        """Run ``statements`` in one transaction; the last one's rows."""
+        rows: list[tuple[Any, ...]] = []
+        with self.pool().connection() as conn, conn.transaction():
+            for sql, params in statements:
+                cursor = conn.execute(sql, tuple(params))
+                rows = list(cursor.fetchall()) if cursor.description else []
+        return rows
+
+    def close(self) -> None:
+        with self._opening:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None

@@ -17,18 +17,17 @@ use, migrations component ``short_term_history``).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from omoide.database.connection import is_postgresql_url, migrated_pool
+from omoide.database.connection import LazyPool, is_postgresql_url
 from omoide.database.migrations import Migration
 from omoide.pipeline.history import ConversationHistory
 from omoide.types import Exchange
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
+    pass
 
 log = logging.getLogger("omoide.history")
 
@@ -64,27 +63,12 @@ class PostgresHistory(ConversationHistory):
                  timeout_s: float = 3.0) -> None:
         super().__init__(keep, window)
         self.url = url
-        self.pool_size = pool_size
-        self.timeout_s = timeout_s
-        self._pool: ConnectionPool | None = None
-        self._opening = threading.Lock()
-
-    def _connected(self) -> ConnectionPool:
-        with self._opening:
-            if self._pool is None:
-                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
-                                           size=self.pool_size, timeout_s=self.timeout_s,
-                                           name="omoide-history")
-            return self._pool
+        self._db = LazyPool(url, COMPONENT, MIGRATIONS, size=pool_size, timeout_s=timeout_s,
+                            name="omoide-history")
 
     def _run(self, *statements: tuple[str, Sequence[object]]) -> list[tuple[Any, ...]]:
         """Run ``statements`` in one transaction; the last one's rows."""
-        rows: list[tuple[Any, ...]] = []
-        with self._connected().connection() as conn, conn.transaction():
-            for sql, params in statements:
-                cursor = conn.execute(sql, tuple(params))
-                rows = list(cursor.fetchall()) if cursor.description else []
-        return rows
+        return self._db.run(*statements)
 
     def add(self, exchange: Exchange) -> None:
         if self.keep <= 0:
@@ -124,10 +108,7 @@ class PostgresHistory(ConversationHistory):
         return len(rows)
 
     def close(self) -> None:
-        with self._opening:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+        self._db.close()
 
 
 def history_for(history: ConversationHistory, url: str | None) -> ConversationHistory:
