@@ -166,6 +166,16 @@ async def test_an_early_judgement_is_discarded_when_speech_resumes() -> None:
     assert turn_end.due(turn_end.paused_at or 0) and turn_end.probability == 1.0
 
 
+async def text_read(turn_end: TurnEnd) -> None:
+    """Until the judgement and the text heard up to the pause are both in (they come from
+    worker threads: a fixed sleep is a race on a busy machine)."""
+    for _ in range(400):
+        turn_end.due(turn_end.paused_at or 0)      # takes in what has come
+        if turn_end.text is not None and turn_end.probability is not None:
+            return
+        await asyncio.sleep(0.025)
+
+
 def heard_as(text: str, asked: list[str]) -> Any:
     """What the recogniser heard up to a pause, for a detector that reads text."""
     async def hearing(through_s: float) -> str:
@@ -181,7 +191,7 @@ async def test_a_pause_after_a_particle_waits_though_the_audio_sounds_finished()
     turn_end, asked = TurnEnd(judge), []
     turn_end.hearing = heard_as("来週の土曜日に", asked)
     await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)   # judged finished
-    await asyncio.sleep(0.2)
+    await text_read(turn_end)
     paused_at = turn_end.paused_at or 0
     assert not turn_end.due(paused_at + RATE * 900 // 1000)
     assert turn_end.probability == 1.0 and turn_end.text == "来週の土曜日に"
@@ -190,14 +200,15 @@ async def test_a_pause_after_a_particle_waits_though_the_audio_sounds_finished()
 
 
 async def test_a_complete_sentence_ends_soon_though_the_audio_sounds_unfinished() -> None:
+    # (text_min_probability 0: the words are trusted however unsure the audio is)
     judge = await started(CountingJudge(TurnConfig(
-        max_silence_ms=2000, text_complete_silence_ms=400)))
+        max_silence_ms=2000, text_complete_silence_ms=400, text_min_probability=0.0)))
     LengthJudge.finished_after_s = 99.0     # the flat voice the model judges unfinished
     try:
         turn_end, asked = TurnEnd(judge), []
         turn_end.hearing = heard_as("友達と箱根に行くんだ", asked)
         await listened(turn_end, speech_like(1.2, silence_after=0.5).samples)
-        await asyncio.sleep(0.2)
+        await text_read(turn_end)
     finally:
         LengthJudge.finished_after_s = 1.0
     paused_at = turn_end.paused_at or 0

@@ -33,6 +33,7 @@ thread under its time budget.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from abc import abstractmethod
@@ -122,6 +123,12 @@ class TurnDetector(Component[TurnConfig]):
         probability = await self._call("finished_probability", attempt)
         return min(1.0, max(0.0, float(probability)))
 
+    async def start(self) -> None:
+        """Start the detector, and load what reads the text heard when it reads it."""
+        await super().start()
+        if self.reads_text:
+            await asyncio.to_thread(warm_up_sentence_reading)
+
     @property
     def reads_text(self) -> bool:
         """Whether :meth:`silence_to_wait_ms` uses the text heard so far."""
@@ -148,22 +155,33 @@ class TurnDetector(Component[TurnConfig]):
         return 0 if probability >= self.config.threshold else self.config.max_silence_ms
 
 
-_tokenizer_local = threading.local()
+_TOKENIZER_LOCK = threading.Lock()
+_tokenizer: list[Any] = []
+"""The one Sudachi tokenizer (loaded once: a dictionary per thread cost a load of a second
+or so on each new thread's first turn), used under :data:`_TOKENIZER_LOCK`."""
 
 
 def _morphemes(text: str) -> list[Any] | None:
     """Sudachi's words of ``text`` (mode C), or None when Sudachi is unavailable."""
-    tok = getattr(_tokenizer_local, "tok", None)
-    if tok is None:
-        try:
-            from sudachipy import Dictionary
-            tok = Dictionary(dict="core").tokenizer()
-        except Exception as exc:  # noqa: BLE001 - no dictionary: the text is not read
-            log.warning("turn: no Sudachi dictionary (%s); the text heard is not read", exc)
+    with _TOKENIZER_LOCK:
+        if not _tokenizer:
+            try:
+                from sudachipy import Dictionary
+                _tokenizer.append(Dictionary(dict="core").tokenizer())
+            except Exception as exc:  # noqa: BLE001 - no dictionary: the text is not read
+                log.warning("turn: no Sudachi dictionary (%s); the text heard is not read",
+                            exc)
+                _tokenizer.append(None)
+        tok = _tokenizer[0]
+        if tok is None:
             return None
-        _tokenizer_local.tok = tok
-    from sudachipy import SplitMode
-    return list(tok.tokenize(text, SplitMode.C))
+        from sudachipy import SplitMode
+        return list(tok.tokenize(text, SplitMode.C))
+
+
+def warm_up_sentence_reading() -> None:
+    """Load the dictionary :func:`sentence_end` reads with now, not on a turn's pause."""
+    _morphemes("はい")
 
 
 def sentence_end(text: str) -> SentenceEnd | None:
