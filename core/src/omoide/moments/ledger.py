@@ -22,6 +22,7 @@ import asyncio
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,7 +94,7 @@ class MomentLedger:
                                  timeout=10)
             if fresh:
                 os.chmod(self.path, 0o600)
-            db.execute("PRAGMA journal_mode=WAL")
+            _write_ahead(db)
             db.execute("PRAGMA synchronous=FULL")
             db.executescript(_SCHEMA)
             self._db = db
@@ -195,3 +196,17 @@ class MomentLedger:
         """The quiet hours ``person`` set for themselves, or None."""
         rows = await self._sql("SELECT span FROM {quiet} WHERE person = ?", (person,))
         return str(rows[0][0]) if rows else None
+
+
+def _write_ahead(db: sqlite3.Connection, attempts: int = 100) -> None:
+    """Switch ``db`` to WAL. The switch needs the file to itself, and SQLite's busy
+    timeout does not wait for it: several workers opening one ledger at once are told
+    "database is locked", so the switch is tried again a little later (10 s at most)."""
+    for attempt in range(attempts):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
