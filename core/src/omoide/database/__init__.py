@@ -23,9 +23,10 @@ manifest, saved indexes, traces) and, until they move to the database too, the t
 so several workers do not yet share those (issue 30 goes on). With ``database.url`` the
 journal (:mod:`omoide.memory.journal.postgres_journal`), the tokens and browser sessions
 (:mod:`omoide.server.postgres_tokens`), the voiceprints (:mod:`omoide.voices.shared_store`),
-the undo copies of forgotten memories (:mod:`omoide.memory.control.postgres_forgotten`)
-and the StackChan pairings, pending activation codes and token secret (the plugin's
-``shared_pairing``, through its host's ``database_url``) are in the database.
+the undo copies of forgotten memories (:mod:`omoide.memory.control.postgres_forgotten`),
+the console's recent turns (:mod:`omoide.server.postgres_turns`) and the StackChan
+pairings, pending activation codes and token secret (the plugin's ``shared_pairing``,
+through its host's ``database_url``) are in the database.
 
 Without ``database.url`` nothing here is used: the journal and the rest stay in SQLite
 files in the data dir. May import the shared modules (errors) only; the rooms that keep

@@ -30,6 +30,7 @@ from omoide.memory.control.relevance import RelevanceJudge
 from omoide.server.auth import require_user
 from omoide.server.console_assets import CONSOLE_ASSETS
 from omoide.server.inputs import UserId
+from omoide.server.postgres_turns import turn_feed_for
 from omoide.server.turn_feed import TurnFeed, turn_feed_router
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class ConsoleServices:
         from omoide.memory.engine import MemoryEngine
 
         memory = server.memory
-        feed = TurnFeed()
+        feed = turn_feed_for(server.settings.envelope.database.url)
         if not isinstance(memory, MemoryEngine):
             return cls(feed)
         # with a shared database the undo copies are there: an undo on any worker
@@ -122,6 +123,7 @@ class ConsoleServices:
         self._tasks.clear()
         if self.feed.on_event in server.turn_observers:
             server.turn_observers.remove(self.feed.on_event)
+        await self.feed.close()
         if self.forget_undo is not None:
             self.forget_undo.close()
 

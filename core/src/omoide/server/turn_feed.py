@@ -9,7 +9,9 @@
 it comes after the exchange is journaled) and keeps each turn whole: transcript,
 reply, face, the memories injected and the profile, what was degraded, the device and
 the trace. The turns live in memory only (a restart
-empties the feed; the journal and the trace file keep their own records).
+empties the feed; the journal and the trace file keep their own records). With
+``database.url`` naming PostgreSQL the feed is every worker's instead
+(:mod:`omoide.server.postgres_turns`): the same routes, the turns kept in the database.
 
 A stream first replays the kept turns after the browser's ``Last-Event-ID`` (all kept
 ones, up to ``limit``, on a first connection), then sends each new turn as an event
@@ -92,6 +94,10 @@ class TurnFeed:
         self._seq += 1
         turn = {**turn, "seq": self._seq}
         self._turns.append(turn)
+        self._send(turn)
+
+    def _send(self, turn: dict[str, Any]) -> None:
+        """Hand ``turn`` to every open stream."""
         for queue in list(self._subscribers):
             try:
                 queue.put_nowait(turn)
@@ -108,6 +114,18 @@ class TurnFeed:
                  if t["seq"] > after and (user is None or t["user"] == user)]
         return items[-limit:] if limit else []
 
+    async def recent_turns(self, user: str | None = None, limit: int = 50, after: int = 0,
+                           ) -> list[dict[str, Any]]:
+        """:meth:`recent`, as the routes read it (a shared feed reads the database)."""
+        return self.recent(user, limit, after)
+
+    async def open_stream(self) -> asyncio.Queue[dict[str, Any] | None]:
+        """:meth:`subscribe`, once new turns can reach the queue."""
+        return self.subscribe()
+
+    async def close(self) -> None:
+        """Release what the feed holds (nothing here; a shared feed its connections)."""
+
     def subscribe(self) -> asyncio.Queue[dict[str, Any] | None]:
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(SUBSCRIBER_BACKLOG)
         self._subscribers.add(queue)
@@ -120,10 +138,10 @@ class TurnFeed:
                      still_allowed: Any) -> AsyncIterator[ServerSentEvent]:
         """Events for ``user`` (everyone when None): the kept ones after ``after``, then
         new ones, while ``still_allowed()`` says the session may go on."""
-        queue = self.subscribe()
+        queue = await self.open_stream()
         try:
             last = after
-            for kept in self.recent(user, limit, after):
+            for kept in await self.recent_turns(user, limit, after):
                 last = kept["seq"]
                 yield _event(kept)
             while True:
@@ -171,7 +189,7 @@ def turn_feed_router(feed: TurnFeed) -> APIRouter:
     async def recent_turns(request: Request, user: UserId | None = None,
                            limit: int = Query(50, ge=1, le=KEPT_TURNS)) -> dict[str, Any]:
         require_admin(request)
-        return {"turns": feed.recent(user, limit)}
+        return {"turns": await feed.recent_turns(user, limit)}
 
     @router.get("/v1/turns/events")
     async def all_events(request: Request, limit: int = Query(50, ge=0, le=KEPT_TURNS),
@@ -185,7 +203,7 @@ def turn_feed_router(feed: TurnFeed) -> APIRouter:
     async def person_turns(request: Request, user: UserId,
                            limit: int = Query(50, ge=1, le=KEPT_TURNS)) -> dict[str, Any]:
         require_user(request, user)
-        return {"user": user, "turns": feed.recent(user, limit)}
+        return {"user": user, "turns": await feed.recent_turns(user, limit)}
 
     @router.get("/v1/users/{user}/turns/events")
     async def person_events(request: Request, user: UserId,
