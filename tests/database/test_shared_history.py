@@ -175,3 +175,35 @@ def test_a_persons_next_turn_on_another_worker_continues_the_conversation(
         prompt = [(m.role, m.content) for m in chat.requests[-1][1:]]
         assert prompt == [("user", "週末は箱根に行くよ"), ("assistant", "いいね。"),
                           ("user", "温泉も楽しみ")]
+
+
+async def test_a_turn_waiting_for_the_shared_history_leaves_the_event_loop_serving(
+        worker) -> None:
+    """A read or an add stuck on a locked table waits in a thread: the loop turns."""
+    import asyncio
+
+    import psycopg
+
+    history = worker()
+    await history.add_async(_ex(0))
+    with psycopg.connect(history.url) as locker, \
+            psycopg.connect(history.url, autocommit=True) as watcher:
+        locker.execute("SET idle_in_transaction_session_timeout = '20s'")
+        locker.execute("LOCK TABLE short_term_history IN ACCESS EXCLUSIVE MODE")
+        reading = asyncio.create_task(history.recent_async("alice", T0))
+        adding = asyncio.create_task(history.add_async(_ex(1)))
+        for _ in range(400):   # until both wait for the lock (a bound, not a measure)
+            row = await asyncio.to_thread(lambda: watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            ).fetchone())
+            if row and row[0] >= 2:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the history never waited for the lock")
+        ticks = [await asyncio.sleep(0, i) for i in range(3)]   # the loop turns
+        assert ticks == [0, 1, 2] and not reading.done() and not adding.done()
+        locker.rollback()
+    await adding
+    assert [e.id for e in await reading] in (["e0"], ["e0", "e1"])
+    assert [e.id for e in await history.recent_async("alice", T0)] == ["e0", "e1"]

@@ -401,7 +401,8 @@ class Assistant:
     async def _prompt(self, request: TurnRequest, transcript: str, recall: Recall | None,
                       now: datetime, events: TurnEvents) -> list[ChatMessage]:
         conversation = request.conversation   # a chat client keeps its own history
-        history = [] if conversation else self.history.recent(_history_key(request), now)
+        history = [] if conversation else await self.history.recent_async(
+            _history_key(request), now)
         await events.emit(StageStarted(stage="prompt"))
         context = PromptContext(request.user, now, transcript, recall.memories if recall
                                 else [], history, self.settings, request.device,
@@ -604,7 +605,7 @@ class Assistant:
                                 reply.text.strip() if not interrupted else
                                 "".join(reply.sentences), now, request.session_id)
             if request.conversation is None and not reply.private:   # a chat client
-                self.history.add(exchange)                           # keeps its own
+                await self.history.add_async(exchange)               # keeps its own
             if request.guest or reply.client_tool_calls or reply.private:
                 # a guest's is no one's: not journaled, extracted or in the feed; a reply
                 # waiting on the client's tools is journaled when the client comes back

@@ -47,6 +47,14 @@ class ConversationHistory:
             return []
         return items
 
+    async def add_async(self, exchange: Exchange) -> None:
+        """:meth:`add`, as a turn calls it (the shared history's waits in a thread)."""
+        self.add(exchange)
+
+    async def recent_async(self, user: str, now: datetime) -> list[Exchange]:
+        """:meth:`recent`, as a turn calls it (the shared history's waits in a thread)."""
+        return self.recent(user, now)
+
     def erase(self, user: str) -> int:
         """Forget ``user``'s short-term history (a person erased); how many exchanges
         were dropped."""

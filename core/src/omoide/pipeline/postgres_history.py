@@ -10,12 +10,15 @@ ISO text, so the window is computed exactly as in memory.
 
 The database not answering costs a turn its shared context, never the turn: the history
 also keeps this worker's own exchanges in memory, and reads those meanwhile (logged).
-Blocking (a round trip on a small pool of its own, opened and migrated at the first
-use, migrations component ``short_term_history``).
+:meth:`~PostgresHistory.add` and :meth:`~PostgresHistory.recent` block (a round trip on
+a small pool of its own, opened and migrated at the first use, migrations component
+``short_term_history``); a turn calls their ``_async`` forms, which wait in a worker
+thread, so the event loop serves other turns meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -98,6 +101,12 @@ class PostgresHistory(ConversationHistory):
         if not items or now - items[-1].at >= self.window:
             return []
         return items
+
+    async def add_async(self, exchange: Exchange) -> None:
+        await asyncio.to_thread(self.add, exchange)
+
+    async def recent_async(self, user: str, now: datetime) -> list[Exchange]:
+        return await asyncio.to_thread(self.recent, user, now)
 
     def erase(self, user: str) -> int:
         """Forget ``user``'s short-term history on every worker (raises when the
