@@ -13,17 +13,13 @@ state, so a moment cancelled on one worker is never said by another.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omoide.database.connection import migrated_pool
+from omoide.database.connection import LazyPool
 from omoide.database.migrations import Migration
 from omoide.moments.ledger import MomentLedger
-
-if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
 
 COMPONENT = "moments"
 MIGRATIONS = (
@@ -66,28 +62,17 @@ class PostgresMomentLedger(MomentLedger):
         super().__init__(path or Path("moments.sqlite3"))  # the file is never opened
         self.url = url
         self.pool_size = pool_size
-        self._pool: ConnectionPool | None = None
-        self._opening = threading.Lock()
-
-    def _connected(self) -> ConnectionPool:
-        with self._opening:
-            if self._pool is None:
-                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
-                                           size=self.pool_size, timeout_s=3.0,
-                                           name="omoide-moments")
-            return self._pool
+        self._shared = LazyPool(url, COMPONENT, MIGRATIONS, size=pool_size, timeout_s=3.0,
+                                name="omoide-moments")
 
     def _run(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         # the ledger's SQL is portable but for its placeholders (no literal ? in it)
-        with self._connected().connection() as conn:
+        with self._shared.pool().connection() as conn:
             cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
             return list(cursor.fetchall()) if cursor.description else []
 
     def close(self) -> None:
-        with self._opening:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+        self._shared.close()
 
     def import_file(self, path: Path) -> tuple[int, int, int]:
         """Copy a data dir's ledger file in (``omoide migrate``): every moment said or

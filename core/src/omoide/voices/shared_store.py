@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omoide.database.connection import migrated_pool
+from omoide.database.connection import LazyPool
 from omoide.database.migrations import Migration
 from omoide.user_ids import validate_user_id
 from omoide.voices.store import Voiceprint, VoiceprintStore, log
@@ -71,21 +70,15 @@ class PostgresVoiceprintStore(VoiceprintStore):
         super().__init__(Path("."))
         self.url = url
         self.pool_size = pool_size
-        self._pool: ConnectionPool | None = None
-        self._pool_lock = threading.Lock()
+        self._db = LazyPool(url, COMPONENT, MIGRATIONS, size=pool_size, timeout_s=10.0,
+                            name="omoide-voices")
         self._versions: dict[str, tuple[int, list[Voiceprint]]] = {}
 
     def _conn(self) -> ConnectionPool:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS,
-                                           size=self.pool_size, name="omoide-voices")
-            return self._pool
+        return self._db.pool()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        self._db.close()
 
     def _rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self._conn().connection() as conn:

@@ -8,15 +8,11 @@ The rows and the statements are the SQLite file's; only the connection differs.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from omoide.database.connection import migrated_pool
+from omoide.database.connection import LazyPool
 from omoide.database.migrations import Migration
-
-if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
 
 COMPONENT = "forget_undo"
 MIGRATIONS = (
@@ -41,22 +37,14 @@ class PostgresForgottenCopies:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._pool: ConnectionPool | None = None
-        self._guard = threading.Lock()
+        self._db = LazyPool(url, COMPONENT, MIGRATIONS, size=2, timeout_s=3.0,
+                            name="omoide-forget-undo")
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         """Run ``sql`` (written for SQLite: ``?`` placeholders) and return its rows."""
-        with self._guard:
-            if self._pool is None:
-                self._pool = migrated_pool(self.url, COMPONENT, MIGRATIONS, size=2,
-                                           timeout_s=3.0, name="omoide-forget-undo")
-            pool = self._pool
-        with pool.connection() as conn:
+        with self._db.pool().connection() as conn:
             cursor = conn.execute(sql.replace("?", "%s"), tuple(params))
             return list(cursor.fetchall()) if cursor.description else []
 
     def close(self) -> None:
-        with self._guard:
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+        self._db.close()
