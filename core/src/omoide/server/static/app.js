@@ -481,21 +481,123 @@ async function loadVoices(ctx) {
   } catch (err) { $("#voices").innerHTML = `<span class="error">${esc(err.message)}</span>`; }
 }
 
-async function enrolVoice(ctx) {
-  const files = [...$("#enrol-files").files];
-  $("#enrol-report").textContent = `Enrolling from ${files.length} recording(s)…`;
+function base64Of(bytes) {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
+// Posts WAV files (bytes) to the enrolment route; names say which one each refusal is about
+async function postEnrolment(ctx, wavs, names) {
   try {
-    const wavs = await Promise.all(files.map(async (f) => {
-      const bytes = new Uint8Array(await f.arrayBuffer());
-      let text = "";
-      for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-      return btoa(text);
-    }));
-    const r = await api(`${ctx.base}/voices`, { method: "POST", json: { wavs } });
-    const refused = r.refused.map((x) => `${files[x.utterance].name}: ${x.reason}`).join(", ");
+    const r = await api(`${ctx.base}/voices`, { method: "POST", json: { wavs: wavs.map(base64Of) } });
+    const refused = r.refused.map((x) => `${names[x.utterance]}: ${x.reason}`).join(", ");
     $("#enrol-report").textContent = `Enrolled from ${r.used} recording(s)${refused ? `; not used: ${refused}` : ""}.`;
   } catch (err) { $("#enrol-report").innerHTML = `<span class="error">Could not enrol: ${esc(err.message)}</span>`; }
   loadVoices(ctx);
+}
+
+async function enrolVoice(ctx) {
+  const files = [...$("#enrol-files").files];
+  $("#enrol-report").textContent = `Enrolling from ${files.length} recording(s)…`;
+  const wavs = await Promise.all(files.map(async (f) => new Uint8Array(await f.arrayBuffer())));
+  await postEnrolment(ctx, wavs, files.map((f) => f.name));
+}
+
+// ---------------------------------------------------------------- recording in the browser
+// The person reads a few sentences aloud, one recording each; the microphone is opened only
+// after they agreed to what is kept (the same text as for uploads). Each recording is
+// encoded here as a 16-bit PCM WAV and posted to the same route as uploaded files.
+const RECORD_SENTENCES = [
+  "今日はいい天気ですね。散歩に行きたいな。",
+  "来週の土曜日に友達と箱根に行く予定です。",
+  "朝ごはんはパンとコーヒーにしました。",
+];
+const MIN_RECORD_S = 2;
+
+function wavFile(chunks, rate) {
+  const n = chunks.reduce((sum, c) => sum + c.length, 0);
+  const view = new DataView(new ArrayBuffer(44 + 2 * n));
+  const ascii = (at, text) => { for (let i = 0; i < text.length; i++) view.setUint8(at + i, text.charCodeAt(i)); };
+  ascii(0, "RIFF"); view.setUint32(4, 36 + 2 * n, true); ascii(8, "WAVE");
+  ascii(12, "fmt "); view.setUint32(16, 16, true); view.setUint16(20, 1, true); view.setUint16(22, 1, true);
+  view.setUint32(24, rate, true); view.setUint32(28, 2 * rate, true); view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true); ascii(36, "data"); view.setUint32(40, 2 * n, true);
+  let at = 44;
+  for (const chunk of chunks) {
+    for (const x of chunk) { view.setInt16(at, Math.round(Math.max(-1, Math.min(1, x)) * 0x7fff), true); at += 2; }
+  }
+  return new Uint8Array(view.buffer);
+}
+
+function recorderHtml(user) {
+  return `<div id="recorder" hidden>
+      <p id="record-consent">Recording ${esc(user)}'s voice here keeps a voiceprint of it on this server, not the
+        recording: it lets a household's robot tell ${esc(user)}'s voice from the others, and it is exported and
+        erased with ${esc(user)}. Only ${esc(user)} should speak, alone, in a quiet room.</p>
+      <div class="row" id="record-ask">
+        <button type="button" id="record-agree">I agree: record ${esc(user)}'s voice</button>
+        <button type="button" class="secondary" id="record-cancel">Cancel</button>
+      </div>
+      <div id="record-take" hidden>
+        <p>Read aloud, then press “Next”: <strong id="record-sentence" lang="ja"></strong></p>
+        <p class="small" id="record-progress" role="status" data-seconds="0">Recording… 0.0 s</p>
+        <div class="row">
+          <button type="button" id="record-next">Next</button>
+          <button type="button" class="secondary" id="record-abort">Stop without enrolling</button>
+        </div>
+      </div>
+    </div>`;
+}
+
+function setupRecorder(ctx) {
+  const state = { stream: null, audio: null, clips: [], chunks: [], rate: 0, seconds: 0 };
+  const shown = (id, on) => { $(id).hidden = !on; };
+  const stop = () => {
+    if (state.stream) state.stream.getTracks().forEach((t) => t.stop());
+    if (state.audio) state.audio.close();
+    state.stream = state.audio = null;
+  };
+  const reset = () => { stop(); shown("#recorder", false); shown("#record-take", false); shown("#record-ask", true); };
+  const showSentence = () => {
+    const i = state.clips.length;
+    $("#record-sentence").textContent = RECORD_SENTENCES[i];
+    $("#record-next").textContent = i + 1 < RECORD_SENTENCES.length ? `Next (${i + 1} of ${RECORD_SENTENCES.length})` : "Finish and enrol";
+    state.chunks = []; state.seconds = 0;
+  };
+  $("#record-voice").addEventListener("click", () => { shown("#recorder", true); $("#record-agree").focus(); });
+  $("#record-cancel").addEventListener("click", reset);
+  $("#record-abort").addEventListener("click", () => { reset(); $("#enrol-report").textContent = "Recording stopped; nothing was enrolled."; });
+  $("#record-agree").addEventListener("click", async () => {
+    try {
+      state.stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
+    } catch (err) { $("#enrol-report").innerHTML = `<span class="error">No microphone: ${esc(err.message)}</span>`; reset(); return; }
+    state.audio = new AudioContext();
+    state.rate = state.audio.sampleRate;
+    const source = state.audio.createMediaStreamSource(state.stream);
+    const processor = state.audio.createScriptProcessor(4096, 1, 1);
+    const mute = state.audio.createGain();
+    mute.gain.value = 0;
+    processor.onaudioprocess = (e) => {
+      state.chunks.push(new Float32Array(e.inputBuffer.getChannelData(0)));
+      state.seconds += e.inputBuffer.length / state.rate;
+      const progress = $("#record-progress");
+      progress.dataset.seconds = state.seconds.toFixed(1);
+      progress.textContent = `Recording… ${state.seconds.toFixed(1)} s${state.seconds < MIN_RECORD_S ? "" : " (enough: press Next when the sentence is read)"}`;
+    };
+    source.connect(processor); processor.connect(mute); mute.connect(state.audio.destination);
+    state.clips = [];
+    showSentence();
+    shown("#record-ask", false); shown("#record-take", true);
+  });
+  $("#record-next").addEventListener("click", async () => {
+    state.clips.push(wavFile(state.chunks, state.rate));
+    if (state.clips.length < RECORD_SENTENCES.length) { showSentence(); return; }
+    const clips = state.clips;
+    reset();
+    $("#enrol-report").textContent = `Enrolling from ${clips.length} recording(s)…`;
+    await postEnrolment(ctx, clips, clips.map((_, i) => `recording ${i + 1}`));
+  });
 }
 
 async function eraseVoice(ctx) {
@@ -563,6 +665,8 @@ async function personView(view, user, seq) {
         <a class="button secondary" href="${base}/voices/export" download>Export the voiceprint (.json)</a>
         <button type="button" class="secondary" id="erase-voice">Erase the voiceprint</button>
       </form>
+      <div class="row"><button type="button" class="secondary" id="record-voice">Record ${esc(user)}'s voice here instead</button></div>
+      ${recorderHtml(user)}
       <div id="enrol-report" role="status"></div></section>
     <section aria-labelledby="extract-title"><h2 id="extract-title">Extraction</h2>
       <p class="muted small">Exchanges are distilled into memories after a pause${isAdmin() ? "; extract now to see what it stores" : ""}.</p>
@@ -581,6 +685,7 @@ async function personView(view, user, seq) {
   loadVoices(ctx);
   $("#enrol").addEventListener("submit", (e) => { e.preventDefault(); enrolVoice(ctx); });
   $("#erase-voice").addEventListener("click", () => eraseVoice(ctx));
+  setupRecorder(ctx);
   await loadMemories(ctx);
   restorePendingUndo(ctx);
   $("#search").addEventListener("submit", (e) => { e.preventDefault(); loadMemories(ctx); });
