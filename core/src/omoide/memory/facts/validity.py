@@ -25,6 +25,7 @@ May import only :mod:`omoide.memory.language` and the facts room before it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import Literal
 from omoide.memory.facts.profile import is_past, last_clause
 from omoide.memory.language.canonical import canonical
 from omoide.memory.language.lexicon import analyzer
+from omoide.memory.language.word_classes import FIRST_PERSON, KIN_BY_READING
 
 ChangeKind = Literal["replaced", "instead", "ended", "cancelled", "moved"]
 PLAN_CHANGES: frozenset[ChangeKind] = frozenset({"instead", "cancelled", "moved"})
@@ -97,7 +99,7 @@ _CHANGE_PATTERNS: tuple[tuple[ChangeKind, re.Pattern[str]], ...] = (
                              r"取り消|ドタキャン|見送)")),
     # 「運動会が…10月9日に延期になった」「長崎旅行を…に延期した」
     ("moved", re.compile(_PHRASE + r"(?:を|が|は)[^。]{0,40}?(?:延期|日程変更|繰り上げ|"
-                         r"前倒し|ずらし|ずれ)")),
+                         r"前倒し|ずらし|ずれ|延ばし|のばし|遅らせ|早め(?!に))")),
 )
 _HEAD_SPLIT = re.compile(r"の|と|や|から|で|、")
 
@@ -145,15 +147,21 @@ def changes_in(text: str) -> tuple[Change, ...]:
 
 
 # -- what lasts --------------------------------------------------------------------
-_DECIDED = re.compile(r"(?:ことにした|ことになった|予約した|予約を入れた|申し込んだ|決めた|"
-                      r"約束した|誘われた|始めた|ようになった|になった|引っ越した|入った)$")
+_DECIDED = re.compile(r"(?:ことにした|ことになった|ようにした|ようにしている|予約した|"
+                      r"予約を入れた|申し込んだ|決めた|約束した|誘われた|始めた|ようになった|になった|引っ越した|入った)$")
+
+
+_NEW_STATE: frozenset[ChangeKind] = frozenset({"replaced", "ended", "instead"})
+"""A fact saying it replaced or gave up something (「コーヒーをやめて白湯にした」) states
+what holds from then on."""
 
 
 def lasts(text: str) -> bool:
     """Whether a fact states something that lasts or is still to come (a state, a
     habit, a plan, a decision), rather than a one-off event already past."""
     clause = last_clause(text)
-    return not is_past(clause) or bool(_DECIDED.search(clause))
+    return not is_past(clause) or bool(_DECIDED.search(clause)) or \
+        any(c.kind in _NEW_STATE for c in changes_in(text))
 
 
 # -- a slot -------------------------------------------------------------------------
@@ -166,7 +174,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"働き始め|勤め始め|の(?:社員|職員)(?:だ|で)|(?:に|へ)(?:転職|就職|入社)"
                        r"(?:した|して)|"
                        # an occupation held: 「市営バスの運転手をしていて」, 「看護師をしている」
-                       r"[一-龥ァ-ヶー](?:(?<!相)手|師|士|員|官|医|者)を(?:して|やって)(?:いる|います|いて))"
+                       r"(?:[一-龥ァ-ヶー](?:(?<!相)手|師|士|員|官|医|者)|の仕事)を(?:して|やって)"
+                       r"(?:いる|います|いて))"
                        r"(?:[、,。]|$)")),
 )
 
@@ -181,6 +190,73 @@ def slot_key(text: str) -> tuple[tuple[str, ...], str] | None:
             who = m.group(1)
             return (tuple(p for p in who.split("の") if p) if who else ()), name
     return None
+
+
+# -- a slot asked about ---------------------------------------------------------------
+_NOT_A_TIME = r"(?![時曜日回分人年月歳個枚杯])"
+_ASKED_SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # 「どこに住んでるんだっけ」「どこ住んでたっけ」「引っ越し先どこ」「家ってどこだっけ」
+    ("residence", re.compile(r"(?:どこ|何処)(?:に|で|へ)?(?:住ん|住み|暮らし|すん|引っ越し|"
+                             r"ひっこし|引越し)|(?:引っ越し先|引越し先|住まい|住所|家)"
+                             r"(?:って|は|、)?(?:どこ|何処)")),
+    # 「どこで働いてる」「何の仕事してる」「仕事って何だっけ」「前の職場ってどこ」
+    ("job", re.compile(r"(?:どこ|何処)(?:の[^、。はが]{1,6}?)?(?:で|に)?"
+                       r"(?:働い|働き|勤め|勤務|はたらい)|"
+                       r"(?:何|なん)の仕事|仕事(?:って|は|、)?(?:何|なん)" + _NOT_A_TIME + "|"
+                       r"(?:職場|勤め先|勤務先|勤め|会社|仕事場|仕事先)(?:って|は|、)?(?:どこ|何処)")),
+)
+_ASKED_WHO = re.compile(r"^([^、。？?!！]{1,16}?)(?:って|は|の(?=仕事|職場|勤め|会社|家|住"
+                        r"|引っ越し|引越し))")
+_MYSELF = frozenset({*FIRST_PERSON, "オレ", "うち", "今", "いま", "前", "まえ", "昔", "最近",
+                     "結局"})
+"""Topics that name no one but the speaker (俺って…, 今どこで…)."""
+
+
+def _names_someone(topic: str) -> bool:
+    """Whether a question's topic is nouns only (「弟」, 「友達の真希」), not a clause
+    (「引っ越す前」) nor a time (「前」, 「昔」)."""
+    if not analyzer().available:
+        return True
+    words = [w for w in analyzer().morphemes(topic)
+             if w.part_of_speech()[0] not in ("補助記号", "空白")]
+    return bool(words) and all(
+        w.part_of_speech()[0] in ("名詞", "接尾辞") or w.surface() == "の" for w in words) and \
+        not any(w.surface() in _MYSELF for w in words)
+
+
+def asked_slot(text: str) -> tuple[tuple[str, ...], str] | None:
+    """The single-valued slot a question asks about and whose (see :func:`slot_key`):
+    「今どこで働いてるんだっけ」 -> ``((), "job")``, 「弟ってどこに住んでるんだっけ」 ->
+    ``(("弟",), "residence")``; None for anything else. The someone is the topic the
+    question opens with (「弟って」, 「千夏の仕事」); the person themselves when it is
+    them (俺, 私) or no one is named."""
+    text = canonical(text)
+    for name, rx in _ASKED_SLOTS:
+        m = rx.search(text)
+        if m is None:
+            continue
+        who = _ASKED_WHO.match(text[:m.start()] + text[m.start():m.end()])
+        topic = who.group(1).strip() if who else ""
+        if not topic or topic in _MYSELF or rx.match(topic) or not _names_someone(topic):
+            return (), name
+        return tuple(p for p in topic.split("の") if p and p not in _MYSELF), name
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def someone_key(word: str) -> str:
+    """A word naming someone as recall compares it: its reading, a kin word as the kin it
+    names (かみさん and 妻 are one wife, マキ and 真希 one name)."""
+    reading = analyzer().reading_of(word) if analyzer().available else word
+    return KIN_BY_READING.get(reading, reading)
+
+
+def same_someone(asked: Sequence[str], told: Sequence[str]) -> bool:
+    """Whether a question's someone (:func:`asked_slot`) is a fact's (:func:`slot_key`):
+    both the person themselves, or a word of one naming a word of the other."""
+    if not asked or not told:
+        return not asked and not told
+    return bool({someone_key(w) for w in asked} & {someone_key(w) for w in told})
 
 
 def same_subject(a: Sequence[str], b: Sequence[str]) -> bool:

@@ -41,6 +41,7 @@ from omoide.memory.facts.validity import (
     Validity,
     changes_in,
     lasts,
+    same_someone,
     same_subject,
     slot_key,
 )
@@ -135,6 +136,10 @@ def _common_above(n: int) -> int:
     """How many of ``n`` memories a word may be found in and still not be common (all of
     them below :data:`LARGE_INDEX`: a small index has no common words)."""
     return max(1, n // COMMON_SHARE) if n > LARGE_INDEX else n
+
+
+_TOLD_ONLY = frozenset({"told", SAID_LABEL})
+"""Date labels of a memory dated only by the day it was told (no date of its own)."""
 
 
 class UserIndex:
@@ -305,6 +310,14 @@ class UserIndex:
             self._validity = state
         return self._validity.replaced
 
+    def slot_holders(self, who: tuple[str, ...], slot: str) -> set[str]:
+        """The memories that fill ``slot`` (job, residence: :func:`slot_key`) of ``who``
+        now (the person themselves for ``()``), one per someone the words can name."""
+        self.validity()
+        assert self._validity is not None
+        return {mid for (told, name), mid in self._validity.slot_latest.items()
+                if name == slot and same_someone(who, told) and mid not in self.superseded}
+
     def current_version(self, memory_id: str) -> str:
         """The memory that holds now what ``memory_id`` once held (itself if current).
 
@@ -377,12 +390,13 @@ class UserIndex:
         ids: set[str] | None = None
         plan = change.kind in PLAN_CHANGES
         for keys in change.names if plan and change.names else change.keys:
-            found = self._posted(keys)
+            found = self._posted(keys) | self._headed_by(keys)
             ids = set(found) if ids is None else ids & found
         if not ids:
             return []
         names = new.subject.names if new.subject else ()
-        new_keys = {k for t in new.terms if t.weight >= 1.0 for k in t.keys}
+        # what else they share: a noun, or the verb of the habit (コーヒーを飲む)
+        new_keys = {k for t in new.terms if t.weight >= 0.5 for k in t.keys}
         value_keys = {k for keys in change.keys for k in keys}
         category = new.kind.category if new.kind else None
         out: list[_Entry] = []
@@ -395,7 +409,7 @@ class UserIndex:
             if plan and (old.kind is None or not old.kind.profile):
                 out.append(old)  # a plan called off, moved or replaced: the one it names
                 continue
-            shared = {k for t in old.terms if t.weight >= 1.0 for k in t.keys} & new_keys
+            shared = {k for t in old.terms if t.weight >= 0.5 for k in t.keys} & new_keys
             if shared - value_keys or (category is not None and old.kind is not None
                                        and old.kind.category == category):
                 out.append(old)
@@ -554,6 +568,18 @@ class UserIndex:
         if len(posted) == 1:
             return posted[0]
         return set().union(*posted)
+
+    def _headed_by(self, keys: Iterable[str]) -> set[str]:
+        """The memories with a compound noun whose head (its last word) is one of the
+        katakana ``keys``: ブラックコーヒー for コーヒー, 赤ワイン for ワイン."""
+        ids: set[str] = set()
+        for key in keys:
+            if not KATAKANA.match(key) or len(key) < 2:
+                continue
+            for reading in self._readings:
+                if len(reading) > len(key) and reading.endswith(key):
+                    ids |= self._readings.get(reading) or set()
+        return ids
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()
@@ -717,6 +743,12 @@ class UserIndex:
         lo, hi = today.toordinal() - back_days, today.toordinal() + ahead_days
         return any(s.start.toordinal() <= hi and s.end.toordinal() >= lo and s.days <= 8
                    for s in e.spans)
+
+    def states_a_habit(self, memory_id: str) -> bool:
+        """Whether a memory states something that lasts (a habit, a state: not a one-off
+        event, not a dated plan), whether or not something newer replaced it since."""
+        e = self._entries.get(memory_id)
+        return bool(e and e.lasts and all(s.label in _TOLD_ONLY for s in e.spans))
 
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)

@@ -130,7 +130,11 @@ class SoundIndex:
     the keys found in a query's sound key. Cost is one C++ alignment per distinct key.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, whole_words: bool = True) -> None:
+        """``whole_words``: a word heard approximately must end where a query word ends
+        (within a letter); off for date words, which a recogniser runs into the next
+        word (ライスドヨー for 来週土曜)."""
+        self._whole_words = whole_words
         self._ids: dict[str, set[str]] = {}
         self._readings: dict[str, set[str]] = {}
         self._keys: list[str] = []
@@ -188,6 +192,10 @@ class SoundIndex:
         assembled from the end of one word and the start of the next; a short word
         (exact match only) must also end where a query word ends (``word_bounds``).
         ``exclude``: keys not to report.
+
+        A query word that is itself one of the person's longer words (働い where a memory
+        says 働いていて) was heard right: no other word is heard by sound where it begins
+        (アタラシ is not heard in ハタライテ).
         """
         if not query_key or not self._ids:
             return []
@@ -195,6 +203,8 @@ class SoundIndex:
         skip = set(exclude)
         starts = set(word_starts)
         bounds = set(word_bounds) | {len(query_key)}
+        known = self._known_words(query_key, starts, bounds)
+        fuzzy_starts = starts - set(known)
         found = process.extract(query_key, self._keys, scorer=fuzz.partial_ratio,
                                 score_cutoff=80.0, limit=None)
         out: list[SoundMatch] = []
@@ -207,15 +217,38 @@ class SoundIndex:
                 if any(query_key.startswith(key, s) and s + len(key) in bounds for s in starts):
                     out.append(SoundMatch(key, 100.0))
                 continue
-            best = _aligned_similarity(key, query_key, starts)
+            best = 100.0 if key in known.values() else \
+                _aligned_similarity(key, query_key, fuzzy_starts,
+                                    bounds if self._whole_words else None)
             if best >= min_similarity(len(key)):
                 out.append(SoundMatch(key, best))
         out.sort(key=lambda m: (-m.similarity, -len(m.key)))
         return out
 
 
-def _aligned_similarity(key: str, query_key: str, starts: set[int]) -> float:
-    """The best similarity of ``key`` to a window of the query that begins at a word start."""
+    def _known_words(self, query_key: str, starts: set[int],
+                     bounds: set[int]) -> dict[int, str]:
+        """The query's words (by where they start) that are the person's own words of
+        at least :data:`KNOWN_WORD_LETTERS` letters, spelled out in full."""
+        ends = sorted(bounds)
+        known: dict[int, str] = {}
+        for s in starts:
+            end = next((b for b in ends if b > s), len(query_key))
+            word = query_key[s:end]
+            if len(word) >= KNOWN_WORD_LETTERS and word in self._ids:
+                known[s] = word
+        return known
+
+
+KNOWN_WORD_LETTERS = 5
+"""A query word this long that the person's memories contain is taken as heard right."""
+
+
+def _aligned_similarity(key: str, query_key: str, starts: set[int],
+                        bounds: set[int] | None) -> float:
+    """The best similarity of ``key`` to a window of the query that begins at a word start
+    and, given ``bounds``, ends within a letter of a word's end (早じまい does not hold
+    話: ハヤシ is a piece of a word, not a word heard)."""
     best = 0.0
     n = len(key)
     for s in starts:
@@ -224,7 +257,9 @@ def _aligned_similarity(key: str, query_key: str, starts: set[int]) -> float:
                 continue
             for size in (n - 1, n, n + 1):
                 window = query_key[begin:begin + size]
-                if len(window) < max(3, n - 1):
+                end = begin + len(window)
+                if len(window) < max(3, n - 1) or (bounds is not None and not (
+                        end in bounds or end - 1 in bounds or end + 1 in bounds)):
                     continue
                 score = fuzz.ratio(key, window)
                 if score > best:

@@ -45,7 +45,9 @@ from omoide.memory.language.word_classes import (
 _RECALL_READING = re.compile(
     r"ッケ|オボエ[テトチ]|オボエル|ワスレ(?:タ|チャ)|イッテ(?:タ|マシ|ナカッ)|ハナシ(?:タ|テタ)|"
     r"オシエタ|ツタエタ|マエニ(?:イ|ハナ)|ヨテイ|ヤクソク|ヨウジ|スケジュール|"
-    r"(?:タ|ダ|デシタ|ジャッ?タ)(?:カシラ|カナ|カノウ?|カネ|ッケ)|ダッタカ|デシタカ$|ジャッタ")
+    r"(?:タ|ダ|デシタ|ジャッ?タ)(?:カシラ|カナ|カノウ?|カネ|ッケ)|ダッタカ|デシタカ$|ジャッタ|"
+    # 「冬に早じまいした日あったよね」: a past the speaker checks with the listener
+    r"(?:タ|ダ|デシタ)(?:ヨネ|ヨナ)ー?$")
 # A recogniser drops the small ッ: a WH question that ends in ダケ/タケ asked 〜っけ.
 _LOST_KKE = re.compile(r"(?:ダ|タ|ダッタ)ケ$")
 _ADVICE = re.compile(r"(?:バ|タラ|ダラ|ト)イイ|イイト(?:オモウ|オモイ)|ベキ|"
@@ -305,7 +307,15 @@ def _names_a_thing_as_topic(words: list[Any], reading: str, text: str) -> bool:
     return not any(w.normalized_form() in _PEOPLE or w.surface() in _PEOPLE or
                    to_katakana(w.reading_form()) in KIN_BY_READING or
                    (w.part_of_speech()[0] == "接尾辞" and w.surface() in NAME_SUFFIXES) or
-                   to_katakana(w.reading_form()) in _PERSONAL_TIME for w in words)
+                   to_katakana(w.reading_form()) in _PERSONAL_TIME or
+                   (w.surface() in _ROUTINE_TIMES and _HABITUAL.search(text)) for w in words)
+
+
+_ROUTINE_TIMES = frozenset({"朝", "昼", "夜", "晩", "夕方", "毎朝", "毎晩", "毎日", "平日", "休日",
+                            "寝る前", "あさ", "よる", "ばん"})
+"""Times of the speaker's day: 「朝って何飲んでるんだっけ」 asks about their habit."""
+_HABITUAL = re.compile(r"(?:て|で)(?:る|いる|た|いた)(?:ん|の)?(?:だ|だっ)?(?:っけ|け)")
+"""A doing that goes on (飲んでるんだっけ, してたっけ), asked with っけ."""
 
 
 def _doer_asked(words: list[Any], i: int) -> bool:

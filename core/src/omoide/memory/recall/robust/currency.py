@@ -14,9 +14,10 @@ from omoide.memory.recall.robust.query import PreparedQuery
 
 _BEFORE = re.compile(
     r"(?<!この)(?<!その)(?<!こないだ)(?:前|まえ)(?:は|って|まで|に(?:は|さ))|(?:^|[はがって、\s])前の|"
-    r"以前|昔|むかし|もともと|元々|当時|去年は|昨年は|最初は|初めは|はじめは|"
+    r"[るすくむぶつうぐぬ]前(?:の|は)|以前|昔|むかし|もともと|元々|当時|去年は|昨年は|最初は|初めは|はじめは|"
     r"(?:てた|でた|だった|いた)(?:頃|ころ)")
-"""A question about how things were before (not この前 "the other day")."""
+"""A question about how things were before (not この前 "the other day"; 引っ越す前の家
+is, 寝る前に is a time of day)."""
 
 
 def asks_about_before(q: PreparedQuery) -> bool:

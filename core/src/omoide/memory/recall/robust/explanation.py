@@ -30,6 +30,8 @@ class ReadExplanation:
     weekend_fallback: str | None = None
     """The later weekend 「週末」 was taken to mean (its first day, ISO)."""
     shared_words_ignored: str | None = None
+    slot_asked: str | None = None
+    """The slot (job, residence) the query asks about, when a memory fills it."""
     dense_margin: float | None = None
     dense_spread: float | None = None
     in_profile: int | None = None
@@ -56,7 +58,8 @@ class ReadExplanation:
             details["dense_source"] = self.dense_source
         optional_before_gate = {"heard": self.heard,
                                 "weekend_fallback": self.weekend_fallback,
-                                "shared_words_ignored": self.shared_words_ignored}
+                                "shared_words_ignored": self.shared_words_ignored,
+                                "slot_asked": self.slot_asked}
         details.update({k: v for k, v in optional_before_gate.items() if v is not None})
         if self.gate is not None:
             details["gate"] = self.gate

@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 
 from rapidfuzz import fuzz
 
+from omoide.memory.facts.validity import asked_slot
 from omoide.memory.language.canonical import canonical, query_copy
 from omoide.memory.language.english_dates import question_spans
 from omoide.memory.language.lexicon import (
@@ -45,6 +46,14 @@ class PreparedQuery:
     neither when nor where and names no date, the content words it asks after its topic
     (「名古屋城って誰が建てた」: 建て); a memory must share one of them (or state the
     quantity it asks for)."""
+    asked_of_the_thing: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """For a question about a thing it names that asks where or when (「ナポリタンって発祥
+    どこだっけ」): the content words of its topic and those it asks after the topic. A
+    memory answers it by sharing both, or by being a plan still to come that names the
+    thing (「おせちっていつ受け取りだっけ」)."""
+    slot: tuple[tuple[str, ...], str] | None = None
+    """The single-valued slot (job, residence) a question asks about, and whose
+    (:func:`omoide.memory.facts.validity.asked_slot`)."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -56,7 +65,7 @@ _PERIOD_READINGS = {"ゴールデンウィーク": "ゴールデンウィーク"
 
 
 def _temporal_sounds() -> SoundIndex:
-    index = SoundIndex()
+    index = SoundIndex(whole_words=False)
     for reading, word in {**TEMPORAL_READINGS, **_PERIOD_READINGS}.items():
         key = sound_key(reading)
         if len(key) >= 5:
@@ -171,10 +180,33 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     about_the_thing = intent.thing_named and not spans and not intent.asks_when and \
         not _WHERE.search(text)
     return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text),
-                         _beyond_topic(text, analysis) if about_the_thing else ())
+                         _beyond_topic(text, analysis) if about_the_thing else (),
+                         _asked_of_the_thing(text, analysis)
+                         if intent.thing_named and not spans and not about_the_thing
+                         else ((), ()),
+                         asked_slot(text) if intent.recall else None)
 
 
 _WHERE = re.compile(r"どこ|何処")
+
+
+def _asked_of_the_thing(text: str, analysis: Analysis,
+                        ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The topic's content words and the nouns asked after it (see
+    :attr:`PreparedQuery.asked_of_the_thing`); nothing when no noun is asked after it."""
+    cut = text.find("って")
+    topic, rest = text[:cut], text[cut + 2:]
+    named = tuple(t.surface for t in analysis.terms if t.surface and t.surface in topic)
+    after = [t for t in analysis.terms
+             if t.surface and t.surface in rest and t.surface not in topic]
+    nouns = tuple(t.surface for t in after if t.weight >= 1.0)
+    if not named or not nouns or any(t.weight in _VERB_WEIGHTS for t in after):
+        return (), ()   # a verb after it (「歯医者ってどこに通ってる」): the person's doing
+    return named, nouns
+
+
+_VERB_WEIGHTS = frozenset({0.5, 0.6})
+"""The weights :mod:`omoide.memory.language.lexicon` gives verbs and adjectives."""
 
 
 def _beyond_topic(text: str, analysis: Analysis) -> tuple[str, ...]:

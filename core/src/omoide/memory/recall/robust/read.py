@@ -21,7 +21,11 @@ from omoide.memory.recall.robust.channels import (
     live_memories,
     word_matches,
 )
-from omoide.memory.recall.robust.currency import current_versions, earlier_versions
+from omoide.memory.recall.robust.currency import (
+    asks_about_before,
+    current_versions,
+    earlier_versions,
+)
 from omoide.memory.recall.robust.explanation import ReadExplanation
 from omoide.memory.recall.robust.fusion import (
     ChannelScores,
@@ -119,6 +123,41 @@ def _gated_by_words_and_dates(
             why.shared_words_ignored = "a plain question, not about a plan to come"
     candidates, gate = candidates_by_evidence(temporal, lex_nouns, settings)
     why.gate = "about: " + gate if contextual else gate
+    if not contextual:
+        candidates = _what_holds_asked(index, q, lexical, candidates, why)
+    candidates = _answering_the_thing_asked(index, q, lexical, candidates, today, why)
+    asked = people_asked_about(index, q, settings, candidates)
+    if asked.people and candidates and \
+            about_someone_else(index, q, vector, settings, candidates, asked):
+        why.gate = "about someone else"
+        candidates = set()
+    return candidates, lexical, temporal, asked
+
+
+def _what_holds_asked(index: UserIndex, q: PreparedQuery, lexical: dict[str, LexicalMatch],
+                      candidates: set[str], why: ReadExplanation) -> set[str]:
+    """A question about a habit or a slot (job, home): with no other evidence, the habits
+    sharing its verb; and the fact filling the slot, whatever words it shares."""
+    if not candidates:
+        candidates = habits_asked(index, q, lexical)
+        if candidates:
+            why.gate = "a habit asked"
+    held = slot_filled(index, q)
+    if held:
+        # 「今どこで働いてるんだっけ」: the fact that fills the job now answers, whatever
+        # words it shares (「外来で働き始め」); asked about before, it brings the old ones
+        why.slot_asked = q.slot[1] if q.slot else None
+        if not candidates:
+            why.gate = "a slot asked: " + (why.slot_asked or "")
+        candidates = candidates | held
+    return candidates
+
+
+def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
+                               lexical: dict[str, LexicalMatch], candidates: set[str],
+                               today: date, why: ReadExplanation) -> set[str]:
+    """For a question about a thing it names (:attr:`PreparedQuery.beyond_topic`,
+    :attr:`PreparedQuery.asked_of_the_thing`), the candidates that tell what it asks."""
     if q.beyond_topic and candidates:
         asked_after = set(q.beyond_topic)
         candidates = {c for c in candidates
@@ -126,12 +165,50 @@ def _gated_by_words_and_dates(
                       or states_the_quantity_asked(q, _text(index, c))}
         if not candidates:
             why.gate = "a thing named: nothing shares what is asked about it"
-    asked = people_asked_about(index, q, settings, candidates)
-    if asked.people and candidates and \
-            about_someone_else(index, q, vector, settings, candidates, asked):
-        why.gate = "about someone else"
-        candidates = set()
-    return candidates, lexical, temporal, asked
+    topic, after = q.asked_of_the_thing
+    # (words heard by sound: the recogniser garbled the question, its verb perhaps)
+    if after and candidates and not why.heard:
+        candidates = {c for c in candidates if index.ahead(c, today) or (
+            c in lexical and set(topic) & set(lexical[c].matched)
+            and set(after) & set(lexical[c].matched))}
+        if not candidates:
+            why.gate = "a thing named: no plan names it, nothing tells what is asked of it"
+    return candidates
+
+
+SLOT_BONUS = 1.0
+"""Added (over ``rrf_k``) to the fused score of the fact filling the slot asked about:
+above one channel's first place, so the current job outranks memories merely sharing
+its words."""
+
+
+def slot_filled(index: UserIndex, q: PreparedQuery) -> set[str]:
+    """The memories filling the slot ``q`` asks about (:attr:`PreparedQuery.slot`), now."""
+    if q.slot is None:
+        return set()
+    live = live_memories(index)
+    return {m for m in index.slot_holders(*q.slot) if live(m)}
+
+
+MAX_HABITS = 2
+"""A question about a habit (「朝って何飲んでるんだっけ」) whose only shared word is its
+verb gets the habits that share it, when there are at most this many."""
+
+
+def habits_asked(index: UserIndex, q: PreparedQuery,
+                 lexical: dict[str, LexicalMatch]) -> set[str]:
+    """「朝って何飲んでるんだっけ」 shares no noun with 「毎朝コーヒーを飲むのが習慣だ」, only
+    its verb: among the memories sharing the query's words, the few that state a habit or
+    a state (not an event, not a plan). A habit given up since gives way to what replaced
+    it (「コーヒーをやめて朝は白湯を飲むようにした」) when ranked, unless the question
+    asks about before (:mod:`.currency`)."""
+    if not q.intent.wh or q.intent.impersonal or q.beyond_topic:
+        return set()
+    found = {k for k, v in lexical.items() if v.score > 0 and index.states_a_habit(k)
+             and k not in index.superseded}
+    # (a habit and the one that replaced it are one habit told twice)
+    habits = found if asks_about_before(q) else {index.current_version(k) for k in found}
+    return found if len(habits) <= MAX_HABITS else set()
 
 
 def _note_dense_margins(why: ReadExplanation, dense: dict[str, float]) -> None:
@@ -148,6 +225,8 @@ def _ranked(index: UserIndex, q: PreparedQuery, settings: RobustSettings, candid
     if settings.fill_from_dense:
         candidates = candidates | set(seen.dense)
     fused = fused_scores(index, q, settings, candidates, seen, asked)
+    for c in slot_filled(index, q) & candidates:
+        fused[c] += SLOT_BONUS / settings.rrf_k
     candidates, fused, swapped = current_versions(index, q, candidates, fused)
     if swapped:
         why.current_versions = swapped

@@ -1,0 +1,158 @@
+"""Questions about what holds now: the job, the home, a habit — answered by the fact that
+fills it today even when it shares only a verb with the question; and the sound channel
+hearing only words, not pieces of the words the person said.
+
+Runs over the test doubles (hash embedder, in-memory store): the dense channel says
+little here, so each case rests on the words, slots and validity the engine reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from omoide.memory.engine import MemoryEngine
+from omoide.memory.facts.validity import asked_slot, changes_in, lasts
+from omoide.memory.language.lexicon import analyzer
+from omoide.memory.language.phonetic import SoundIndex, sound_key
+from omoide.memory.recall.intent import detect
+from omoide.memory.recall.robust.query import prepare
+from omoide.types import Memory
+
+JST = ZoneInfo("Asia/Tokyo")
+NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)
+MEMORIES = {
+    "old_job": ("2026-10-03", "あなたは市役所で窓口の仕事をしていて、住民票の発行を担当している。"),
+    "new_job": ("2027-04-05", "あなたは4月から隣町の図書館で司書として働いていて、"
+                              "児童書のコーナーを担当している。"),
+    "sneakers": ("2027-05-10", "あなたは今日、新しいスニーカーを履きおろした。"),
+    "brother": ("2026-11-20", "あなたの弟の健太は大阪の天満に住んでいる。"),
+    "home": ("2026-10-01", "あなたは川越の実家に住んでいる。"),
+    "coffee": ("2026-10-05", "あなたは毎朝、出勤前にブラックコーヒーを2杯飲むのが習慣だ。"),
+    "white_water": ("2027-03-15", "あなたは胃の調子が悪いので、コーヒーをやめて朝は白湯を"
+                                  "飲むようにした。"),
+    "beer_party": ("2027-06-20", "あなたは昨日、同僚と居酒屋でビールを飲んだ。"),
+    "talk": ("2027-05-01", "あなたは今日、母と電話で一時間話をした。"),
+    "closed_early": ("2027-01-24", "あなたは今日、雪で客が少なかったので、店を早めに閉めた。"),
+    "napolitan": ("2027-08-14", "あなたは昨日、駅前の喫茶店でナポリタンを食べた。"),
+    "dentist": ("2027-05-12", "あなたは歯医者を、駅前の「さくら歯科」に変えた。"),
+}
+
+
+@pytest.fixture
+async def engine(make_engine) -> MemoryEngine:  # type: ignore[no-untyped-def]
+    # no profile block: every fact is judged by recall itself
+    engine: MemoryEngine = await make_engine(time_budget_ms=30_000,
+                                             profile={"enabled": False})
+    await engine.add_memories("me", [
+        Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
+        for k, (day, text) in MEMORIES.items()])
+    return engine
+
+
+async def recalled(engine: MemoryEngine, text: str) -> list[str]:
+    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
+
+
+# -- the slot a question asks about --------------------------------------------------------
+def test_a_question_names_the_slot_it_asks_about_and_whose() -> None:
+    assert asked_slot("俺って今どこで働いてるんだっけ") == ((), "job")
+    assert asked_slot("前の職場ってどこだったっけ") == ((), "job")
+    assert asked_slot("いまどこの部署で働いてるんだっけ") == ((), "job")
+    assert asked_slot("弟ってどこに住んでるんだっけ") == (("弟",), "residence")
+    assert asked_slot("千夏の仕事ってなんだったっけ") == (("千夏",), "job")
+    assert asked_slot("孝之ってどこ住んでるんだっけ") == (("孝之",), "residence")
+
+
+def test_times_and_reasons_are_not_slots() -> None:
+    assert asked_slot("仕事って何時からだっけ") is None
+    assert asked_slot("福岡に引っ越した理由ってなんだっけ") is None
+    assert asked_slot("職場の上司って誰だっけ") is None
+
+
+async def test_the_job_held_now_answers_though_it_shares_only_the_verb(
+        engine: MemoryEngine) -> None:
+    got = await recalled(engine, "俺って今どこで働いてるんだっけ")
+    assert got and got[0] == "new_job"
+    assert "sneakers" not in got   # 働いてる is heard right: no アタラシイ in it
+
+
+async def test_asked_about_before_the_old_job_comes_first(engine: MemoryEngine) -> None:
+    got = await recalled(engine, "前はどこで働いてたんだっけ")
+    assert got and got[0] == "old_job"
+
+
+async def test_someone_elses_home_is_theirs_not_the_persons(engine: MemoryEngine) -> None:
+    assert (await recalled(engine, "弟ってどこに住んでるんだっけ"))[:1] == ["brother"]
+    assert (await recalled(engine, "今どこに住んでるんだっけ"))[:1] == ["home"]
+
+
+# -- habits -----------------------------------------------------------------------------------
+def test_a_fact_that_says_what_it_gave_up_states_what_holds_from_then() -> None:
+    text = MEMORIES["white_water"][1]
+    assert [c.old_value for c in changes_in(text)] == ["コーヒー"]
+    assert lasts(text)
+
+
+async def test_a_habit_asked_about_is_the_one_that_replaced_the_old(
+        engine: MemoryEngine) -> None:
+    """ブラックコーヒー is a coffee: giving up coffee replaces the black-coffee habit, and
+    「朝って何飲んでるんだっけ」 (a time of the person's day, not a thing asked about)
+    gets the habit holding now, not a one-off beer."""
+    assert not prepare("朝って何飲んでるんだっけ", NOW).intent.thing_named
+    assert await recalled(engine, "朝って何飲んでるんだっけ") == ["white_water"]
+
+
+# -- the sound channel hears words ----------------------------------------------------------
+def heard(vocabulary: dict[str, str], query: str) -> list[str]:
+    index = SoundIndex()
+    for word, mid in vocabulary.items():
+        index.add(sound_key(analyzer().reading_of(word)), mid)
+    a = analyzer().analyse(query, query=True)
+    return sorted(mid for m in index.heard(a.sound, a.sound_starts, a.sound_bounds)
+                  for mid in index.ids(m.key))
+
+
+def test_a_word_the_person_uses_said_as_it_is_is_not_heard_as_another() -> None:
+    assert heard({"新しい": "new", "働い": "work"}, "今どこで働いてるんだっけ") == ["work"]
+
+
+def test_a_piece_of_a_longer_word_is_not_heard_as_a_word() -> None:
+    assert heard({"話": "talk"}, "冬に早じまいした日あったよね") == []
+
+
+def test_a_misheard_word_that_ends_with_the_query_word_is_still_heard() -> None:
+    assert heard({"石垣島": "trip"}, "石が気じまって何が有名なの") == ["trip"]
+
+
+# -- a past checked with the listener --------------------------------------------------------
+def test_a_past_checked_with_yone_is_recall() -> None:
+    assert detect("冬に早じまいした日あったよね").recall
+    assert not detect("冬って寒いよね").recall
+
+
+async def test_a_day_of_the_past_checked_with_yone_is_found(engine: MemoryEngine) -> None:
+    """Asked as recall, the winter's days are looked at; 話 is not heard in 早じまい."""
+    assert await recalled(engine, "冬に早じまいした日あったよね") == ["closed_early"]
+
+
+def test_a_date_pushed_back_is_a_plan_moved() -> None:
+    moved = changes_in("あなたは親知らずを抜く日を、9月24日から10月8日に延ばした。")
+    assert [(c.kind, c.old_value) for c in moved] == [("moved", "親知らず")]
+
+
+# -- a question about a thing the person once mentioned -------------------------------------
+async def test_where_a_thing_comes_from_is_not_the_persons_memory_of_it(
+        engine: MemoryEngine) -> None:
+    """「ナポリタンって発祥どこだっけ」 asks about the dish, not about the lunch."""
+    assert prepare("ナポリタンって発祥どこだっけ", NOW).asked_of_the_thing == (
+        ("ナポリタン",), ("発祥",))
+    assert await recalled(engine, "ナポリタンって発祥どこだっけ") == []
+
+
+async def test_where_the_person_goes_for_a_thing_is_theirs(engine: MemoryEngine) -> None:
+    """A verb after the topic (通ってる) makes it the person's doing."""
+    assert prepare("歯医者ってどこに通ってるんだっけ", NOW).asked_of_the_thing == ((), ())
+    assert "dentist" in await recalled(engine, "歯医者ってどこに通ってるんだっけ")
