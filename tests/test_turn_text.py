@@ -19,10 +19,25 @@ def test_a_predicate_or_a_sentence_final_particle_ends_complete(text: str) -> No
 
 
 @pytest.mark.parametrize("text", [
-    "来週の土曜日に", "明日は", "雨だけど", "疲れたから", "ケーキを食べて", "寒いし",
+    "来週の土曜日に", "明日は", "雨だけど", "疲れたから", "寒いし",
     "友達と", "静かで", "えーと", "最近、", "コーヒーを飲み"])
 def test_a_particle_a_conjunctive_form_a_filler_or_a_comma_ends_open(text: str) -> None:
     assert sentence_end(text) == "open"
+
+
+@pytest.mark.parametrize("text", [
+    "明日の天気を教えて", "ちょっと待って", "急いで", "忘れないで", "ケーキを食べて",
+    "本を読んでて", "写真を見せてくれて"])
+def test_a_predicates_te_form_at_the_end_is_a_request_or_a_sentence_going_on(
+        text: str) -> None:
+    """「教えて」 is a whole request, 「食べて、」 a sentence going on: the words alone
+    cannot tell, so they are read apart from both."""
+    assert sentence_end(text) == "request"
+
+
+@pytest.mark.parametrize("text", ["食べてから", "教えてください", "静かで", "雨で"])
+def test_a_te_form_followed_by_more_words_or_a_copula_is_no_request(text: str) -> None:
+    assert sentence_end(text) != "request"
 
 
 @pytest.mark.parametrize("text", ["東京", "今何時", "hello", "", "。", "？",
@@ -79,3 +94,19 @@ def test_text_that_tells_nothing_or_a_failed_judgement_leaves_the_rule_as_it_was
     assert detector.silence_to_wait_ms(0.2, "東京") == 1200
     assert detector.silence_to_wait_ms(0.2, None) == 1200
     assert detector.silence_to_wait_ms(None, "行くんだ") == 700
+
+
+def test_a_request_ends_as_a_complete_sentence_when_the_voice_sounds_somewhat_finished(
+        ) -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=0,
+                                text_min_probability=0.01, text_open_silence_ms=1200,
+                                text_request_probability=0.2))
+    assert detector.silence_to_wait_ms(0.3, "明日の天気を教えて") == 0
+    assert detector.silence_to_wait_ms(0.1, "明日の天気を教えて") == 1200  # going on
+
+
+def test_without_the_request_setting_a_te_form_waits_as_an_open_sentence() -> None:
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=0,
+                                text_open_silence_ms=1000))
+    assert detector.silence_to_wait_ms(0.9, "明日の天気を教えて") == 1000
+    assert detector.silence_to_wait_ms(0.9, "来週の土曜日に") == 1000

@@ -174,3 +174,18 @@ def test_text_that_says_nothing_leaves_the_audio_to_decide() -> None:
     assert judged.silence_to_wait_ms(0.95, "東京") == 0
     assert judged.silence_to_wait_ms(0.6, "東京") == 900
     assert judged.silence_to_wait_ms(0.2, "東京") == 1200
+
+
+def test_graded_waits_grow_with_the_doubt_within_the_ceiling() -> None:
+    """Graded: no step where a little less certainty costs the whole unsure wait or the
+    whole ceiling; the corners are the steps' own."""
+    graded = SmartTurn(SmartTurnConfig(max_silence_ms=1200, confident=0.95,
+                                       unsure_silence_ms=900, graded=True))
+    assert graded.silence_to_wait_ms(0.97) == 0
+    assert graded.silence_to_wait_ms(0.5) == 900
+    assert graded.silence_to_wait_ms(0.0) == 1200
+    assert graded.silence_to_wait_ms(None) == graded.config.fallback_silence_ms
+    waits = [graded.silence_to_wait_ms(p / 100) for p in range(0, 101)]
+    assert waits == sorted(waits, reverse=True)       # the less sure, the longer
+    assert 0 < graded.silence_to_wait_ms(0.8) < 900
+    assert 900 < graded.silence_to_wait_ms(0.25) < 1200

@@ -100,8 +100,8 @@ def test_the_text_heard_at_each_stop_reaches_the_detectors_wait() -> None:
     assert row["pauses_cut"] == 1          # only the pause after a complete 「そうだね」
     assert row["end_of_turn_ms"]["max"] == 400   # not the ceiling the audio alone gives
     ends = summary(run, detector_wait(detector), 0.5, 300)["text_ends"]
-    assert ends == {"complete": {"complete": 2, "open": 0, "None": 0},
-                    "cut": {"complete": 1, "open": 1, "None": 0}}
+    assert ends == {"complete": {"complete": 2, "request": 0, "open": 0, "None": 0},
+                    "cut": {"complete": 1, "request": 0, "open": 1, "None": 0}}
 
 
 def test_a_failed_judgement_at_a_pause_falls_back_to_silence_alone() -> None:

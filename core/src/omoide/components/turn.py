@@ -21,7 +21,9 @@ a complete one (unless the audio's probability is below ``text_min_probability``
 least ``text_open_silence_ms`` after an open one (never at once); anything else (a noun,
 English, nothing heard) leaves the audio's judgement alone. Whisper ends fragments with
 「？」 too (「どうやって?」), so a question mark counts only when the words before it end
-complete.
+complete. Words that end in a predicate's て-form (教えて, 待って) are a request said in
+full or a sentence going on (食べて、): with ``text_request_probability`` set they count as
+complete when the audio's probability reaches it, else as open.
 
 Without a ``turn`` stage in the config the VAD's own ``min_silence_ms`` ends the turn
 (silence-only endpointing), as before. A plugin implements
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
@@ -48,7 +49,7 @@ from omoide.types import FloatArray, Priority
 
 log = logging.getLogger("omoide.turn")
 
-SentenceEnd = Literal["complete", "open"]
+SentenceEnd = Literal["complete", "open", "request"]
 OPEN_PARTICLES = {"格助詞", "係助詞", "副助詞", "接続助詞"}
 """Particles after which the sentence goes on (に を は と が も けど から て し ...)."""
 PREDICATES = {"動詞", "形容詞", "助動詞"}
@@ -89,6 +90,12 @@ class TurnConfig(ComponentConfig):
                     "open (a particle such as に/は/けど/から/て, a conjunctive form, a "
                     "filler, 「、」) waits at least, even when judged finished; at most "
                     "max_silence_ms.")
+    text_request_probability: float | None = Field(
+        None, ge=0, le=1,
+        description="With text_complete_silence_ms set: probability at or above which "
+                    "words that end in a predicate's て-form (教えて, 待って, 忘れないで) "
+                    "read as complete (a request said in full); below it, as open (a "
+                    "sentence going on: 食べて、). None: always open.")
 
 
 class TurnDetector(Component[TurnConfig]):
@@ -142,6 +149,9 @@ class TurnDetector(Component[TurnConfig]):
         if probability is None or text is None or cfg.text_complete_silence_ms is None:
             return wait
         end = sentence_end(text)
+        if end == "request":
+            request = cfg.text_request_probability
+            end = "complete" if request is not None and probability >= request else "open"
         if end == "complete" and probability >= cfg.text_min_probability:
             return min(wait, cfg.text_complete_silence_ms)
         if end == "open":
@@ -155,28 +165,25 @@ class TurnDetector(Component[TurnConfig]):
         return 0 if probability >= self.config.threshold else self.config.max_silence_ms
 
 
-_TOKENIZER_LOCK = threading.Lock()
-_tokenizer: list[Any] = []
-"""The one Sudachi tokenizer (loaded once: a dictionary per thread cost a load of a second
-or so on each new thread's first turn), used under :data:`_TOKENIZER_LOCK`."""
-
-
 def _morphemes(text: str) -> list[Any] | None:
-    """Sudachi's words of ``text`` (mode C), or None when Sudachi is unavailable."""
-    with _TOKENIZER_LOCK:
-        if not _tokenizer:
-            try:
-                from sudachipy import Dictionary
-                _tokenizer.append(Dictionary(dict="core").tokenizer())
-            except Exception as exc:  # noqa: BLE001 - no dictionary: the text is not read
-                log.warning("turn: no Sudachi dictionary (%s); the text heard is not read",
-                            exc)
-                _tokenizer.append(None)
-        tok = _tokenizer[0]
-        if tok is None:
-            return None
-        from sudachipy import SplitMode
-        return list(tok.tokenize(text, SplitMode.C))
+    """Sudachi's words of ``text`` (mode C) from the process's one analyser (the memory's
+    :func:`~omoide.memory.language.lexicon.analyzer`: one dictionary per process, a
+    tokenizer per thread), or None when Sudachi is unavailable."""
+    from omoide.memory.language.lexicon import analyzer
+
+    reader = analyzer()
+    if not reader.available:
+        return None
+    return reader.morphemes(text)
+
+
+def _request_form(words: list[Any]) -> bool:
+    """Whether ``words`` end in a predicate's て-form (教えて, 待って, 急いで, 忘れないで,
+    見てて): a request said in full, or a sentence going on (食べて、飲んだ)."""
+    if len(words) < 2 or words[-1].surface() not in ("て", "で"):
+        return False
+    return words[-1].part_of_speech()[:2] == ("助詞", "接続助詞") and \
+        words[-2].part_of_speech()[0] in ("動詞", "助動詞")
 
 
 def warm_up_sentence_reading() -> None:
@@ -207,6 +214,8 @@ def sentence_end(text: str) -> SentenceEnd | None:
 def _words_end(words: list[Any]) -> SentenceEnd | None:
     """How the last of Sudachi's ``words`` ends a sentence."""
     pos = words[-1].part_of_speech()
+    if _request_form(words):
+        return "request"
     if pos[0] == "助詞":
         if pos[1] == "終助詞":
             return "complete"

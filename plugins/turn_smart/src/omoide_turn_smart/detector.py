@@ -61,6 +61,25 @@ class SmartTurnConfig(TurnConfig):
         800, ge=0, le=10000,
         description="Silence after the voice stops that ends a turn judged finished "
                     "without confidence (below confident); at most max_silence_ms.")
+    graded: bool = Field(
+        False,
+        description="Waits graded by the doubt instead of steps: a finished judgement "
+                    "waits from 0 (at confident) up to unsure_silence_ms (at threshold), "
+                    "an unfinished one from there up to max_silence_ms (at 0). Needs "
+                    "confident.")
+
+
+def graded_wait(probability: float, threshold: float, confident: float, unsure_ms: int,
+                ceiling_ms: int) -> int:
+    """Silence to wait for ``probability``, linear between the steps' corners: 0 at
+    ``confident`` and above, ``unsure_ms`` at ``threshold``, ``ceiling_ms`` at 0."""
+    if probability >= confident:
+        return 0
+    if probability >= threshold:
+        share = (confident - probability) / max(confident - threshold, 1e-9)
+        return round(unsure_ms * share)
+    share = (threshold - probability) / max(threshold, 1e-9)
+    return round(unsure_ms + (ceiling_ms - unsure_ms) * share)
 
 
 class SmartTurn(TurnDetector):
@@ -79,10 +98,16 @@ class SmartTurn(TurnDetector):
         """As any turn detector, except that a finished judgement below ``confident``
         waits ``unsure_silence_ms`` (capped by the ceiling) instead of none."""
         wait = super()._audio_wait_ms(probability)
-        confident = self.config.confident
-        if wait == 0 and probability is not None and confident is not None \
-                and probability < confident:
-            return min(self.config.unsure_silence_ms, self.config.max_silence_ms)
+        cfg = self.config
+        confident = cfg.confident
+        if probability is None or confident is None:
+            return wait
+        unsure = min(cfg.unsure_silence_ms, cfg.max_silence_ms)
+        if cfg.graded:
+            return graded_wait(probability, cfg.threshold, confident, unsure,
+                               cfg.max_silence_ms)
+        if wait == 0 and probability < confident:
+            return unsure
         return wait
 
     async def _start(self) -> None:

@@ -272,7 +272,7 @@ def text_ends(run: Judgements) -> dict[str, dict[str, int]] | None:
     out: dict[str, dict[str, int]] = {}
     for kind, final in (("complete", True), ("cut", False)):
         ends = [str(sentence_end(s.text or "")) for s in stops if s.final == final]
-        out[kind] = {end: ends.count(end) for end in ("complete", "open", "None")}
+        out[kind] = {end: ends.count(end) for end in ("complete", "request", "open", "None")}
     return out
 
 
@@ -450,7 +450,8 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"  {'silence':>11}{silence['pauses_cut']:>8}/{r['sentences']:<3}"
                      f"{silence['end_of_turn_ms']:>12.0f}{silence['end_of_turn_ms']:>12.0f}")
         if r.get("text_ends"):
-            lines.append("  text heard ends complete/open/neither: at the sentences' ends " +
+            lines.append("  text heard ends complete/request/open/neither: at the sentences'"
+                         " ends " +
                          "/".join(str(n) for n in r["text_ends"]["complete"].values()) +
                          ", inside them " +
                          "/".join(str(n) for n in r["text_ends"]["cut"].values()))
