@@ -54,6 +54,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -601,11 +602,15 @@ class ServerProcess:
         import httpx
 
         omoide = Path(sys.executable).with_name("omoide")
+        command = [str(omoide), "serve", "--config", str(self.config), "--port", str(self.port)]
+        if profiles := os.environ.get("OMOIDE_BENCH_PROFILE_DIR"):
+            # the server's main thread under cProfile between two SIGUSR1s (profiling)
+            Path(profiles).mkdir(parents=True, exist_ok=True)
+            command = [sys.executable, "-m", "omoide_bench.profiled",
+                       str(Path(profiles) / f"{self.config.stem}.prof"), *command]
         with self.log_path.open("wb") as log:
             started = time.monotonic()
-            self.proc = subprocess.Popen(
-                [str(omoide), "serve", "--config", str(self.config), "--port", str(self.port)],
-                stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         status = "down"
         while status != "ready":
             if self.proc.poll() is not None or time.monotonic() - started > 600:
@@ -624,10 +629,36 @@ class ServerProcess:
         client.headers["Authorization"] = f"Bearer {TokenStore(data_dir).admin_token()}"
         return self.proc.pid
 
+    def profiling(self, on: bool) -> None:
+        """Start (``on``) or stop its profile, when it runs under one
+        (``OMOIDE_BENCH_PROFILE_DIR``: :mod:`omoide_bench.profiled`)."""
+        profiles = os.environ.get("OMOIDE_BENCH_PROFILE_DIR")
+        if self.proc is None or not profiles:
+            return
+        self.proc.send_signal(signal.SIGUSR1)
+        # and each thread's CPU seconds so far (the profile sees the main thread only)
+        threads: dict[str, float] = {}
+        for task in Path(f"/proc/{self.proc.pid}/task").glob("*"):
+            with suppress(OSError, IndexError, ValueError):
+                stat = (task / "stat").read_text()
+                name = (task / "comm").read_text().strip()
+                fields = stat.rsplit(")", 1)[1].split()
+                ticks = int(fields[11]) + int(fields[12])      # utime + stime
+                name = "main" if task.name == str(self.proc.pid) else f"other ({name})"
+                threads[name] = threads.get(name, 0.0) + ticks / os.sysconf("SC_CLK_TCK")
+        path = Path(profiles) / f"{self.config.stem}.threads.jsonl"
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"on": on, "cpu_s": threads}) + "\n")
+
     def stop(self) -> str:
         """Stop it; return its log."""
         if self.proc is not None:
-            self.proc.terminate()
+            if os.environ.get("OMOIDE_BENCH_PROFILE_DIR"):
+                # uvicorn raises SIGTERM again once it has stopped, which would end the
+                # process before cProfile writes; SIGINT ends it with KeyboardInterrupt
+                self.proc.send_signal(signal.SIGINT)
+            else:
+                self.proc.terminate()
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:

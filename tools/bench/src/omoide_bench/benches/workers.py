@@ -381,8 +381,12 @@ async def run_workers(n: int, raw: dict[str, Any], root: Path, args: argparse.Na
             pg = postmaster_pids(db.data)
             cpu = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(pg), time.process_time())
             load = os.getloadavg()[0]
+            for w in workers:
+                w.profiling(True)
             out["round"] = await run_round(client, urls, plan_for(
                 args.people, args.memories, args.turns, 1), args.clients)
+            for w in workers:
+                w.profiling(False)
             after = (cpu_of(pids), cpu_seconds(chroma_pid), cpu_of(postmaster_pids(db.data)),
                      time.process_time())
             out["cpu_s"] = {name: round(b - a, 2) for name, a, b in zip(
