@@ -217,6 +217,19 @@ async def test_a_complete_sentence_ends_soon_though_the_audio_sounds_unfinished(
     assert turn_end.probability == 0.0
 
 
+async def test_the_words_are_asked_from_the_first_silent_frame_before_the_judgement() -> None:
+    """A recognition pass takes longer than a judgement: it starts as soon as the voice
+    stops, the judgement only after the short silence that makes it worth the cost."""
+    judge = await started(CountingJudge(TurnConfig(
+        max_silence_ms=2000, text_complete_silence_ms=400, text_open_silence_ms=1000)))
+    turn_end, asked = TurnEnd(judge), []
+    turn_end.hearing = heard_as("来週の土曜日に", asked)
+    await listened(turn_end, speech_like(1.2, silence_after=0.1).samples)
+    await asyncio.sleep(0.05)
+    assert asked == ["来週の土曜日に"] and judge.asked == 0
+    assert not turn_end.pausing
+
+
 async def test_a_detector_that_reads_no_text_never_asks_for_it() -> None:
     judge = await started(CountingJudge(TurnConfig(max_silence_ms=2000)))
     turn_end, asked = TurnEnd(judge), []

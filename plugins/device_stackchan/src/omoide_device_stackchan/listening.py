@@ -157,6 +157,7 @@ class TurnEnd:
         self._suspended: tuple[int, asyncio.Future[float] | None] | None = None
         self.early_ms = EARLY_SILENCE_MS
         self._early: tuple[int, asyncio.Future[float]] | None = None
+        self._early_heard: tuple[int, asyncio.Future[str | None] | None] | None = None
         self.early_used = 0
         """Pauses whose judgement had started early (for tests and benchmarks)."""
         self.hearing: Callable[[float], Awaitable[str | None]] | None = None
@@ -165,7 +166,6 @@ class TurnEnd:
         self.text: str | None = None
         """The text the last decision read (None: none was known)."""
         self._heard: asyncio.Future[str | None] | None = None
-        self._early_heard: asyncio.Future[str | None] | None = None
         self._suspended_heard: asyncio.Future[str | None] | None = None
 
     @property
@@ -176,44 +176,52 @@ class TurnEnd:
                speech_from: int | None) -> None:
         """After a frame: ``silence_from_s`` is where the end-of-speech detector's silence
         under way began (None while voiced). Once it lasted ``early_ms``, the utterance
-        from ``speech_from`` up to there is judged in the background."""
+        from ``speech_from`` up to there is judged in the background; what was heard up
+        to there is asked from the first silent frame (a recognition pass takes longer
+        than a judgement, and one that runs while the person speaks on is an ordinary
+        pass)."""
         if self.detector is None or self.paused_at is not None or speech_from is None:
             return
         if silence_from_s is None:
             self._drop_early()
             return
         at = int(silence_from_s * self.sample_rate)   # as the pause's instant is read
+        if self._early_heard is None or self._early_heard[0] != at:
+            self._drop_early()
+            self._early_heard = (at, self._ask_heard(buffer.take(speech_from, at)))
         if (buffer.end - at) * 1000 < self.early_ms * self.sample_rate:
             return
         if self._early is not None and self._early[0] == at:
             return
-        self._drop_early()
         audio = buffer.take(speech_from, at)
         if len(audio):
             self._early = (at, asyncio.ensure_future(self.detector.finished_probability(audio)))
-            self._early_heard = self._ask_heard(audio)
 
     def _ask_heard(self, audio: FloatArray) -> asyncio.Future[str | None] | None:
         """What was heard in ``audio`` (the utterance up to the pause), when it counts."""
-        if self.hearing is None or self.detector is None or not self.detector.reads_text:
+        if self.hearing is None or self.detector is None or not self.detector.reads_text \
+                or not len(audio):
             return None
         return asyncio.ensure_future(self.hearing(len(audio) / self.sample_rate))
 
     def pause(self, audio: FloatArray, at: int) -> None:
         """The voice stopped at ``at``; ``audio`` is the utterance up to there."""
         early, self._early = self._early, None
-        early_heard, self._early_heard = self._early_heard, None
+        heard, self._early_heard = self._early_heard, None
         self.cancel()
         self.paused_at = at
         if early is not None and early[0] == at:
-            self._judgement, self._heard = early[1], early_heard
+            self._judgement = early[1]
             self.early_used += 1
-        else:
-            for pending in (early[1] if early else None, early_heard):
-                if pending is not None:
-                    _forget(pending)
+        elif early is not None:
+            _forget(early[1])
+        if heard is not None and heard[0] == at:
+            self._heard = heard[1]
+        elif heard is not None and heard[1] is not None:
+            _forget(heard[1])
         if self._judgement is None and self.detector is not None and len(audio):
             self._judgement = asyncio.ensure_future(self.detector.finished_probability(audio))
+        if self._heard is None:
             self._heard = self._ask_heard(audio)
 
     def _drop_early(self) -> None:
@@ -221,7 +229,8 @@ class TurnEnd:
             _forget(self._early[1])
             self._early = None
         if self._early_heard is not None:
-            _forget(self._early_heard)
+            if self._early_heard[1] is not None:
+                _forget(self._early_heard[1])
             self._early_heard = None
 
     def resume(self) -> None:
