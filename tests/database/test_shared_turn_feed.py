@@ -11,6 +11,7 @@ stream on A sends that person's turns only.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -205,3 +206,41 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+async def test_a_worker_listens_only_while_a_console_streams_from_it(postgres_url: str,
+                                                                     ) -> None:
+    """The live streams' listening connection opens with the first stream and closes
+    with the last; a turn published meanwhile reaches the open stream."""
+    import psycopg
+
+    from omoide.server.postgres_turns import SharedTurnFeed
+
+    def listening() -> int:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE"
+                               " application_name = 'omoide-turn-feed-listen'").fetchone()
+            return int(row[0]) if row else 0
+
+    async def until_listening(count: int) -> None:
+        for _ in range(400):   # a bound on a busy machine, not a measure
+            if await asyncio.to_thread(listening) == count:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"never {count} listening connections")
+
+    feed, other = SharedTurnFeed(postgres_url), SharedTurnFeed(postgres_url)
+    try:
+        assert await asyncio.to_thread(listening) == 0
+        first, second = await feed.open_stream(), await feed.open_stream()
+        await until_listening(1)
+        other.publish(_said("mika", 1))     # another worker's turn
+        turn = await asyncio.wait_for(first.get(), 60)
+        assert turn is not None and turn["transcript"] == "1"
+        assert (await asyncio.wait_for(second.get(), 60)) == turn
+        feed.unsubscribe(first)
+        feed.unsubscribe(second)
+        await until_listening(0)
+    finally:
+        await feed.close()
+        await other.close()

@@ -15,8 +15,8 @@ Reading:
 - ``GET /v1/turns`` and a stream's replay read the table (the newest ``limit`` after
   ``Last-Event-ID``, one person's or everyone's);
 - live streams: a worker with at least one open stream holds one listening connection
-  (opened when its first stream opens, kept until the worker stops; a worker no console
-  watches holds none). A notification says only that turns were added (the JSON of a
+  (opened when its first stream opens, closed when its last one ends: a worker no
+  console watches holds none). A notification says only that turns were added (the JSON of a
   turn may be larger than a notification takes): the listener reads every turn after the
   last it read, once for all the notifications waiting, and hands them to the streams.
   After a lost connection it listens again and reads what it missed the same way.
@@ -181,6 +181,17 @@ class SharedTurnFeed(TurnFeed):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._listening.wait(), LISTEN_WAIT_S)
         return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        """A stream ended; with the last one the listening connection closes (the next
+        stream listens again from the newest turn then: no stream was waiting for the
+        ones between)."""
+        super().unsubscribe(queue)
+        if not self._subscribers and self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+            self._listening.clear()
+            self._read_to = 0
 
     async def _listen_forever(self) -> None:
         while True:
