@@ -195,7 +195,11 @@ async def test_while_the_database_does_not_answer_a_turn_is_shown_by_its_own_wor
     try:
         feed.publish(_said("mika", 1))
         await feed.written()
-        assert [t["transcript"] for t in await feed.recent_turns("mika")] == ["1"]
+        feed.publish(_said("mika", 2))   # the database just failed: not asked again
+        await feed.written()
+        kept = await feed.recent_turns("mika")
+        assert [t["transcript"] for t in kept] == ["1", "2"]
+        assert kept[0]["seq"] < kept[1]["seq"]
     finally:
         await feed.close()
 

@@ -26,9 +26,10 @@ What is kept: the last :data:`KEPT_PER_PERSON` turns of each person, none older 
 the old ones at most once a minute per worker).
 
 While the database does not answer, a finished turn is kept in this worker's ring and
-sent to this worker's streams (numbered after the last shared number it saw, so a
-stream goes on; those turns are not seen on other workers, and are not kept when the
-database is back), and ``GET /v1/turns`` answers from the ring. Blocking statements
+sent to this worker's streams, numbered after the last shared number it saw so a stream
+goes on (those turns are not seen on other workers, and are not kept when the database
+is back); for :data:`PAUSE_AFTER_FAILURE_S` after a failure the database is not asked
+again. ``GET /v1/turns`` then answers from the ring. Blocking statements
 run in worker threads, never on the event loop.
 """
 
@@ -64,6 +65,9 @@ LISTEN_AGAIN_S = 1.0
 """The pause before the listener listens again after losing its connection."""
 LISTEN_WAIT_S = 5.0
 """How long a stream opening waits for the listener before it goes on without it."""
+PAUSE_AFTER_FAILURE_S = 5.0
+"""After the database failed to take a turn, how long later turns stay on this worker
+without trying it (no worker thread waits for a database that just did not answer)."""
 
 MIGRATIONS = (
     Migration(1, "the console's recent turns, shared by the workers", """
@@ -109,6 +113,7 @@ class SharedTurnFeed(TurnFeed):
         self._read_to = 0
         """The last shared number handed to this worker's streams."""
         self._pruned_at = -PRUNE_EVERY_S
+        self._failed_at = -PAUSE_AFTER_FAILURE_S
 
     # -- writing -------------------------------------------------------------------------
     def publish(self, turn: dict[str, Any]) -> None:
@@ -123,12 +128,16 @@ class SharedTurnFeed(TurnFeed):
         task.add_done_callback(self._writes.discard)
 
     async def _share(self, turn: dict[str, Any]) -> None:
+        if time.monotonic() - self._failed_at < PAUSE_AFTER_FAILURE_S:
+            self._publish_here(turn)
+            return
         prune = time.monotonic() - self._pruned_at >= PRUNE_EVERY_S
         if prune:
             self._pruned_at = time.monotonic()
         try:
             await asyncio.to_thread(self._insert, turn, prune)
         except Exception as exc:  # noqa: BLE001 - this worker's streams still get it
+            self._failed_at = time.monotonic()
             log.warning("the shared database did not take turn %s for the console feed"
                         " (%s: %s); shown on this worker only", turn.get("turn_id"),
                         type(exc).__name__, exc)
