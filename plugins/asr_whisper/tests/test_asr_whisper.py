@@ -422,3 +422,18 @@ async def test_stopping_waits_for_a_background_pass_still_on_the_worker(
     await stream.cancel()       # the pass goes on decoding on the worker thread
     await whisper.stop()
     assert finished == [True], "stop returned while CTranslate2 was still decoding"
+
+
+async def test_a_pass_reads_the_features_the_one_shot_path_reads(whisper: WhisperASR,
+                                                                  say: Say) -> None:
+    """The extractor pads the audio by one hop, which makes one frame more than the
+    content; the one-shot path leaves it out (faster-whisper's content frames) and so
+    does a pass, whose window then holds the content and silence padding only."""
+    speech = say(PLAN).samples
+    decoding = whisper.decoding()
+    content = whisper.model.feature_extractor(speech)[:, :-1]
+    window = decoding._features(speech)
+    pad = int(whisper.config.stream_pad_s * 100)
+    assert window.shape[-1] == content.shape[-1] + pad
+    assert np.array_equal(window[:, :content.shape[-1]], content)
+    assert not window[:, content.shape[-1]:].any()

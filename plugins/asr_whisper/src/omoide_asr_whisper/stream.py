@@ -203,7 +203,9 @@ class WhisperDecoding:
         return Pass(audio.size, () if self._doubtful(result, settled, tokens) else tuple(tokens))
 
     def _features(self, speech: np.ndarray) -> Any:
-        features = self.model.feature_extractor(speech)
+        # As the one-shot path reads it: the last frame, made of the extractor's own
+        # padding, is not part of the content (faster-whisper's content_frames).
+        features = self.model.feature_extractor(speech)[:, :-1]
         frames = FULL_WINDOW_FRAMES if self.asr.config.stream_window == "full" else \
             min(FULL_WINDOW_FRAMES,
                 max(MIN_WINDOW_FRAMES, features.shape[-1] + self._pad_frames))
