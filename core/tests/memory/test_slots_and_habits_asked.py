@@ -17,6 +17,8 @@ from omoide.memory.engine import MemoryEngine
 from omoide.memory.facts.validity import asked_slot, changes_in, lasts
 from omoide.memory.language.lexicon import analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
+from omoide.memory.language.temporal import resolve
+from omoide.memory.language.tense import Tense
 from omoide.memory.recall.intent import detect
 from omoide.memory.recall.robust.query import prepare
 from omoide.types import Memory
@@ -37,6 +39,8 @@ MEMORIES = {
     "talk": ("2027-05-01", "あなたは今日、母と電話で一時間話をした。"),
     "closed_early": ("2027-01-24", "あなたは今日、雪で客が少なかったので、店を早めに閉めた。"),
     "napolitan": ("2027-08-14", "あなたは昨日、駅前の喫茶店でナポリタンを食べた。"),
+    "hokkaido": ("2027-07-02", "あなたは北海道の東川町で畑をやっている。"),
+    "timer": ("2027-06-02", "あなたは今日、パスタを5分茹でた。"),
     "dentist": ("2027-05-12", "あなたは歯医者を、駅前の「さくら歯科」に変えた。"),
 }
 
@@ -156,3 +160,39 @@ async def test_where_the_person_goes_for_a_thing_is_theirs(engine: MemoryEngine)
     """A verb after the topic (通ってる) makes it the person's doing."""
     assert prepare("歯医者ってどこに通ってるんだっけ", NOW).asked_of_the_thing == ((), ())
     assert "dentist" in await recalled(engine, "歯医者ってどこに通ってるんだっけ")
+
+
+async def test_whether_a_thing_is_something_is_about_the_thing(engine: MemoryEngine) -> None:
+    """「北海道犬って天然記念物だっけ」 shares 北海道 with the farm, and asks nothing of it."""
+    assert await recalled(engine, "北海道犬って天然記念物だっけ") == []
+    assert prepare("陽菜の習い事ってスイミングだっけ", NOW).asked_of_the_thing == ((), ())
+
+
+def test_a_timer_asked_in_kana_is_a_command() -> None:
+    for text in ("ごふんはかって", "5分計って", "10分カウントして"):
+        assert detect(text).command, text
+    assert not detect("体重はかって").command
+
+
+async def test_a_timer_brings_no_memory_of_the_same_minutes(engine: MemoryEngine) -> None:
+    assert await recalled(engine, "ごふんはかって") == []
+
+
+# -- a run of days off said of a day or a month -----------------------------------------------
+def _ranges(text: str) -> list[tuple[str, str]]:
+    return [(s.start.isoformat(), s.end.isoformat())
+            for s in resolve(text, NOW.date(), tense=Tense.PAST)]
+
+
+def test_the_long_weekend_of_a_holiday_is_the_one_it_falls_in() -> None:
+    """海の日 2027 is Monday 19 July: its 連休 is 17–19 July, not September's."""
+    assert _ranges("海の日の連休って何したっけ") == [("2027-07-17", "2027-07-19")]
+    assert _ranges("去年の11月の連休って何したっけ") == [("2026-11-21", "2026-11-23")]
+    assert _ranges("この前の連休何してた") == [("2027-09-18", "2027-09-20")]
+
+
+def test_the_end_of_a_year_by_other_names() -> None:
+    assert _ranges("去年の暮れは何してたかな") == [("2026-12-25", "2026-12-31")]
+    assert _ranges("年の瀬って何してた") == [("2026-12-25", "2026-12-31")]
+    assert _ranges("夕暮れに散歩した") == []
+    assert _ranges("途方に暮れた") == []

@@ -181,6 +181,9 @@ def _named_periods(year: int) -> dict[str, Callable[[int], tuple[date, date] | N
         "お盆": lambda y: (date(y, 8, 13), date(y, 8, 16)),
         "年末年始": lambda y: (date(y, 12, 28), date(y + 1, 1, 3)),
         "年末": lambda y: (date(y, 12, 25), date(y, 12, 31)),
+        "年の暮れ": lambda y: (date(y, 12, 25), date(y, 12, 31)),
+        "年の瀬": lambda y: (date(y, 12, 25), date(y, 12, 31)),
+        "暮れ": lambda y: (date(y, 12, 25), date(y, 12, 31)),
         "年始": lambda y: (date(y, 1, 1), date(y, 1, 7)),
         "年明け": lambda y: (date(y, 1, 1), date(y, 1, 10)),
         "お正月": lambda y: (date(y, 1, 1), date(y, 1, 7)),
@@ -224,7 +227,12 @@ def _period_table(year: int) -> dict[str, _Make]:
 
 
 def _period_alternation(year: int) -> str:
-    return "|".join(sorted((re.escape(n) for n in _period_table(year)), key=len, reverse=True))
+    names = sorted((re.escape(n) for n in _period_table(year)), key=len, reverse=True)
+    # (暮れ is the year's end, not 夕暮れ, 日暮れ or 途方に暮れる)
+    return "|".join(_NOT_DUSK + n if n == to_katakana("暮れ") else n for n in names)
+
+
+_NOT_DUSK = r"(?<![夕日にニ])"
 
 
 @lru_cache(maxsize=8)
@@ -487,7 +495,31 @@ def resolve(text: str, today: date, *, for_memory: bool = False,
         later.insert(2, (_SEASON, _season(placing)))
     for pattern, handle in later:
         s.scan(pattern, functools.partial(_on_day, handle, today))
-    return [span for _, span in sorted(s.found, key=lambda x: x[0])]
+    return [span for _, span in _runs_of_days_named(text, sorted(s.found, key=lambda x: x[0]))]
+
+
+_RUN_OF_DAYS = re.compile(r"(?:三|3|４|4|大型)?連休")
+
+
+def _runs_of_days_named(text: str, found: list[tuple[int, DateSpan]],
+                        ) -> list[tuple[int, DateSpan]]:
+    """「海の日の連休」「去年の11月の連休」: a run of days off said of a day or a month is
+    the run that day falls in, or those in that month — not the next run wherever it is."""
+    out = list(found)
+    for at in sorted({a for a, sp in found if _RUN_OF_DAYS.fullmatch(sp.label)}):
+        before = [(a, sp) for a, sp in found if a < at and sp.label and
+                  text[a + len(sp.label):at] in ("", "の")]
+        if not before:
+            continue
+        runs = sorted({r for _, sp in before for r in long_weekends(sp.start, sp.end)})
+        if not runs:
+            continue
+        dropped = {id(sp) for a, sp in found if a == at} | {id(sp) for _, sp in before}
+        first = min(a for a, _ in before)
+        label = text[first:at] + next(sp.label for a, sp in found if a == at)
+        out = [(a, sp) for a, sp in out if id(sp) not in dropped]
+        out.extend((first, DateSpan(start, end, label)) for start, end in runs)
+    return sorted(out, key=lambda x: x[0])
 
 
 def _on_day(handle: _Handler, today: date, m: re.Match[str]) -> _Dates:

@@ -101,7 +101,8 @@ _WEATHER = frozenset({"天気", "天候", "予報", "雨", "大雨", "小雨", "
                       "梅雨", "傘", "花粉", "黄砂"})
 # A duration or a clock time a request counts down to (「10分たったら教えて」「5分後に呼んで」
 # 「7時になったら知らせて」): a timer, whatever verb asks for it.
-_COUNTDOWN = re.compile(r"(?:フン|プン|ビョウ|ジカン)(?:ゴ|アト|タッタラ|タテバ|シタラ|ケイカ)|"
+_COUNTDOWN = re.compile(r"(?:フン|プン|ビョウ|ジカン)(?:ゴ|アト|タッタラ|タテバ|シタラ|ケイカ|"
+                        r"ハカッ|ハカリ|ハカル|カウント)|"
                         r"ジ(?:ハン)?(?:ニナッタラ|ニナレバ)")
 # Recall markers that say "what I told you" by themselves; the others (〜っけ, 〜だったかな)
 # only end a question, which a question about the world also does.

@@ -182,12 +182,23 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text),
                          _beyond_topic(text, analysis) if about_the_thing else (),
                          _asked_of_the_thing(text, analysis)
-                         if intent.thing_named and not spans and not about_the_thing
+                         if not spans and not about_the_thing and (
+                             intent.thing_named or _is_a_thing_y(text, analysis))
                          else ((), ()),
                          asked_slot(text) if intent.recall else None)
 
 
 _WHERE = re.compile(r"どこ|何処")
+
+
+_NOUN_CHECKED = re.compile(r"って[^、。？?]+?(?:だ|です|でした|だった)?っけ[？?]?$")
+
+
+def _is_a_thing_y(text: str, analysis: Analysis) -> bool:
+    """「北海道犬って天然記念物だっけ」: whether X is Y, of nouns only (no verb anywhere: not
+    「…って行ったっけ」)."""
+    return bool(_NOUN_CHECKED.search(text)) and \
+        not any(t.weight in _VERB_WEIGHTS for t in analysis.terms)
 
 
 def _asked_of_the_thing(text: str, analysis: Analysis,
@@ -200,6 +211,8 @@ def _asked_of_the_thing(text: str, analysis: Analysis,
     after = [t for t in analysis.terms
              if t.surface and t.surface in rest and t.surface not in topic]
     nouns = tuple(t.surface for t in after if t.weight >= 1.0)
+    # (市 of 富山市 says less than 富山市)
+    nouns = tuple(n for n in nouns if not any(n != m and n in m for m in nouns))
     if not named or not nouns or any(t.weight in _VERB_WEIGHTS for t in after):
         return (), ()   # a verb after it (「歯医者ってどこに通ってる」): the person's doing
     return named, nouns
