@@ -112,6 +112,8 @@ class SharedTurnFeed(TurnFeed):
         self._listening = asyncio.Event()
         self._read_to = 0
         """The last shared number handed to this worker's streams."""
+        self._placed = False
+        """Whether ``_read_to`` was placed by a listen (else the next starts at the end)."""
         self._pruned_at = -PRUNE_EVERY_S
         self._failed_at = -PAUSE_AFTER_FAILURE_S
 
@@ -200,7 +202,7 @@ class SharedTurnFeed(TurnFeed):
             self._listener.cancel()
             self._listener = None
             self._listening.clear()
-            self._read_to = 0
+            self._placed = False
 
     async def _listen_forever(self) -> None:
         while True:
@@ -221,9 +223,10 @@ class SharedTurnFeed(TurnFeed):
         conn = await _connect(self.url)
         try:
             await conn.execute(f"LISTEN {CHANNEL}")
-            if not self._read_to:
+            if not self._placed:
                 row = await (await conn.execute(_LAST)).fetchone()
-                self._read_to = max(self._seq, int(row[0]) if row else 0)
+                self._read_to = int(row[0]) if row else 0
+                self._placed = True
             else:
                 await self._read_newer(conn)
             self._listening.set()
