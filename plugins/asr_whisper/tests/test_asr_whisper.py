@@ -437,3 +437,25 @@ async def test_a_pass_reads_the_features_the_one_shot_path_reads(whisper: Whispe
     assert window.shape[-1] == content.shape[-1] + pad
     assert np.array_equal(window[:, :content.shape[-1]], content)
     assert not window[:, content.shape[-1]:].any()
+
+
+async def test_the_last_characters_a_shorter_pass_heard_are_not_settled(
+        whisper: WhisperASR) -> None:
+    """Two passes that agree up to where the shorter one stopped hearing: its last word
+    may have been cut there, so its last two characters stay open for the next pass."""
+    from omoide_asr_whisper.stream import Pass, WhisperStream
+
+    decoding = whisper.decoding()
+    stream = WhisperStream(whisper, None, 16000)
+    short = tuple(decoding.tokenizer.encode("駅前にあった"))
+    longer = tuple(decoding.tokenizer.encode("駅前にあったらしい"))
+    stream._agree(decoding, Pass(24000, short))
+    stream._agree(decoding, Pass(32000, longer))
+    assert stream.stable_text == "駅前にあ"
+    assert decoding.text([*stream._settled, *(stream._last or Pass(0, ())).tokens]) == \
+        "駅前にあったらしい"
+    # agreement that stops before the shorter pass's end is settled whole
+    other = WhisperStream(whisper, None, 16000)
+    other._agree(decoding, Pass(24000, tuple(decoding.tokenizer.encode("週末は鎌倉に"))))
+    other._agree(decoding, Pass(32000, tuple(decoding.tokenizer.encode("週末は仕事"))))
+    assert other.stable_text == "週末は"

@@ -72,6 +72,10 @@ in characters (2 for longer units): 「最近最近」, 「ねねね」; 「こ�
 LOOP_UNIT_MAX = 8
 """Longest unit checked for repetition, in characters."""
 IGNORED_IN_LOOPS = str.maketrans("", "", "、。，．,. 　！？!?")
+HELD_CHARACTERS = 2
+"""Characters held back from settling when two passes agree up to where the shorter one
+stopped hearing: its last word may have been cut there (「あたら」 of 新しい guessed as
+「あった」), and the longer pass, forced to follow it, could never take it back."""
 
 
 def token_budget(seconds: float) -> int:
@@ -137,6 +141,18 @@ class WhisperDecoding:
         """How many of ``tokens`` can follow ``settled`` without ending inside a character."""
         n = len(tokens)
         while n and str(self.tokenizer.decode([*settled, *tokens[:n]])).endswith("\ufffd"):
+            n -= 1
+        return n
+
+    def held_back(self, settled: Sequence[int], tokens: Sequence[int], characters: int) -> int:
+        """How many of ``tokens`` leave their last ``characters`` characters (punctuation
+        and spaces not counted) out."""
+        def bare(k: int) -> int:
+            return len(self.text([*settled, *tokens[:k]]).translate(IGNORED_IN_LOOPS))
+
+        whole = bare(len(tokens))
+        n = len(tokens)
+        while n and bare(n) > whole - characters:
             n -= 1
         return n
 
@@ -315,6 +331,8 @@ class WhisperStream(StreamingRecognition):
             if a != b:
                 break
             n += 1
+        if n == len(previous.tokens):     # agreed up to where the shorter pass stopped
+            n = decoding.held_back(self._settled, done.tokens[:n], HELD_CHARACTERS)
         n = decoding.whole_characters(self._settled, done.tokens[:n])
         n = decoding.before_loop(self._settled, done.tokens[:n])
         if n:
