@@ -23,7 +23,11 @@ model does not decide:
   lowest cosine between two of them).
 - **identification** (:func:`identify`, pure): the closest enrolled person (scored
   against the closest of their clean and in-noise voiceprints), only when the score
-  reaches the threshold and beats every other person by the margin.
+  reaches the threshold and beats every other person by the margin. The household
+  itself may shape the decision (:class:`HouseholdRules`): a projection fitted on the
+  enrolled members' own vectors removes the directions in which one voice varies most
+  (``household_projection``), and a member far from every other member is accepted
+  at a lower score (``household_gap``, ``household_floor``).
 
 A plugin implements :meth:`SpeakerEncoder._embed_partials` for 16 kHz mono audio (one
 unit vector per window; an encoder without windows returns one row), plus ``model_id``
@@ -34,9 +38,12 @@ them (``threshold``, ``margin``, ``min_consistency``) with defaults measured for
 from __future__ import annotations
 
 import enum
+import hashlib
+import threading
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -102,6 +109,24 @@ class SpeakerConfig(ComponentConfig):
                     "utterances' scores (each against the others) less this many standard "
                     "deviations (at least 0.02), and never below `threshold`; a voice that "
                     "varies little needs a closer match. null: `threshold` for everyone.")
+    household_projection: int = Field(
+        0, ge=0, le=16,
+        description="A within-household projection before scoring: the household's "
+                    "enrolled members' enrolment vectors (clean and in noise), each "
+                    "person's centred on their own mean, give the directions in which one "
+                    "voice varies most (noise, level, what was said); this many of them "
+                    "are removed from every vector before the cosine (fitted on the "
+                    "enrolled members alone, at identification). 0: off.")
+    household_gap: float | None = Field(
+        None, ge=0, le=1,
+        description="Per-person thresholds from the household: a member is named at "
+                    "the score of their closest other enrolled member (centroid to "
+                    "centroid) plus this gap when that is under `threshold`, never under "
+                    "`household_floor`; a voice far from everyone else in the household "
+                    "is accepted at a lower score. null: `threshold` for everyone.")
+    household_floor: float = Field(
+        0.85, ge=-1, le=1, description="The lowest per-person threshold `household_gap` "
+                                       "may give.")
     min_consistency: float = Field(
         -1.0, ge=-1, le=1, description="Lowest cosine between two windows' vectors before "
                                        "the clip counts as several voices (unknown); -1 "
@@ -201,6 +226,8 @@ class Identification:
     score: float
     margin: float
     reason: SpeakerReason
+    scores: Mapping[str, float] = field(default_factory=dict)
+    """Every enrolled person's score (empty when nothing was scored)."""
 
     @property
     def explanation(self) -> str:
@@ -377,38 +404,129 @@ def person_threshold(self_scores: Sequence[float], threshold: float,
     return max(threshold, float(scores.mean() - spread * max(float(scores.std()), 0.02)))
 
 
+@dataclass(frozen=True)
+class HouseholdRules:
+    """How the household itself shapes a decision (all off by default):
+    ``projection`` within-person directions removed before scoring
+    (:func:`nuisance_projection`), and per-person thresholds from how close each member
+    is to the others (``gap`` over the closest member's score, never under ``floor``:
+    :func:`household_thresholds`)."""
+
+    projection: int = 0
+    gap: float | None = None
+    floor: float = -1.0
+
+
+PROJECTIONS_KEPT = 64
+"""Household projections kept (the most recently used), by the vectors they were fitted on."""
+_PROJECTIONS: OrderedDict[bytes, FloatArray] = OrderedDict()
+_PROJECTIONS_LOCK = threading.Lock()
+
+
+def nuisance_projection(people: Mapping[str, Sequence[Sequence[FloatArray]]],
+                        dims: int) -> FloatArray | None:
+    """The projection (a symmetric matrix) that removes the ``dims`` directions in
+    which the enrolled people's own vectors vary most: each person's vectors (all their
+    groups: clean and in noise) are centred on their own mean, and the leading right
+    singular vectors of them all are taken out. None when ``dims`` is 0 or no one has
+    two vectors. Fitted on enrolment vectors only, so nothing about the voice heard;
+    kept for the same vectors (a household's turns reuse it: the fit costs 20-300 ms on
+    a busy machine, the lookup a hash)."""
+    if dims <= 0:
+        return None
+    stacks = [np.stack([np.asarray(v, dtype=np.float64) for group in groups for v in group])
+              for groups in people.values() if sum(len(group) for group in groups) >= 2]
+    if not stacks:
+        return None
+    key = hashlib.sha1(repr((dims, [s.shape for s in stacks])).encode())
+    for stacked in stacks:
+        key.update(np.ascontiguousarray(stacked).tobytes())
+    digest = key.digest()
+    with _PROJECTIONS_LOCK:
+        if digest in _PROJECTIONS:
+            _PROJECTIONS.move_to_end(digest)
+            return _PROJECTIONS[digest]
+    centred = []
+    for stacked in stacks:
+        rows = stacked / np.maximum(np.linalg.norm(stacked, axis=1, keepdims=True), 1e-12)
+        centred.append(rows - rows.mean(axis=0))
+    _, _, directions = np.linalg.svd(np.concatenate(centred), full_matrices=False)
+    leading = directions[:dims]
+    out: FloatArray = (np.eye(leading.shape[1]) - leading.T @ leading).astype(np.float32)
+    with _PROJECTIONS_LOCK:
+        _PROJECTIONS[digest] = out
+        while len(_PROJECTIONS) > PROJECTIONS_KEPT:
+            _PROJECTIONS.popitem(last=False)
+    return out
+
+
+def household_thresholds(centroids: Mapping[str, FloatArray], threshold: float,
+                         gap: float | None, floor: float) -> dict[str, float]:
+    """Each person's threshold from the household (unit ``centroids``): the cosine to
+    their closest other member plus ``gap``, at most ``threshold`` and at least
+    ``floor``; ``threshold`` for everyone when ``gap`` is None or one person is
+    enrolled."""
+    if gap is None or len(centroids) < 2:
+        return {person: threshold for person in centroids}
+    out = {}
+    for person, centroid in centroids.items():
+        nearest = max(float(np.dot(centroid, other))
+                      for name, other in centroids.items() if name != person)
+        out[person] = max(floor, min(threshold, nearest + gap))
+    return out
+
+
 def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatArray]],
              threshold: float, margin: float,
              thresholds: Mapping[str, float] | None = None,
              conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
-             ) -> Identification:
+             household: HouseholdRules | None = None) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
     Each person is scored by the cosine to the normalised mean of their vectors, or, when
     ``conditions`` gives them further groups of vectors (their enrolment utterances in
-    noise, one group per condition), to the closest of those groups' means. The best
-    person is named only when the score is at least ``threshold`` (or their own, higher,
-    entry of ``thresholds``: :func:`person_threshold`) and beats the next person by at
-    least ``margin`` (one person enrolled: against 0). An unusable
-    embedding is unknown with its own reason; nobody enrolled is ``NO_ONE_ENROLLED``.
+    noise, one group per condition), to the closest of those groups' means. With
+    ``household`` rules, every vector is first projected (:func:`nuisance_projection`)
+    and each person's threshold may be lowered by how far they are from the other
+    members (:func:`household_thresholds`). The best person is named only when the
+    score is at least their threshold (raised by their entry of ``thresholds``:
+    :func:`person_threshold`) and beats the next person by at least ``margin`` (one
+    person enrolled: against 0). An unusable embedding is unknown with its own reason;
+    nobody enrolled is ``NO_ONE_ENROLLED``.
     Raises :class:`InvalidInput` for vectors of another length or not finite."""
     if not embedding.usable or embedding.vector is None:
         return Identification(None, 0.0, 0.0, embedding.reason or SpeakerReason.SILENCE)
-    query = unit(embedding.vector)
-    groups = conditions or {}
-    scores = {person: max(float(np.dot(query, _centroid(person, group, len(query))))
-                          for group in (vectors, *groups.get(person, ())) if len(group))
+    rules = household or HouseholdRules()
+    groups = {person: [vectors, *(conditions or {}).get(person, ())]
               for person, vectors in enrolled.items() if len(vectors)}
-    if not scores:
+    if not groups:
         return Identification(None, 0.0, 0.0, SpeakerReason.NO_ONE_ENROLLED)
+    query = unit(embedding.vector)
+    for person, person_groups in groups.items():   # shapes checked before any projection
+        for group in person_groups:
+            if len(group):
+                _centroid(person, group, len(query))
+    projection = nuisance_projection(groups, rules.projection)
+    if projection is not None:
+        query = unit(query @ projection)
+        groups = {person: [[np.asarray(v, np.float32) @ projection for v in group]
+                           for group in person_groups] for person, person_groups in groups.items()}
+    centroids = {person: [_centroid(person, group, len(query)) for group in person_groups
+                          if len(group)] for person, person_groups in groups.items()}
+    scores = {person: max(float(np.dot(query, c)) for c in cs)
+              for person, cs in centroids.items()}
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     best, score = ranked[0]
     lead = score - (ranked[1][1] if len(ranked) > 1 else 0.0)
-    if score < max(threshold, (thresholds or {}).get(best, threshold)):
-        return Identification(None, score, lead, SpeakerReason.NO_MATCH)
+    needed = household_thresholds({p: cs[0] for p, cs in centroids.items()}, threshold,
+                                  rules.gap, rules.floor)[best]
+    if thresholds and best in thresholds:
+        needed = max(needed, thresholds[best])
+    if score < needed:
+        return Identification(None, score, lead, SpeakerReason.NO_MATCH, scores)
     if lead < margin:
-        return Identification(None, score, lead, SpeakerReason.AMBIGUOUS)
-    return Identification(best, score, lead, SpeakerReason.MATCHED)
+        return Identification(None, score, lead, SpeakerReason.AMBIGUOUS, scores)
+    return Identification(best, score, lead, SpeakerReason.MATCHED, scores)
 
 
 def _centroid(person: str, vectors: Sequence[FloatArray], dims: int) -> FloatArray:
@@ -527,7 +645,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
             raise InvalidInput(f"speaker {self.name}: a voiceprint of {embedding.model_id} "
                                f"cannot be compared in {self.model_id}")
         config = self.config
-        thresholds = {person: person_threshold(scores, config.threshold, config.person_spread)
-                      for person, scores in (self_scores or {}).items()}
+        thresholds = ({person: person_threshold(scores, config.threshold, config.person_spread)
+                       for person, scores in (self_scores or {}).items()}
+                      if config.person_spread is not None else None)
         return identify(embedding, enrolled, config.threshold, config.margin, thresholds,
-                        conditions)
+                        conditions, self.household_rules)
+
+    @property
+    def household_rules(self) -> HouseholdRules:
+        """The configured :class:`HouseholdRules`."""
+        config = self.config
+        return HouseholdRules(config.household_projection, config.household_gap,
+                              config.household_floor)

@@ -48,6 +48,21 @@ class ResemblyzerConfig(SpeakerConfig):
                                                         "0.00 named 0.7 % more of its "
                                                         "voices; 0.01 keeps close calls "
                                                         "unknown).")
+    household_projection: int = Field(
+        2, ge=0, le=16,
+        description="Within-household directions removed before scoring (the core's "
+                    "household_projection). Chosen on the dev split of omoide bench "
+                    "speaker: 2 (dev 82.3 % identified / 1.1 % false accepts with "
+                    "household thresholds) beat 0 (80.9 % / 2.0 %) and 3 (74.0 %).")
+    household_gap: float | None = Field(
+        0.02, ge=0, le=1,
+        description="A member is named at their closest other enrolled member's score "
+                    "plus this gap when that is under `threshold`, never under "
+                    "`household_floor` (the core's household_gap; chosen on the dev "
+                    "split with household_projection 2).")
+    household_floor: float = Field(0.89, ge=-1, le=1, description="The lowest per-person "
+                                   "threshold household_gap may give (chosen on the dev "
+                                   "split).")
     min_consistency: float = Field(
         0.68, ge=-1, le=1, description="Lowest cosine between two 1.6 s windows' vectors "
                                        "before the clip counts as several voices "
