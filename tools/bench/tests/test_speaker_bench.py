@@ -28,6 +28,7 @@ from omoide_bench.benches.speaker import (
     variants,
     voice_rms,
     voice_texts,
+    with_babble,
     with_noise,
 )
 
@@ -126,6 +127,32 @@ def test_the_sweep_with_per_person_thresholds_decides_as_identify_does() -> None
         swept = Sweep.of(decisions).rates(threshold, margin, spread)
         assert (swept["identified"], swept["false_accepts"]) == (said["identified"],
                                                                 said["false_accepts"])
+
+
+def test_the_sweep_with_household_thresholds_and_projection_decides_as_identify_does(
+        ) -> None:
+    from omoide.components.speaker import HouseholdRules
+
+    trials, enrolment = _trials_and_enrolment()
+    for threshold, margin, gap, lowest, projection in ((0.9, 0.0, 0.1, 0.3, 0),
+                                                       (0.6, 0.02, 0.05, 0.5, 1),
+                                                       (0.8, 0.0, 0.2, 0.1, 2)):
+        rules = HouseholdRules(projection, gap, lowest)
+        decisions = decide(trials, enrolment, ["a", "b", "c"], threshold, margin,
+                           rules=rules)
+        said = tally(decisions)
+        swept = Sweep.of(decisions).rates(threshold, margin, None, gap, lowest)
+        assert (swept["identified"], swept["false_accepts"]) == (said["identified"],
+                                                                said["false_accepts"])
+
+
+def test_babble_is_another_voice_under_the_speaker_at_the_asked_level() -> None:
+    speaker, other = _tone(3.0, 0.25), _tone(1.0, 0.5)[::-1].copy()
+    mixed = with_babble(speaker, other, 10.0)
+    under = mixed - speaker
+    assert len(mixed) == len(speaker)                    # the other voice repeated to fit
+    assert 20 * np.log10(voice_rms(speaker) / voice_rms(under)) == pytest.approx(10, abs=0.1)
+    assert "babble 10 dB" in variants(speaker, np.random.default_rng(0), babble=other)
 
 
 def test_the_best_setting_keeps_false_accepts_within_the_target() -> None:

