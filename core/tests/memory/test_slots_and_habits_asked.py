@@ -41,6 +41,13 @@ MEMORIES = {
     "napolitan": ("2027-08-14", "あなたは昨日、駅前の喫茶店でナポリタンを食べた。"),
     "hokkaido": ("2027-07-02", "あなたは北海道の東川町で畑をやっている。"),
     "timer": ("2027-06-02", "あなたは今日、パスタを5分茹でた。"),
+    "by_car": ("2026-10-02", "あなたは毎日、車で家から会社まで通勤している。"),
+    "by_bike": ("2027-03-15", "あなたは3月から、自転車で通勤している。片道20分だ。"),
+    "post": ("2027-05-10", "あなたは今日、研修を終えて営業企画部に配属された。"),
+    "grandpa_ill": ("2027-03-01", "あなたの祖父は肺炎で富山の病院に入院している。"),
+    "knee": ("2027-06-02", "あなたは今日、右膝が痛むので整形外科で注射を受けた。"),
+    "korea": ("2027-04-02", "あなたは今日、韓国のドラマを観た。"),
+    "grandpa_now": ("2027-08-05", "あなたの祖父は8月から、週2回デイサービスに通っている。"),
     "dentist": ("2027-05-12", "あなたは歯医者を、駅前の「さくら歯科」に変えた。"),
 }
 
@@ -196,3 +203,34 @@ def test_the_end_of_a_year_by_other_names() -> None:
     assert _ranges("年の瀬って何してた") == [("2026-12-25", "2026-12-31")]
     assert _ranges("夕暮れに散歩した") == []
     assert _ranges("途方に暮れた") == []
+
+
+# -- more that changes: the post, the way to work, how someone is doing ---------------------
+def test_the_post_the_commute_and_someones_state_are_slots_asked() -> None:
+    assert asked_slot("今の部署なんだっけ") == ((), "post")
+    assert asked_slot("仕事、今何担当してるんだっけ") == ((), "post")
+    assert asked_slot("今って会社まで何で通ってるんだっけ") == ((), "commute")
+    assert asked_slot("通勤って何使ってるっけ") == ((), "commute")
+    assert asked_slot("おじいちゃんって今どうしてるっけ") == (("おじいちゃん",), "state")
+    assert asked_slot("今どうしてる") is None   # how the robot is: nobody's memory
+
+
+async def test_the_way_to_work_now_and_the_post_now(engine: MemoryEngine) -> None:
+    assert (await recalled(engine, "今って会社まで何で通ってるんだっけ"))[:1] == ["by_bike"]
+    assert (await recalled(engine, "今の部署なんだっけ"))[:1] == ["post"]
+
+
+async def test_how_someone_is_doing_is_the_latest_told_of_them(engine: MemoryEngine) -> None:
+    """おじいちゃん is 祖父: the newest lasting fact about him comes first."""
+    assert (await recalled(engine, "おじいちゃんって今どうしてるっけ"))[:1] == ["grandpa_now"]
+
+
+# -- a word and the compounds that are kinds of it -------------------------------------------
+async def test_a_remark_about_the_knee_brings_the_right_knee(engine: MemoryEngine) -> None:
+    """右膝 is a 膝: the remark shares the word as exactly as if the memory said 膝."""
+    assert "knee" in await recalled(engine, "膝がまた痛くなってきたなあ")
+
+
+async def test_a_name_is_not_a_kind_of_its_last_character(engine: MemoryEngine) -> None:
+    """韓国 is a country's name, not a kind of 国."""
+    assert "korea" not in await recalled(engine, "国ってどれくらいあるんだろうね")

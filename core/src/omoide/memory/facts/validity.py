@@ -177,6 +177,11 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"(?:[一-龥ァ-ヶー](?:(?<!相)手|師|士|員|官|医|者)|の仕事)を(?:して|やって)"
                        r"(?:いる|います|いて))"
                        r"(?:[、,。]|$)")),
+    # where in the workplace: 「営業企画部に配属された」「物流システムのチームに異動になった」
+    ("post", re.compile(_WHO + r"[^。]*(?:に|へ)(?:配属|異動|転属)(?:され|になっ|し)(?:た|て)")),
+    # how they get there: 「自転車で通勤している」「車通勤をやめて自転車通勤にすることに決めた」
+    ("commute", re.compile(_WHO + r"[^。]*(?:(?:通勤|通学)(?:して|しています|している)|"
+                           r"(?:通勤|通学)に(?:する|した|して|なっ))")),
 )
 
 
@@ -204,7 +209,19 @@ _ASKED_SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"(?:働い|働き|勤め|勤務|はたらい)|"
                        r"(?:何|なん)の仕事|仕事(?:って|は|、)?(?:何|なん)" + _NOT_A_TIME + "|"
                        r"(?:職場|勤め先|勤務先|勤め|会社|仕事場|仕事先)(?:って|は|、)?(?:どこ|何処)")),
+    # 「今の部署なんだっけ」「仕事、今何担当してるんだっけ」
+    ("post", re.compile(r"(?:部署|所属|配属先|チーム)(?:って|は|、)?(?:何|なん|どこ)|"
+                        r"(?:何|なに|なん)(?:を|の)?担当")),
+    # 「会社まで何で通ってるんだっけ」「通勤って何使ってる」
+    ("commute", re.compile(r"(?:何|なに|なん)で(?:通っ|通勤|通学|かよっ)|"
+                           r"(?:通勤|通学)(?:手段|方法)?(?:って|は|、)?(?:何|なに|なん)")),
+    # 「おじいちゃんって今どうしてるっけ」: how someone is doing, said last
+    ("state", re.compile(r"(?:今|いま|最近)(?:は|って)?"
+                         r"(?:どうして|どうなって|何して|なにして|元気)")),
 )
+STATE_OF_SOMEONE = "state"
+"""The slot of :func:`asked_slot` that is no single fact: the latest lasting facts about
+someone (「おじいちゃんって今どうしてるっけ」)."""
 _ASKED_WHO = re.compile(r"^([^、。？?!！]{1,16}?)(?:って|は|の(?=仕事|職場|勤め|会社|家|住"
                         r"|引っ越し|引越し))")
 _MYSELF = frozenset({*FIRST_PERSON, "オレ", "うち", "今", "いま", "前", "まえ", "昔", "最近",
@@ -220,8 +237,13 @@ def _names_someone(topic: str) -> bool:
     words = [w for w in analyzer().morphemes(topic)
              if w.part_of_speech()[0] not in ("補助記号", "空白")]
     return bool(words) and all(
-        w.part_of_speech()[0] in ("名詞", "接尾辞") or w.surface() == "の" for w in words) and \
-        not any(w.surface() in _MYSELF for w in words)
+        w.part_of_speech()[0] in ("名詞", "接尾辞", "接頭辞") or w.surface() == "の"
+        for w in words) and not any(w.surface() in _MYSELF | _SLOT_WORDS for w in words)
+
+
+_SLOT_WORDS = frozenset({"通勤", "通学", "仕事", "職場", "部署", "所属", "家", "住まい", "住所",
+                         "勤め先", "勤務先", "会社", "担当"})
+"""Words naming a slot, not someone (「通勤って何使ってる」 asks about the person's own)."""
 
 
 def asked_slot(text: str) -> tuple[tuple[str, ...], str] | None:
@@ -238,7 +260,7 @@ def asked_slot(text: str) -> tuple[tuple[str, ...], str] | None:
         who = _ASKED_WHO.match(text[:m.start()] + text[m.start():m.end()])
         topic = who.group(1).strip() if who else ""
         if not topic or topic in _MYSELF or rx.match(topic) or not _names_someone(topic):
-            return (), name
+            return None if name == STATE_OF_SOMEONE else ((), name)
         return tuple(p for p in topic.split("の") if p and p not in _MYSELF), name
     return None
 

@@ -154,6 +154,19 @@ def _query_spans(analysis: Analysis, intent: Intent, today: date,
     return spans
 
 
+_SOMEONE_ELSE_DID = re.compile(r"(?:誰|だれ|どっち|どちら|どこ|何|なに)が")
+
+
+def _done_in_a_period(intent: Intent, text: str, spans: tuple[DateSpan, ...]) -> Intent:
+    """What was done in a period named (「くりすます何してた？」, the period in kana), with
+    no one else doing it (not 「去年の紅白って誰が勝った」), is the user's own past."""
+    if intent.recall or not spans or not (intent.wh and intent.past_action) or \
+            intent.command or "weather" in intent.markers or _SOMEONE_ELSE_DID.search(text):
+        return intent
+    return replace(intent, recall=True, general=False, personal=True,
+                   markers=(*intent.markers, "done in a period"))
+
+
 def _anchored_past(intent: Intent, text: str) -> Intent:
     """この前 / 初めて with something done (「こないだラルゴ行ったとき誰と一緒だった」)
     points at the user's own past: recall, though nothing else in it says so."""
@@ -173,6 +186,7 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     placing = None if said is Tense.NEUTRAL and intent.recall else said
     spans = _query_spans(analysis, intent, now.date(), placing) or \
         tuple(question_spans(text, now.date()))
+    intent = _done_in_a_period(intent, text, spans)
     labels = {s.label for s in spans}
     exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
     # when and where (「おせちっていつ受け取りだっけ」) and a date named (「お盆って誰が
