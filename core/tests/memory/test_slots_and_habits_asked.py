@@ -45,8 +45,6 @@ MEMORIES = {
     "by_bike": ("2027-03-15", "あなたは3月から、自転車で通勤している。片道20分だ。"),
     "post": ("2027-05-10", "あなたは今日、研修を終えて営業企画部に配属された。"),
     "grandpa_ill": ("2027-03-01", "あなたの祖父は肺炎で富山の病院に入院している。"),
-    "knee": ("2027-06-02", "あなたは今日、右膝が痛むので整形外科で注射を受けた。"),
-    "korea": ("2027-04-02", "あなたは今日、韓国のドラマを観た。"),
     "grandpa_now": ("2027-08-05", "あなたの祖父は8月から、週2回デイサービスに通っている。"),
     "dentist": ("2027-05-12", "あなたは歯医者を、駅前の「さくら歯科」に変えた。"),
 }
@@ -224,13 +222,3 @@ async def test_how_someone_is_doing_is_the_latest_told_of_them(engine: MemoryEng
     """おじいちゃん is 祖父: the newest lasting fact about him comes first."""
     assert (await recalled(engine, "おじいちゃんって今どうしてるっけ"))[:1] == ["grandpa_now"]
 
-
-# -- a word and the compounds that are kinds of it -------------------------------------------
-async def test_a_remark_about_the_knee_brings_the_right_knee(engine: MemoryEngine) -> None:
-    """右膝 is a 膝: the remark shares the word as exactly as if the memory said 膝."""
-    assert "knee" in await recalled(engine, "膝がまた痛くなってきたなあ")
-
-
-async def test_a_name_is_not_a_kind_of_its_last_character(engine: MemoryEngine) -> None:
-    """韓国 is a country's name, not a kind of 国."""
-    assert "korea" not in await recalled(engine, "国ってどれくらいあるんだろうね")

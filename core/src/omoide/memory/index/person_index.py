@@ -52,7 +52,7 @@ from omoide.memory.index.quantised_vectors import QuantisedVectors
 from omoide.memory.language.canonical import canonical, to_katakana
 from omoide.memory.language.english_dates import SAID_LABEL, memory_spans_en
 from omoide.memory.language.english_time import tells_when
-from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer, compound_head
+from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
 from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
 from omoide.memory.language.word_classes import OUTING_STEMS, regex_alternation
@@ -138,18 +138,6 @@ def _common_above(n: int) -> int:
     them below :data:`LARGE_INDEX`: a small index has no common words)."""
     return max(1, n // COMMON_SHARE) if n > LARGE_INDEX else n
 
-
-def _headed_by_word(term: Term, word: str) -> bool:
-    """Whether ``term`` is a common noun ending in ``word`` that is a kind of it: its
-    shortest last word (日本|酒), or ``word`` after one qualifying character (右|膝)."""
-    t = term.surface
-    return not term.proper and t != word and t.endswith(word) and \
-        (len(t) - len(word) == 1 or compound_head(t) == word)
-
-
-HEADED_COMPOUNDS_CHECKED = 200
-"""A word found inside more memories' compounds than this is not checked for being their
-head (a common kanji inside thousands of words says little anyway)."""
 
 _TOLD_ONLY = frozenset({"told", SAID_LABEL})
 """Date labels of a memory dated only by the day it was told (no date of its own)."""
@@ -563,11 +551,6 @@ class UserIndex:
             weight = term.weight
             if not ids and term.weight >= 1.0:
                 ids, weight = self._inside_longer_words(term), 0.8
-                headed = self._headed_compounds(term, ids)
-                if headed:
-                    # 右膝 is a 膝 (the compound's last word): as good as the word itself
-                    found.append((term, headed, term.weight))
-                    ids = ids - headed
             if ids:
                 found.append((term, ids, weight))
         return found, asked
@@ -610,20 +593,6 @@ class UserIndex:
                 if len(reading) > len(key) and reading.endswith(key):
                     ids |= self._readings.get(reading) or set()
         return ids
-
-    def _headed_compounds(self, term: Term, ids: set[str]) -> set[str]:
-        """Among ``ids``, the memories with a common noun made of ``term`` and what
-        qualifies it (右膝 for 膝, 日本酒 for 酒; not the name 韓国 for 国); only for a few
-        memories (:data:`HEADED_COMPOUNDS_CHECKED`)."""
-        word = term.surface
-        if not word or len(ids) > HEADED_COMPOUNDS_CHECKED:
-            return set()
-        out: set[str] = set()
-        for mid in ids:
-            e = self._entries.get(mid)
-            if e is not None and any(_headed_by_word(t, word) for t in e.terms):
-                out.add(mid)
-        return out
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()

@@ -592,16 +592,6 @@ def _bigram_terms(text: str) -> tuple[Term, ...]:
                  if not re.search(r"[\s、。,.!?]", g))
 
 
-@lru_cache(maxsize=8192)
-def compound_head(word: str) -> str:
-    """The last of the shortest words ``word`` is made of (右膝 -> 膝, 日本酒 -> 酒, 韓国 ->
-    韓国): what the compound is a kind of."""
-    if not analyzer().available:
-        return word
-    units = analyzer().morphemes(word, "A")
-    return units[-1].surface() if units else word
-
-
 @lru_cache(maxsize=1)
 def analyzer() -> Analyzer:
     """The process-wide analyser (Sudachi's dictionary loads once)."""
