@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from omoide.testing.doubles import (
     InMemoryStore,
     MemoryStoreConfig,
 )
+from omoide.types import Memory
 
 TZ = "Asia/Tokyo"
 EngineFactory = Callable[..., Awaitable[MemoryEngine]]
@@ -56,3 +58,16 @@ def fake_chat(reply: str, **options: Any) -> FakeChat:
 def in_prompt(recall: Any) -> list[Any]:
     """Every memory a recall puts in the prompt: the episodic ones, then the profile."""
     return [r.memory for r in recall.memories] + [f.memory for f in recall.profile.facts]
+
+
+@pytest.fixture
+def engine_told(make_engine: EngineFactory) -> Callable[..., Awaitable[MemoryEngine]]:
+    """Builds an engine over the test doubles told ``memories`` (id -> (day, text), said
+    at 20:00 that day) as the memories of user ``me``; other arguments configure it."""
+    async def build(memories: dict[str, tuple[str, str]], **config: Any) -> MemoryEngine:
+        engine = await make_engine(**{"time_budget_ms": 30_000, **config})
+        await engine.add_memories("me", [
+            Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
+            for k, (day, text) in memories.items()])
+        return engine
+    return build

@@ -70,3 +70,15 @@ def test_a_memory_word_is_found_in_the_reading_only_where_a_word_begins() -> Non
     assert not analyzer().analyse("もう寝るわ、おやすみー", query=True).begins_a_word("ヤスミ")
     assert not analyzer().analyse("夏目漱石の代表作", query=True).begins_a_word("ヒョウ")
     assert analyzer().analyse("だいきってどこ住んでるんだっけ", query=True).begins_a_word("ダイキ")
+
+
+def test_a_word_the_person_uses_said_as_it_is_is_not_heard_as_another() -> None:
+    assert heard({"新しい": "new", "働い": "work"}, "今どこで働いてるんだっけ") == ["work"]
+
+
+def test_a_piece_of_a_longer_word_is_not_heard_as_a_word() -> None:
+    assert heard({"話": "talk"}, "冬に早じまいした日あったよね") == []
+
+
+def test_a_misheard_word_that_ends_with_the_query_word_is_still_heard() -> None:
+    assert heard({"石垣島": "trip"}, "石が気じまって何が有名なの") == ["trip"]

@@ -40,12 +40,9 @@ MEMORIES = {
 
 
 @pytest.fixture
-async def engine(make_engine) -> MemoryEngine:  # type: ignore[no-untyped-def]
-    engine: MemoryEngine = await make_engine(time_budget_ms=30_000)
-    await engine.add_memories("me", [
-        Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
-        for k, (day, text) in MEMORIES.items()])
-    return engine
+async def engine(engine_told) -> MemoryEngine:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told(MEMORIES)
+    return told
 
 
 async def recalled(engine: MemoryEngine, text: str) -> list[str]:

@@ -15,13 +15,10 @@ import pytest
 
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.facts.validity import asked_slot, changes_in, lasts
-from omoide.memory.language.lexicon import analyzer
-from omoide.memory.language.phonetic import SoundIndex, sound_key
 from omoide.memory.language.temporal import resolve
 from omoide.memory.language.tense import Tense
 from omoide.memory.recall.intent import detect
 from omoide.memory.recall.robust.query import prepare
-from omoide.types import Memory
 
 JST = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)
@@ -51,14 +48,10 @@ MEMORIES = {
 
 
 @pytest.fixture
-async def engine(make_engine) -> MemoryEngine:  # type: ignore[no-untyped-def]
+async def engine(engine_told) -> MemoryEngine:  # type: ignore[no-untyped-def]
     # no profile block: every fact is judged by recall itself
-    engine: MemoryEngine = await make_engine(time_budget_ms=30_000,
-                                             profile={"enabled": False})
-    await engine.add_memories("me", [
-        Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
-        for k, (day, text) in MEMORIES.items()])
-    return engine
+    told: MemoryEngine = await engine_told(MEMORIES, profile={"enabled": False})
+    return told
 
 
 async def recalled(engine: MemoryEngine, text: str) -> list[str]:
@@ -112,28 +105,6 @@ async def test_a_habit_asked_about_is_the_one_that_replaced_the_old(
     gets the habit holding now, not a one-off beer."""
     assert not prepare("朝って何飲んでるんだっけ", NOW).intent.thing_named
     assert await recalled(engine, "朝って何飲んでるんだっけ") == ["white_water"]
-
-
-# -- the sound channel hears words ----------------------------------------------------------
-def heard(vocabulary: dict[str, str], query: str) -> list[str]:
-    index = SoundIndex()
-    for word, mid in vocabulary.items():
-        index.add(sound_key(analyzer().reading_of(word)), mid)
-    a = analyzer().analyse(query, query=True)
-    return sorted(mid for m in index.heard(a.sound, a.sound_starts, a.sound_bounds)
-                  for mid in index.ids(m.key))
-
-
-def test_a_word_the_person_uses_said_as_it_is_is_not_heard_as_another() -> None:
-    assert heard({"新しい": "new", "働い": "work"}, "今どこで働いてるんだっけ") == ["work"]
-
-
-def test_a_piece_of_a_longer_word_is_not_heard_as_a_word() -> None:
-    assert heard({"話": "talk"}, "冬に早じまいした日あったよね") == []
-
-
-def test_a_misheard_word_that_ends_with_the_query_word_is_still_heard() -> None:
-    assert heard({"石垣島": "trip"}, "石が気じまって何が有名なの") == ["trip"]
 
 
 # -- a past checked with the listener --------------------------------------------------------
