@@ -257,7 +257,7 @@ def asked_slot(text: str) -> tuple[tuple[str, ...], str] | None:
         m = rx.search(text)
         if m is None:
             continue
-        who = _ASKED_WHO.match(text[:m.start()] + text[m.start():m.end()])
+        who = _ASKED_WHO.match(text[:m.end()])
         topic = who.group(1).strip() if who else ""
         if not topic or topic in _MYSELF or rx.match(topic) or not _names_someone(topic):
             return None if name == STATE_OF_SOMEONE else ((), name)

@@ -178,6 +178,7 @@ class UserIndex:
         """English memories dated only by the day they were told (SAID_LABEL)."""
         self._validity: _Validities | None = None
         self._current: tuple[int, dict[str, str]] = (-1, {})
+        self._tails: tuple[int, dict[str, list[str]]] = (-1, {})
         """What :meth:`current_version` found, as of a revision."""
 
     def __len__(self) -> int:
@@ -589,10 +590,21 @@ class UserIndex:
         for key in keys:
             if not KATAKANA.match(key) or len(key) < 2:
                 continue
-            for reading in self._readings:
+            for reading in self._readings_ending(key[-2:]):
                 if len(reading) > len(key) and reading.endswith(key):
                     ids |= self._readings.get(reading) or set()
         return ids
+
+    def _readings_ending(self, tail: str) -> list[str]:
+        """The noun readings ending in ``tail`` (two letters), grouped once per revision
+        of the index (a year's validity is read again without a pass over every word
+        for each change it finds)."""
+        if self._tails[0] != self.revision:
+            tails: dict[str, list[str]] = defaultdict(list)
+            for reading in self._readings:
+                tails[reading[-2:]].append(reading)
+            self._tails = (self.revision, tails)
+        return self._tails[1].get(tail, [])
 
     def _inside_longer_words(self, term: Term) -> set[str]:
         ids: set[str] = set()
