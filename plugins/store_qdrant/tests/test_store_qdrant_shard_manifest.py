@@ -4,6 +4,7 @@ are refused until a rebuild, which restores only what was recorded."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -91,6 +92,39 @@ async def test_a_deleted_store_is_named_at_the_check_and_refused(tmp_path: Path)
             await store.upsert("alice", _records(1, "new"))
         assert await store.count("bob") == 2            # everyone else goes on
         assert set(store.damaged_people) == {"alice"}
+    finally:
+        await store.stop()
+
+
+async def test_a_new_store_cut_off_while_it_was_made_is_made_again(tmp_path: Path) -> None:
+    # a kill inside the local engine's first write of a new store leaves an empty
+    # meta.json and nothing else: the store never held anything, so it is not damage
+    await _filled(tmp_path)
+    unmade = _shard(tmp_path, "carol")
+    unmade.mkdir(parents=True)
+    (unmade / "meta.json").write_text("")
+    store = await _store(tmp_path)
+    try:
+        assert await store.check_people() == []
+        await store.upsert("carol", _records(3, "c"))
+        assert await store.count("carol") == 3
+        assert "carol" not in store.damaged_people
+    finally:
+        await store.stop()
+    assert json.loads((unmade / "meta.json").read_text())["collections"]
+
+
+async def test_an_emptied_meta_json_of_a_store_that_held_memories_is_still_refused(
+        tmp_path: Path) -> None:
+    await _filled(tmp_path)
+    (_shard(tmp_path, "alice") / "meta.json").write_text("")
+    store = await _store(tmp_path)
+    try:
+        [damage] = await store.check_people()
+        assert damage.user == "alice" and "meta.json is damaged" in damage.what
+        with pytest.raises(PersonMemoryUnavailable):
+            await store.count("alice")
+        assert await store.count("bob") == 2
     finally:
         await store.stop()
 

@@ -183,6 +183,7 @@ class ShardPool:
         from qdrant_client.local.qdrant_local import QdrantLocal
 
         try:
+            begin_store_files(where)
             return QdrantLocal(str(where))
         except Exception as exc:
             if user is None:
@@ -310,6 +311,33 @@ class ShardPool:
         with open_private(tmp, "w") as f:
             f.write(json.dumps(fingerprint.to_json()))
         os.replace(tmp, path)  # never a half-written fingerprint
+
+
+def begin_store_files(where: Path) -> None:
+    """Give a store that holds no collection yet a complete, empty ``meta.json``.
+
+    The local engine makes a new store's ``meta.json`` by opening it for writing and then
+    writing it, so a process killed in between leaves an empty file that no later open can
+    read. Written here first (a temporary file renamed into place), a new store's
+    ``meta.json`` is always whole; one left empty or missing by such a kill, in a store
+    that never got as far as a collection (so holds no points), is made whole the same
+    way. A store that has a collection is never touched: its ``meta.json`` is the
+    engine's, and a damaged one is reported by the checks."""
+    meta = where / "meta.json"
+    if (where / "collection").exists():
+        return
+    try:
+        if meta.read_text(encoding="utf-8").strip():
+            return
+    except FileNotFoundError:
+        pass
+    where.mkdir(parents=True, exist_ok=True)
+    partial = where / "meta.json.tmp"
+    with partial.open("w", encoding="utf-8") as f:
+        f.write(json.dumps({"collections": {}, "aliases": {}}))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, meta)
 
 
 def point_ids(client: QdrantLocal, collection: str) -> list[str]:
