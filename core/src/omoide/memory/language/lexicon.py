@@ -202,10 +202,10 @@ class Analyzer:
             return Analysis(english_terms(text), text)
         if not self.available:
             return Analysis(_bigram_terms(text), text, to_katakana(text))
-        words_c = self._morphemes(text, "C")
+        words_c, words_a = self._morphemes(text, "C"), self._morphemes(text, "A")
         terms = _Terms()
         # split compounds too: 日本酒 -> 日本 + 酒, チーズケーキ -> チーズ + ケーキ
-        for words in (words_c, self._morphemes(text, "A")):
+        for words in (words_c, words_a):
             for i, w in enumerate(words):
                 if query and _unit_of_a_number(words, i):
                     continue
@@ -213,6 +213,7 @@ class Analyzer:
                 if term is not None:
                     terms.add(*term)
         _add_prefixed_words(terms, words_c)
+        _add_clipped_compounds(terms, words_c, words_a, 0.8 if query else 1.0)
         if not query:
             self._add_quoted_names(terms, text)
             return Analysis(terms.all(), text)
@@ -328,7 +329,22 @@ def _word_term(w: Any, query: bool) -> tuple[set[str], float, bool, str] | None:
     kin = KIN_BY_READING.get(reading)
     if kin is not None:
         keys.add(kin)   # お袋, 母さん and 母 are one mother
+    keys |= _sided_part(surface, reading, pos)
     return keys, cw[0], cw[1], surface
+
+
+_SIDES = {"右": "ミギ", "左": "ヒダリ"}
+
+
+def _sided_part(surface: str, reading: str, pos: tuple[str, ...]) -> set[str]:
+    """The part a sided word names (右膝 is a knee, 左肩 a shoulder: 膝, ヒザ), read off
+    by its side's reading (not 右折, read ウセツ), for the words a side is put before."""
+    side = _SIDES.get(surface[:1])
+    if pos[0] != "名詞" or len(surface) != 2 or side is None or \
+            not reading.startswith(side) or not _KANJI.match(surface[1]):
+        return set()
+    rest = reading[len(side):]
+    return {surface[1], rest} if len(rest) >= 2 else {surface[1]}
 
 
 def _unit_of_a_number(words: list[Any], i: int) -> bool:
@@ -369,6 +385,23 @@ def _add_prefixed_words(terms: _Terms, words: list[Any]) -> None:
             reading = to_katakana(w.reading_form()) + to_katakana(after.reading_form())
             terms.add({surface.lower(), to_katakana(surface).lower(), reading}, 1.0, True,
                       surface)
+
+
+_TWO_KANJI = re.compile(r"[\u3400-\u9fff]{2}")
+
+
+def _add_clipped_compounds(terms: _Terms, words_c: list[Any], words_a: list[Any],
+                           weight: float) -> None:
+    """A compound noun of two two-kanji words also as the word people clip it to, the
+    first kanji of each (卒業論文 as 卒論, 健康診断 as 健診, 就職活動 as 就活), so that
+    what is written out in full and what is said short meet."""
+    compounds = {w.surface() for w in words_c if w.part_of_speech()[0] == "名詞"}
+    for first, second in itertools.pairwise(words_a):
+        head, tail = first.surface(), second.surface()
+        if head + tail in compounds and _TWO_KANJI.fullmatch(head) and \
+                _TWO_KANJI.fullmatch(tail):
+            clipped = head[0] + tail[0]
+            terms.add({clipped}, weight, False, clipped)
 
 
 def _light(word: Any) -> bool:
