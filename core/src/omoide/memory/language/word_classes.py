@@ -125,6 +125,10 @@ FRIENDS: tuple[str, ...] = ("友達", "友人")
 NAME_SUFFIXES: tuple[str, ...] = ("さん", "くん", "君", "ちゃん", "様", "さま", "氏")
 """Honorifics after a name (「松尾さん」「そうたくん」): someone the speaker knows."""
 
+FAMILIAR_NAME_SUFFIXES: tuple[str, ...] = ("ちゃん", "くん", "君")
+"""The suffixes of :data:`NAME_SUFFIXES` one puts after the name of someone close (a
+child, a cousin, a friend), never after a public figure's."""
+
 # -- time as the speaker lives it ------------------------------------------------------
 
 DEICTIC_TIME_READINGS: tuple[str, ...] = (

@@ -20,6 +20,7 @@ artefacts keep them: a WH question ending in だけ is a 〜っけ the recognise
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from itertools import pairwise
@@ -30,9 +31,11 @@ from omoide.memory.language.lexicon import STOP_LEMMAS, TEMPORAL_READINGS, analy
 from omoide.memory.language.tense import Tense, anchor, tense
 from omoide.memory.language.word_classes import (
     DEICTIC_TIME_READINGS,
+    FAMILIAR_NAME_SUFFIXES,
     FAMILY,
     FIRST_PERSON,
     KIN_BY_READING,
+    KIN_OF_ONE,
     NAME_SUFFIXES,
     OUR_HOUSEHOLD,
     OUTING_STEMS,
@@ -162,9 +165,9 @@ def _words(text: str) -> list[Any]:
 
 
 def _asks(words: list[Any], text: str) -> bool:
-    for w in words:
+    for i, w in enumerate(words):
         norm, surface = w.normalized_form(), w.surface()
-        if surface in _NOT_WH or norm in _NOT_WH:
+        if surface in _NOT_WH or norm in _NOT_WH or _indefinite(words, i):
             continue
         if norm in _WH_WORDS or surface in _WH_WORDS:
             return True
@@ -173,6 +176,14 @@ def _asks(words: list[Any], text: str) -> bool:
     if not words:
         return bool(re.search(r"何(?!か)|いつ|どこ|誰|どう|なぜ|どんな", text))
     return bool(_WH_EN.search(text))
+
+
+def _indefinite(words: list[Any], i: int) -> bool:
+    """The word at ``i`` followed by the particle か or も (何も, なんか, 誰か, どこも, when
+    the analyser splits them) is "nothing", "somehow", "someone": it asks nothing."""
+    after = words[i + 1] if i + 1 < len(words) else None
+    return after is not None and after.surface() in ("か", "も") and \
+        after.part_of_speech()[0] == "助詞" and words[i].part_of_speech()[0] == "代名詞"
 
 
 def detect(text: str) -> Intent:
@@ -211,7 +222,10 @@ def detect(text: str) -> Intent:
     if weather:
         recall = impersonal = False
         markers.append("weather")
-    personal = self_ref or (recall and not impersonal) or \
+    still = _asks_if_still(words, text)
+    if still:
+        markers.append("still")
+    personal = self_ref or still or (recall and not impersonal) or _their_person(words) or \
         (bool(_ADVICE.search(reading)) and not weather)
     request = bool(_REQUEST_END.search(reading))
     command = not recall and _commands(words, reading, request)
@@ -229,6 +243,7 @@ def detect(text: str) -> Intent:
     # unless someone else is asked to have done it: 「名古屋城って誰が建てたんだっけ」)
     # (a recall read from a garbled ending, 「…って位置からだけ」, may hide いつ)
     thing_named = recall and "lost っけ" not in markers and not self_ref and not weather and \
+        not still and \
         _names_a_thing_as_topic(words, reading, text) and \
         (_asks_the_doer(words) or not (past_action or tense(text) is Tense.PAST))
     if thing_named:
@@ -297,6 +312,31 @@ def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
                 and not _doer_asked(words, i):
             return False
     return True
+
+
+def _asks_if_still(words: list[Any], text: str) -> bool:
+    """A question asking whether something still goes on (「青窓堂ってまだ行ってるっけ」
+    「習い事まだスイミング？」): about the speaker's life as it is now, which the newest
+    memory of it answers (it may tell that it stopped)."""
+    asks = text.rstrip().endswith(("?", "？", "っけ", "かな", "よね"))
+    return asks and any(w.normalized_form() == "未だ" and w.part_of_speech()[0] == "副詞"
+                        for w in words)
+
+
+def _their_person(words: list[Any]) -> bool:
+    """A person of the speaker's own, named as one speaks of one's own: a kin word of
+    one person standing alone before a particle (「弟の誕生日何日？」「母さんの手術いつ？」;
+    not 母の日, one word) or a given name with ちゃん / くん (「亜紀ちゃんの式、何日？」). A
+    question about them is about the speaker's life, not about the world."""
+    for w, after in itertools.pairwise(words):
+        pos = w.part_of_speech()
+        kin = w.normalized_form() in KIN_OF_ONE or w.surface() in KIN_OF_ONE or \
+            to_katakana(w.reading_form()) in KIN_BY_READING
+        if kin and pos[1] == "普通名詞" and after.part_of_speech()[0] == "助詞":
+            return True
+        if pos[2] == "人名" and after.surface() in FAMILIAR_NAME_SUFFIXES:
+            return True
+    return False
 
 
 def _names_a_thing_as_topic(words: list[Any], reading: str, text: str) -> bool:
