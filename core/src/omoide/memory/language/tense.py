@@ -117,3 +117,10 @@ def anchor(text: str) -> Anchor | None:
     if _FIRST.search(text):
         return Anchor.FIRST
     return None
+
+
+def anchor_words(text: str) -> tuple[str, ...]:
+    """The words that set the utterance's anchor (最後に, この前): a time, like a date's
+    words, not something a memory is about (「卒論の最後の仕上げ」 is no visit)."""
+    text = canonical(text)
+    return tuple(m.group(0) for pattern in (_LATEST, _FIRST) for m in pattern.finditer(text))

@@ -35,6 +35,18 @@ SAME_DAY = 0.99
 habit on that weekday scores half)."""
 
 
+SHORT_PERIOD_DAYS = 3
+"""A period this short (a day, クリスマス, 三が日) names when something happened as
+closely as one day does."""
+
+
+DATED_THEN_BONUS = 1.0
+"""Added (over ``rrf_k``) to a memory dated in the short period the query names: one
+channel's first place, so that what happened then outranks what merely shares a word
+with the question (「去年のクリスマス、子どもたちに何あげたっけ」 and the presents given on
+the 25th, over the days spent cooking with the children)."""
+
+
 def bounded_pool(candidates: set[str], lexical: dict[str, LexicalMatch],
                  temporal: dict[str, float]) -> set[str]:
     """At most :data:`MAX_POOL` candidates: the best by date and shared words."""
@@ -72,18 +84,22 @@ def fused_scores(index: UserIndex, q: PreparedQuery, settings: RobustSettings,
     r_lex = _ranks({c: seen.lexical[c].score for c in candidates if c in seen.lexical})
     r_tem = _ranks({c: seen.temporal[c] for c in candidates if c in seen.temporal})
     people = asked.people
-    # one day named (「来週の土曜」): what is on that day is what the utterance is about,
-    # more than a memory sharing a word with it from months ago
-    on_the_day = bool(q.spans) and max(s.days for s in q.spans) == 1
+    # one day or a few named (「来週の土曜」「去年のクリスマス」): what is dated then is
+    # what the utterance is about, more than a memory sharing a word with it from months
+    # ago (dated by its own words: a memory only told then, or a weekday habit, scores
+    # less in the temporal channel and gets no bonus)
+    widest = max((s.days for s in q.spans), default=0)
+    on_the_day = 0 < widest <= SHORT_PERIOD_DAYS
+    full_weight = SAME_DAY / math.log2(1 + widest) if on_the_day else math.inf
     fused: dict[str, float] = {}
     for c in candidates:
         score = 0.0
         for ranks in (r_dense, r_lex, r_tem):
             if c in ranks:
                 score += 1.0 / (rrf + ranks[c])
-        dated_as_asked = (q.intent.asks_when and index.has_dates(c)) or \
-            (on_the_day and seen.temporal.get(c, 0.0) >= SAME_DAY)
-        if dated_as_asked:
+        if on_the_day and seen.temporal.get(c, 0.0) >= full_weight:
+            score += DATED_THEN_BONUS / rrf
+        elif q.intent.asks_when and index.has_dates(c):
             score += 0.5 / rrf
         if q.intent.asks_where_to and c in (seen.temporal if q.spans else seen.lexical) \
                 and index.tells_an_outing(c):

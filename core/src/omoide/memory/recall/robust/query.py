@@ -23,7 +23,7 @@ from omoide.memory.language.lexicon import (
 )
 from omoide.memory.language.phonetic import SoundIndex, min_similarity, sound_key
 from omoide.memory.language.temporal import DateSpan, resolve
-from omoide.memory.language.tense import Anchor, Tense, anchor, tense
+from omoide.memory.language.tense import Anchor, Tense, anchor, anchor_words, tense
 from omoide.memory.recall.intent import Intent, detect
 
 
@@ -188,7 +188,8 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
         tuple(question_spans(text, now.date()))
     intent = _done_in_a_period(intent, text, spans)
     labels = {s.label for s in spans}
-    exclude = tuple(labels | {analyzer().reading_of(label) for label in labels})
+    excluded = labels | set(anchor_words(text))
+    exclude = tuple(excluded | {analyzer().reading_of(word) for word in excluded})
     # when and where (「おせちっていつ受け取りだっけ」) and a date named (「お盆って誰が
     #帰ってくるんだっけ」) ask about a plan or a time of the user's, not about the thing
     about_the_thing = intent.thing_named and not spans and not intent.asks_when and \
