@@ -20,7 +20,10 @@ model does not decide:
   noise is compared with the person's voiceprint in noise too.
 - **the utterance vector**: the L2-normalised mean of the encoder's partial vectors (one
   per window of the utterance), and how well those partials agree (``consistency``: the
-  lowest cosine between two of them).
+  lowest cosine between two of them). Windows that disagree are mixed voices; or, with
+  ``mixed_check`` halves, only when the utterance's two halves are closest to different
+  enrolled members (one voice's windows vary with noise and sounds; two voices in turn
+  split between two people).
 - **identification** (:func:`identify`, pure): the closest enrolled person (scored
   against the closest of their clean and in-noise voiceprints), only when the score
   reaches the threshold and beats every other person by the margin. The household
@@ -131,6 +134,14 @@ class SpeakerConfig(ComponentConfig):
         -1.0, ge=-1, le=1, description="Lowest cosine between two windows' vectors before "
                                        "the clip counts as several voices (unknown); -1 "
                                        "turns the check off.")
+    mixed_check: Literal["windows", "halves"] = Field(
+        "windows",
+        description="How a clip whose windows disagree (consistency under "
+                    "`min_consistency`) is judged. windows: it is mixed voices (unknown). "
+                    "halves: only when the closest enrolled member of its first or of its "
+                    "second half is not the whole utterance's (one voice whose windows "
+                    "vary, in noise or over different sounds, is identified as before; two "
+                    "voices in turn are not).")
     min_voiced_s: float = Field(1.0, ge=0, le=30, description="Less voiced audio than this "
                                                               "is too short to identify.")
     max_clipped_fraction: float = Field(
@@ -197,6 +208,10 @@ class SpeakerEmbedding:
     quality: VoiceQuality
     model_id: str
     reason: SpeakerReason | None = None
+    parts: tuple[FloatArray, ...] = ()
+    """Unit vectors of the utterance's first and second half (the mean of the first and
+    of the last half of its windows; empty with one window): what :func:`identify`
+    compares when the windows disagree (``mixed_check`` halves)."""
 
     @property
     def usable(self) -> bool:
@@ -480,7 +495,8 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
              threshold: float, margin: float,
              thresholds: Mapping[str, float] | None = None,
              conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
-             household: HouseholdRules | None = None) -> Identification:
+             household: HouseholdRules | None = None,
+             min_consistency: float | None = None) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
     Each person is scored by the cosine to the normalised mean of their vectors, or, when
@@ -491,7 +507,9 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     members (:func:`household_thresholds`). The best person is named only when the
     score is at least their threshold (raised by their entry of ``thresholds``:
     :func:`person_threshold`) and beats the next person by at least ``margin`` (one
-    person enrolled: against 0). An unusable embedding is unknown with its own reason;
+    person enrolled: against 0). With ``min_consistency``, an embedding whose windows
+    agree less than that and whose halves (``parts``) are not both closest to the best
+    person is ``MIXED_VOICES``. An unusable embedding is unknown with its own reason;
     nobody enrolled is ``NO_ONE_ENROLLED``.
     Raises :class:`InvalidInput` for vectors of another length or not finite."""
     if not embedding.usable or embedding.vector is None:
@@ -513,8 +531,7 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
                            for group in person_groups] for person, person_groups in groups.items()}
     centroids = {person: [_centroid(person, group, len(query)) for group in person_groups
                           if len(group)] for person, person_groups in groups.items()}
-    scores = {person: max(float(np.dot(query, c)) for c in cs)
-              for person, cs in centroids.items()}
+    scores = _scores(query, centroids)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     best, score = ranked[0]
     lead = score - (ranked[1][1] if len(ranked) > 1 else 0.0)
@@ -522,11 +539,41 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
                                   rules.gap, rules.floor)[best]
     if thresholds and best in thresholds:
         needed = max(needed, thresholds[best])
+    if min_consistency is not None and _halves_disagree(embedding, best, centroids,
+                                                        projection, min_consistency):
+        return Identification(None, score, lead, SpeakerReason.MIXED_VOICES, scores)
     if score < needed:
         return Identification(None, score, lead, SpeakerReason.NO_MATCH, scores)
     if lead < margin:
         return Identification(None, score, lead, SpeakerReason.AMBIGUOUS, scores)
     return Identification(best, score, lead, SpeakerReason.MATCHED, scores)
+
+
+def _scores(query: FloatArray, centroids: Mapping[str, Sequence[FloatArray]]
+            ) -> dict[str, float]:
+    """Each person's cosine to ``query``: to the closest of their centroids."""
+    return {person: max(float(np.dot(query, c)) for c in cs)
+            for person, cs in centroids.items()}
+
+
+def _halves_disagree(embedding: SpeakerEmbedding, best: str,
+                     centroids: Mapping[str, Sequence[FloatArray]],
+                     projection: FloatArray | None, min_consistency: float) -> bool:
+    """True when ``embedding``'s windows agree less than ``min_consistency`` and one of
+    its halves is closer to another person than to ``best`` (or it has no halves)."""
+    consistency = embedding.quality.consistency
+    if consistency is None or consistency >= min_consistency:
+        return False
+    if len(embedding.parts) < 2:
+        return True
+    for part in embedding.parts:
+        vector = unit(np.asarray(part, np.float32))
+        if projection is not None:
+            vector = unit(vector @ projection)
+        scores = _scores(vector, centroids)
+        if max(scores, key=lambda person: (scores[person], person)) != best:
+            return True
+    return False
 
 
 def _centroid(person: str, vectors: Sequence[FloatArray], dims: int) -> FloatArray:
@@ -595,10 +642,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         quality = VoiceQuality(found.quality.duration_s, found.quality.voiced_s,
                                found.quality.clipped_fraction, found.quality.level_dbfs,
                                consistency)
+        half = len(partials) // 2
+        parts = ((unit(partials[:half].mean(axis=0)), unit(partials[-half:].mean(axis=0)))
+                 if half else ())
+        # halves: a low consistency is judged at identification, against the members
         if (reason is None and consistency is not None
-                and consistency < self.config.min_consistency):
+                and consistency < self.config.min_consistency
+                and (self.config.mixed_check == "windows" or not parts)):
             reason = SpeakerReason.MIXED_VOICES
-        return SpeakerEmbedding(vector, quality, self.model_id, reason)
+        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts)
 
     async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
         """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
@@ -649,7 +701,13 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                        for person, scores in (self_scores or {}).items()}
                       if config.person_spread is not None else None)
         return identify(embedding, enrolled, config.threshold, config.margin, thresholds,
-                        conditions, self.household_rules)
+                        conditions, self.household_rules, self.halves_below)
+
+    @property
+    def halves_below(self) -> float | None:
+        """The consistency under which :func:`identify` compares an utterance's halves
+        (``mixed_check`` halves), else None."""
+        return self.config.min_consistency if self.config.mixed_check == "halves" else None
 
     @property
     def household_rules(self) -> HouseholdRules:

@@ -19,7 +19,8 @@ utterance is embedded at its end and decides, as without this.
 A combined voiceprint keeps the checks of a whole one: too little voice in all is
 ``too_short``, clipping over the voice is ``clipped``, and parts that do not sound like
 one voice (the lowest of the parts' own consistency and the cosines between the parts,
-against ``min_consistency``) are ``mixed_voices``.
+against ``min_consistency``) are ``mixed_voices``; with ``mixed_check`` halves, the first
+and the last part are the halves that identification compares instead.
 """
 
 from __future__ import annotations
@@ -270,6 +271,8 @@ def combine(parts: Sequence[tuple[SpeakerEmbedding, float]],
         reason = SpeakerReason.TOO_SHORT
     elif clipped > config.max_clipped_fraction:
         reason = SpeakerReason.CLIPPED
-    elif consistency < config.min_consistency:
+    elif consistency < config.min_consistency and config.mixed_check == "windows":
         reason = SpeakerReason.MIXED_VOICES
-    return SpeakerEmbedding(vector, quality, parts[0][0].model_id, reason)
+    # halves: the first and the last part, judged against the members at identification
+    halves = (vectors[0], vectors[-1]) if len(vectors) > 1 else ()
+    return SpeakerEmbedding(vector, quality, parts[0][0].model_id, reason, halves)

@@ -503,13 +503,16 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
            enrolled: Sequence[str], threshold: float, margin: float,
            spread: float | None = None,
            conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
-           rules: HouseholdRules | None = None) -> list[Decision]:
+           rules: HouseholdRules | None = None,
+           halves_below: float | None = None) -> list[Decision]:
     """Every trial identified among the ``enrolled`` voices (with per-person thresholds
     of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; each
     voice's enrolment ``conditions``, its vectors in noise; and the encoder's household
-    ``rules``)."""
+    ``rules``; ``halves_below``: the encoder's consistency under which an utterance's
+    halves must be closest to one voice, else mixed voices, never accepted)."""
     from omoide.components.speaker import (
         HouseholdRules,
+        SpeakerReason,
         identify,
         leave_one_out_scores,
         person_threshold,
@@ -525,10 +528,15 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
     out = []
     for trial in trials:
         closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups,
-                           household=scoring)
-        said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules)
-        out.append(Decision(trial.voice, trial.variant, trial.voice in people, closest.person,
-                            closest.score, closest.margin, trial.embedding.usable, said,
+                           household=scoring, min_consistency=halves_below)
+        said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules,
+                        halves_below)
+        mixed = closest.reason is SpeakerReason.MIXED_VOICES
+        out.append(Decision(trial.voice, trial.variant, trial.voice in people,
+                            max(closest.scores, key=lambda p: (closest.scores[p], p))
+                            if mixed else closest.person,
+                            closest.score, closest.margin, trial.embedding.usable and not mixed,
+                            said,
                             own.get(closest.person or "", ()),
                             nearest.get(closest.person or "", 1.0),
                             closest.scores.get(trial.voice)))
@@ -671,11 +679,12 @@ def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
 def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
                           threshold: float, margin: float,
                           spread: float | None = None,
-                          rules: HouseholdRules | None = None) -> dict[str, Any]:
+                          rules: HouseholdRules | None = None,
+                          halves_below: float | None = None) -> dict[str, Any]:
     """The identification figures over every enrolment set (with the encoder's
-    household ``rules``)."""
+    household ``rules`` and its ``halves_below``: :func:`decide`)."""
     per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
-                      embedded.conditions, rules) for people in sets]
+                      embedded.conditions, rules, halves_below) for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
     worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
@@ -703,13 +712,14 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
             "chosen_on_dev": chosen_on_dev(embedded, sets, sweep, (threshold, margin, spread),
-                                           rules),
+                                           rules, halves_below),
             "eer": eer()}
 
 
 def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep,
                   configured: tuple[float, float, float | None] | None = None,
-                  rules: HouseholdRules | None = None) -> dict[str, Any] | None:
+                  rules: HouseholdRules | None = None,
+                  halves_below: float | None = None) -> dict[str, Any] | None:
     """A threshold, margin and per-person spread chosen on the dev split alone (its
     best setting, all variants and clean alone), and what they give on the test
     utterances: the honest figure, since nothing was tuned on them. With
@@ -719,7 +729,8 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep
         return None
     dev = [d for people in sets
            for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0,
-                           conditions=embedded.conditions, rules=rules)]
+                           conditions=embedded.conditions, rules=rules,
+                           halves_below=halves_below)]
     out: dict[str, Any] = {"dev_utterances": len(dev)}
     for name, variant in (("all", None), ("clean", "clean")):
         dev_sweep = Sweep.of([d for d in dev if variant in (None, d.variant)])
@@ -729,7 +740,7 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep
             [d for people in sets for d in decide(
                 [t for t in embedded.trials if t.variant == variant],
                 embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
-                rules=rules)])
+                rules=rules, halves_below=halves_below)])
         out[name] = {"dev": chosen, "test": on_test.rates(
                          chosen["threshold"], chosen["margin"], chosen["spread"],
                          chosen["household_gap"], chosen["household_floor"] or -1.0),
@@ -839,6 +850,7 @@ async def _bench(args: argparse.Namespace) -> int:
     report = {"speaker": {"use": args.speaker, "model_id": encoder.model_id,
                           "threshold": config.threshold, "margin": config.margin,
                           "min_consistency": config.min_consistency,
+                          "mixed_check": config.mixed_check,
                           "person_spread": config.person_spread,
                           "household_projection": config.household_projection,
                           "household_gap": config.household_gap,
@@ -853,7 +865,8 @@ async def _bench(args: argparse.Namespace) -> int:
               "variants": list(dict.fromkeys(t.variant for t in embedded.trials)),
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
               **identification_report(embedded, sets, config.threshold, config.margin,
-                                      config.person_spread, encoder.household_rules),
+                                      config.person_spread, encoder.household_rules,
+                                      encoder.halves_below),
               "embed_ms": {"utterances": len(embedded.wall_ms),
                            "wall": percentiles(embedded.wall_ms, digits=1),
                            "cpu": percentiles(embedded.cpu_ms, digits=1),
@@ -901,7 +914,7 @@ def render(report: dict[str, Any]) -> str:
              f"{s['threshold']}, margin {s['margin']}, per-person spread "
              f"{s['person_spread']}, household projection {s.get('household_projection')}, "
              f"gap {s.get('household_gap')}, floor {s.get('household_floor')}, "
-             f"min_consistency {s['min_consistency']}, denoise "
+             f"min_consistency {s['min_consistency']} ({s.get('mixed_check')}), denoise "
              f"{s.get('denoise')}, enrolment in {s.get('enrol_noise_colours')} noise at "
              f"{s.get('enrol_noise_snr_db')} dB",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
