@@ -402,6 +402,43 @@ def _numbered_month(tense: Tense | None) -> _Handler:
     return handle
 
 
+_DAY_OF_MONTH = r"(?<![\d月年何/.])([2-9]|[12]\d|3[01])日(?![間目後前中分曜おごずぶ以]|\d)"
+"""A day of the month said alone (「19日の朝って雪降るかな」), not a count of days
+(3日間, 5日目, 2日おき) and not 1日 (a day: 「1日に2回」)."""
+
+
+def _day_of_month(tense: Tense | None) -> _Handler:
+    """A day of the month said alone, in a month near ``today``, placed by ``tense``."""
+    def handle(m: re.Match[str], today: date) -> _Dates:
+        day = int(m.group(1))
+
+        def in_month(y: int, mo: int) -> tuple[date, date] | None:
+            try:
+                d = date(y, mo, day)
+            except ValueError:
+                return None     # 31日 of a short month
+            return (d, d)
+
+        months = [(today.year + (today.month - 1 + k) // 12, (today.month - 1 + k) % 12 + 1)
+                  for k in (-2, -1, 0, 1, 2)]
+        days = [s for s in (in_month(y, mo) for y, mo in months) if s]
+        return _placed(days, today, tense)
+    return handle
+
+
+def _placed(spans: list[tuple[date, date]], today: date, tense: Tense | None) -> _Dates:
+    """Of some occurrences of a day: in the past tense the last begun, else the next (a
+    day said alone in neither tense is one to come: 「19日って雪降るかな」); ``None``: the
+    next and the last."""
+    begun = [s for s in spans if s[0] <= today]
+    coming = [s for s in spans if s[1] >= today]
+    last = [max(begun)] if begun else []
+    if tense is Tense.PAST:
+        return last
+    nxt = [min(coming)] if coming else []
+    return list(dict.fromkeys(nxt + last)) if tense is None else nxt
+
+
 def _days_from_now(m: re.Match[str], today: date) -> _Dates:
     n = int(m.group(1)) * (1 if m.group(2) == "後" else -1)
     d = today + timedelta(days=n)
@@ -493,6 +530,7 @@ def resolve(text: str, today: date, *, for_memory: bool = False,
         *_AFTER_NAMED_PERIODS[1:], *(() if for_memory else _NOT_FOR_MEMORY)]
     if not for_memory:
         later.insert(2, (_SEASON, _season(placing)))
+        later.append((_DAY_OF_MONTH, _day_of_month(placing)))
     for pattern, handle in later:
         s.scan(pattern, functools.partial(_on_day, handle, today))
     return [span for _, span in _runs_of_days_named(text, sorted(s.found, key=lambda x: x[0]))]
