@@ -3,7 +3,8 @@ said short (健診 for 健康診断), a sided body part said bare (膝 for 右�
 about one's own people (弟の…, 亜紀ちゃんの…) or whether something still goes on (まだ…)
 is about the speaker's life, not the world; 何も and なんか ask nothing; 最後に and
 初めて are times, not things; a short period named in the past (去年のクリスマス) brings
-what happened then before what merely shares a word.
+what happened then before what merely shares a word; a day of the month said alone is a
+day, and the weather asked of a day brings the plan of that day.
 
 Runs over the test doubles (hash embedder, in-memory store): the dense channel says
 little here, so each case rests on the words and dates the engine reads.
@@ -18,6 +19,8 @@ import pytest
 
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.language.lexicon import analyzer
+from omoide.memory.language.temporal import resolve
+from omoide.memory.language.tense import Tense
 from omoide.memory.recall.intent import detect
 
 JST = ZoneInfo("Asia/Tokyo")
@@ -117,3 +120,25 @@ async def test_a_short_period_named_brings_what_happened_then_first(
         engine: MemoryEngine) -> None:
     got = await recalled(engine, "去年のクリスマス、子どもたちに何あげたっけ")
     assert got and got[0] == "xmas_gifts"
+
+
+# -- a day of the month, and the weather of a day with a plan -----------------------------
+def test_a_day_of_the_month_said_alone_is_the_next_unless_told_in_the_past() -> None:
+    today = NOW.date()   # 2027-09-29
+    assert [s.start.isoformat() for s in resolve("5日って寒くなるかな", today)] == ["2027-10-05"]
+    assert [s.start.isoformat() for s in resolve("19日に何したっけ", today, tense=Tense.PAST)] \
+        == ["2027-09-19"]
+    assert resolve("3日間休んだ", today) == [] and resolve("1日に2回飲む", today) == []
+    assert resolve("2日おきに水をやる", today) == []
+
+
+async def test_the_weather_of_a_day_brings_the_plan_of_that_day(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "outing": ("2027-09-20", "あなたは10月2日に秋月へ紅葉を見に行く予定だ。"),
+        "old_outing": ("2027-05-02", "あなたは今日、秋月の城下町を歩いた。"),
+    }, profile={"enabled": False})
+    assert await recalled(told, "土曜の天気どうだろうね") == ["outing"]
+    assert await recalled(told, "2日の朝って雨降るかな") == ["outing"]
+    assert await recalled(told, "土曜の天気は？") == []       # the forecast asked for
+    assert await recalled(told, "週末って雨降るかな") == []    # the world's weekend
+    assert await recalled(told, "明日の天気どう？") == []      # nothing planned tomorrow

@@ -15,6 +15,7 @@ cosine, by what the utterance is (:mod:`omoide.memory.recall.intent`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -44,9 +45,28 @@ def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
         return "a command"
     if settings.require_recall_intent and not q.intent.recall:
         return "no recall intent"
-    if q.intent.general and not q.intent.recall and q.tense is not Tense.PAST:
+    if q.intent.general and not q.intent.recall and q.tense is not Tense.PAST and \
+            not _weather_on_a_day(q):
         return "a question about the world"
     return None
+
+
+WEATHER_DAYS = 1
+"""The weather asked of one day may bring the plans dated then (see
+:func:`_weather_on_a_day`); a weekend's or a week's is asked of the world at large."""
+
+
+def _weather_on_a_day(q: PreparedQuery) -> bool:
+    """The weather asked of one day (「明後日の天気どげん？」「19日の朝って雪降るかな」):
+    the world's, but a plan of the user's dated that day is what the answer is for (「the
+    Akizuki outing is on Sunday: sunny」); the date alone lets only plans still to come
+    through (:func:`remark_evidence`). Not the forecast asked for by name (「明日の天気は？」)."""
+    return "weather" in q.intent.markers and bool(q.spans) and \
+        max(s.days for s in q.spans) <= WEATHER_DAYS and not _FORECAST_ASKED.search(q.text)
+
+
+_FORECAST_ASKED = re.compile(r"天気は[？?]?$")
+"""「明日の天気は？」: the forecast asked for, as one asks a weather service."""
 
 
 def shared_word_evidence(lexical: dict[str, LexicalMatch], settings: RobustSettings,
