@@ -142,3 +142,18 @@ async def test_the_weather_of_a_day_brings_the_plan_of_that_day(engine_told) -> 
     assert await recalled(told, "土曜の天気は？") == []       # the forecast asked for
     assert await recalled(told, "週末って雨降るかな") == []    # the world's weekend
     assert await recalled(told, "明日の天気どう？") == []      # nothing planned tomorrow
+
+
+# -- the past of what one was told ----------------------------------------------------------
+@pytest.mark.parametrize("text", ["忘年会って何日だった？", "忘年会の会場どこやった？",
+                                  "秋月っていつ行くんやった？", "会場どこやったかいな"])
+def test_a_question_in_the_past_of_the_copula_asks_to_recall(text: str) -> None:
+    assert detect(text).recall
+
+
+async def test_the_past_of_the_copula_finds_a_plan_still_to_come(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "party": ("2027-09-20", "あなたは10月8日の部署の忘年会の幹事で、会場は中洲の居酒屋だ。"),
+        "lunch": ("2027-06-02", "あなたは今日、同僚と中洲でラーメンを食べた。"),
+    }, profile={"enabled": False})
+    assert (await recalled(told, "忘年会って何日だった？"))[:1] == ["party"]

@@ -48,9 +48,12 @@ from omoide.memory.language.word_classes import (
 _RECALL_READING = re.compile(
     r"ッケ|オボエ[テトチ]|オボエル|ワスレ(?:タ|チャ)|イッテ(?:タ|マシ|ナカッ)|ハナシ(?:タ|テタ)|"
     r"オシエタ|ツタエタ|マエニ(?:イ|ハナ)|ヨテイ|ヤクソク|ヨウジ|スケジュール|"
-    r"(?:タ|ダ|デシタ|ジャッ?タ)(?:カシラ|カナ|カノウ?|カネ|ッケ)|ダッタカ|デシタカ$|ジャッタ|"
+    r"(?:タ|ダ|デシタ|ジャッ?タ)(?:カシラ|カナ|カノウ?|カネ|ッケ|カイナ)|ダッタカ|デシタカ$|ジャッタ|"
     # 「冬に早じまいした日あったよね」: a past the speaker checks with the listener
     r"(?:タ|ダ|デシタ)(?:ヨネ|ヨナ)ー?$")
+# A WH question ending in the past of the copula (だった, でした, やった in the west):
+# asked to recall what one was told.
+_RECOLLECTED = re.compile(r"(?:ダッタ|デシタ|ヤッタ|ジャッタ)(?:ケ|ノ|ン)?$")
 # A recogniser drops the small ッ: a WH question that ends in ダケ/タケ asked 〜っけ.
 _LOST_KKE = re.compile(r"(?:ダ|タ|ダッタ)ケ$")
 _ADVICE = re.compile(r"(?:バ|タラ|ダラ|ト)イイ|イイト(?:オモウ|オモイ)|ベキ|"
@@ -178,6 +181,11 @@ def _asks(words: list[Any], text: str) -> bool:
     return bool(_WH_EN.search(text))
 
 
+def _asked(text: str) -> bool:
+    """Said as a question: a question mark, or no mark at all (a recogniser writes none)."""
+    return not text.rstrip().endswith(("。", "!", "！"))
+
+
 def _indefinite(words: list[Any], i: int) -> bool:
     """The word at ``i`` followed by the particle か or も (何も, なんか, 誰か, どこも, when
     the analyser splits them) is "nothing", "somehow", "someone": it asks nothing."""
@@ -200,6 +208,11 @@ def detect(text: str) -> Intent:
         # 「…っていつだっけ」 heard as 「…って位置からだけ」: a topic and a final だけ.
         recall = True
         markers.append("lost っけ")
+    elif wh and _RECOLLECTED.search(reading) and _asked(text):
+        # 「忘年会って何日だった？」「会場どこやった？」: the past of what one knew, not of
+        # what happened (the party may be next week)
+        recall = True
+        markers.append("recollected")
     self_ref = bool(_SELF.search(text))
     if self_ref and not recall:
         recall = True
