@@ -329,11 +329,15 @@ def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
 
 def _asks_if_still(words: list[Any], text: str) -> bool:
     """A question asking whether something still goes on (「青窓堂ってまだ行ってるっけ」
-    「習い事まだスイミング？」): about the speaker's life as it is now, which the newest
-    memory of it answers (it may tell that it stopped)."""
+    「習い事まだスイミング？」「今もランニングしてる？」): about the speaker's life as it
+    is now, which the newest memory of it answers (it may tell that it stopped)."""
     asks = text.rstrip().endswith(("?", "？", "っけ", "かな", "よね"))
-    return asks and any(w.normalized_form() == "未だ" and w.part_of_speech()[0] == "副詞"
-                        for w in words)
+    return asks and (any(w.normalized_form() == "未だ" and w.part_of_speech()[0] == "副詞"
+                         for w in words) or bool(_NOW_TOO.search(text)))
+
+
+_NOW_TOO = re.compile(r"^(?:今|いま)も")
+"""「今もランニングしてる？」: still, said from now."""
 
 
 def _their_person(words: list[Any]) -> bool:
@@ -398,12 +402,22 @@ def _asks_the_doer(words: list[Any]) -> bool:
 
 
 def _asks_what_was_done(words: list[Any]) -> bool:
-    """The last verb is an action in the past tense (した, 行った), not ある/いる."""
+    """The last verb is an action in the past tense (した, 行った, していた), not ある/いる."""
     for i in range(len(words) - 1, -1, -1):
         pos = words[i].part_of_speech()
         if pos[0] == "動詞":
-            if words[i].normalized_form() in _STATIVE or words[i].dictionary_form() in _STATIVE:
-                return False
-            return any(w.part_of_speech()[0] == "助動詞" and w.normalized_form() == "た"
+            past = any(w.part_of_speech()[0] == "助動詞" and w.normalized_form() == "た"
                        for w in words[i + 1:i + 3])
+            verb = words[i - 2] if _aspect_after_te(words, i) else words[i]
+            if verb.normalized_form() in _STATIVE or verb.dictionary_form() in _STATIVE:
+                return False
+            return past
     return False
+
+
+def _aspect_after_te(words: list[Any], i: int) -> bool:
+    """The verb at ``i`` is the いる / おる of a verb's ～ていた (し|て|い|た): its aspect,
+    the verb before て the doing."""
+    return i >= 2 and words[i].part_of_speech()[1] == "非自立可能" and \
+        words[i].normalized_form() in ("居る", "いる", "おる") and \
+        words[i - 1].surface() in ("て", "で") and words[i - 2].part_of_speech()[0] == "動詞"

@@ -22,6 +22,7 @@ from omoide.memory.language.lexicon import (
     rewrite_temporal_reading,
 )
 from omoide.memory.language.phonetic import SoundIndex, min_similarity, sound_key
+from omoide.memory.language.regional_forms import standard_forms
 from omoide.memory.language.temporal import DateSpan, resolve
 from omoide.memory.language.tense import Anchor, Tense, anchor, anchor_words, tense
 from omoide.memory.recall.intent import Intent, detect
@@ -167,6 +168,18 @@ def _done_in_a_period(intent: Intent, text: str, spans: tuple[DateSpan, ...]) ->
                    markers=(*intent.markers, "done in a period"))
 
 
+def _own_slot_asked(intent: Intent, text: str) -> Intent:
+    """A question about the person's own job, home or way to work (「図書館まで何で
+    行ってる？」「どこで働いてる？」) asks what they told, with or without っけ."""
+    if intent.recall or intent.command:
+        return intent
+    slot = asked_slot(text)
+    if slot is None or slot[0]:
+        return intent
+    return replace(intent, recall=True, general=False, personal=True,
+                   markers=(*intent.markers, "own slot asked"))
+
+
 def _anchored_past(intent: Intent, text: str) -> Intent:
     """この前 / 初めて with something done (「こないだラルゴ行ったとき誰と一緒だった」)
     points at the user's own past: recall, though nothing else in it says so."""
@@ -178,8 +191,9 @@ def _anchored_past(intent: Intent, text: str) -> Intent:
 def prepare(query: str, now: datetime) -> PreparedQuery:
     """``query`` analysed for recall at ``now``: canonical copy, intent, words, and the
     date ranges it names (their words and readings kept out of the lexical channel)."""
-    text = query_copy(query)
-    intent = _anchored_past(detect(canonical(query)), text)
+    text = standard_forms(query_copy(query))
+    intent = _own_slot_asked(_anchored_past(detect(standard_forms(canonical(query))), text),
+                             text)
     analysis = analyzer().analyse(text, query=True)
     said = tense(text)
     # a recall question in neither tense (「冬の展示どこだっけ」) may mean the last one

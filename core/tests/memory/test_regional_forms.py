@@ -1,0 +1,60 @@
+"""Regional speech read as the standard forms recall knows: the progressive ～とる /
+～どる / しよる, and the copula や of 「どこやっけ」; a verb 取る or やる is left alone."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from omoide.memory.engine import MemoryEngine
+from omoide.memory.facts.validity import asked_slot, slot_key
+from omoide.memory.language.regional_forms import standard_forms
+from omoide.memory.recall.robust.query import prepare
+
+
+@pytest.mark.parametrize(("said", "standard"), [
+    ("今住んどるとこ、どこやっけ", "今住んでいるとこ、どこだっけ"),
+    ("今もランニングしよる？", "今もランニングしている？"),
+    ("昔何の仕事しとったかね", "昔何の仕事していたかね"),
+    ("図書館まで何で行っとる？", "図書館まで何で行っている？"),
+    ("私って何型やったっけ", "私って何型だったっけ"),
+    ("電話しとります", "電話しています"),
+])
+def test_regional_forms_are_read_in_their_standard_form(said: str, standard: str) -> None:
+    assert standard_forms(said) == standard
+
+
+@pytest.mark.parametrize("said", ["写真とる", "宿題やった？", "ちょっと待っとって"])
+def test_verbs_that_only_look_regional_are_left_alone(said: str) -> None:
+    assert standard_forms(said) == said
+
+
+def test_a_slot_is_heard_through_regional_speech_and_the_recognisers_spaces() -> None:
+    now = datetime(2026, 11, 27, 21)
+    assert prepare("今住んどるとこ、どこやっけ", now).slot == ((), "residence")
+    assert prepare("図書館まで何で行っとる？", now).slot == ((), "commute")
+    assert asked_slot("東京まで何で行く？") is None          # a trip's way, not a habit's
+
+
+def test_starting_a_job_or_deciding_to_move_to_one_fills_the_job() -> None:
+    assert slot_key("あなたは今日から香椎の病院の検査科で働き始めた。") == ((), "job")
+    assert slot_key("あなたは市役所で働き始め、毎日忙しい。") == ((), "job")
+    assert slot_key("あなたは4月から香椎の病院に転職することにした。") == ((), "job")
+
+
+def test_what_one_was_doing_in_a_period_is_asked_in_any_aspect() -> None:
+    now = datetime(2026, 11, 27, 21)
+    for said in ("GWは何しとった？", "GWは何していた？", "GWは何してた？"):
+        assert prepare(said, now).intent.recall, said
+
+
+async def test_the_home_asked_in_regional_speech_is_the_one_moved_to(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "old_home": ("2025-12-03", "あなたは福岡市南区の大橋のアパートに一人で住んでいる。"),
+        "moved": ("2026-03-28", "あなたは今日、福岡市東区の香椎のマンションに引っ越した。"),
+        "wedding": ("2026-10-18", "あなたは昨日、東京で由紀さんの結婚式に出て、スピーチをした。"),
+    }, profile={"enabled": False})
+    got = await told.recall("me", "今住んどるとこ、どこやっけ", datetime.fromisoformat(
+        "2026-11-27T21:00:00+09:00"))
+    assert [r.memory.id for r in got.memories][:1] == ["moved"]
