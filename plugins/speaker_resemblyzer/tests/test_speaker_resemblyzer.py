@@ -157,3 +157,31 @@ def test_the_voiceprint_equals_the_references(sentence: int, half_tone: float) -
     ours = partials.mean(axis=0)
     ours /= np.linalg.norm(ours)
     assert float(ours @ theirs) >= 1 - 1e-4
+
+
+def test_the_frames_view_is_cepstra_and_deltas_of_the_loud_frames() -> None:
+    """40 features a frame (c1..c20 of the log-mel frames and their deltas); silence
+    around the voice is left out, and the level (c0) does not move the cepstra."""
+    from omoide_speaker_resemblyzer.features import cepstral_frames
+
+    voice = openjtalk(SENTENCES[0], 0.0).samples
+    padded = np.concatenate([np.zeros(16000, np.float32), voice, np.zeros(16000, np.float32)])
+    loud = cepstral_frames(padded)
+    assert loud.shape[1] == 40
+    assert len(loud) <= len(cepstral_frames(voice)) + 5   # the silence adds no frames
+    quieter = cepstral_frames(voice * 0.1)
+    assert np.allclose(quieter[:, :20].mean(axis=0), cepstral_frames(voice)[:, :20].mean(axis=0),
+                       atol=0.05)
+
+
+@needs_weights
+async def test_an_utterance_and_its_enrolment_carry_frame_statistics() -> None:
+    encoder = Resemblyzer(Resemblyzer.Config(timeout_s=60.0))
+    await encoder.start()
+    try:
+        enrolment = await encoder.embed_enrolment(openjtalk(SENTENCES[0], 0.0))
+    finally:
+        await encoder.stop()
+    spectrum = enrolment.clean.spectrum
+    assert spectrum is not None and spectrum.shape == (81,) and spectrum[0] > 100
+    assert {"clean", "white noise 20 dB", "brown noise 10 dB"} <= set(enrolment.spectra)

@@ -142,6 +142,13 @@ class SpeakerConfig(ComponentConfig):
                     "second half is not the whole utterance's (one voice whose windows "
                     "vary, in noise or over different sounds, is identified as before; two "
                     "voices in turn are not).")
+    spectral_weight: float = Field(
+        0.0, ge=0, le=1,
+        description="Weight of the spectral view in the score (encoders with frames "
+                    "only): a member whose spectral model (a Gaussian of the enrolment "
+                    "utterances' frame features) explains the voice worse than the "
+                    "household's (every enrolled member's frames together) loses this "
+                    "much cosine per nat of mean frame log-likelihood ratio. 0: off.")
     min_voiced_s: float = Field(1.0, ge=0, le=30, description="Less voiced audio than this "
                                                               "is too short to identify.")
     max_clipped_fraction: float = Field(
@@ -182,6 +189,9 @@ class SpeakerCapabilities(Capabilities):
     core can tell when its parts sound like different voices."""
 
     windows: bool = False
+    frames: bool = False
+    """``frames``: the encoder offers a frames view (:meth:`SpeakerEncoder._frame_features`),
+    from which the core keeps each utterance's spectral statistics."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +222,9 @@ class SpeakerEmbedding:
     """Unit vectors of the utterance's first and second half (the mean of the first and
     of the last half of its windows; empty with one window): what :func:`identify`
     compares when the windows disagree (``mixed_check`` halves)."""
+    spectrum: FloatArray | None = None
+    """The voice's frame statistics (:func:`frame_statistics`: the count, mean and mean
+    square of the encoder's frame features; None when it has no frames view)."""
 
     @property
     def usable(self) -> bool:
@@ -230,6 +243,8 @@ class EnrolmentEmbedding:
 
     clean: SpeakerEmbedding
     conditions: Mapping[str, FloatArray]
+    spectra: Mapping[str, FloatArray] = field(default_factory=dict)
+    """Frame statistics of the clean utterance (``"clean"``) and of each condition."""
 
 
 @dataclass(frozen=True)
@@ -496,7 +511,9 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
              thresholds: Mapping[str, float] | None = None,
              conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
              household: HouseholdRules | None = None,
-             min_consistency: float | None = None) -> Identification:
+             min_consistency: float | None = None,
+             spectra: Mapping[str, SpectraByCondition] | None = None,
+             spectral_weight: float = 0.0) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
     Each person is scored by the cosine to the normalised mean of their vectors, or, when
@@ -509,8 +526,11 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     :func:`person_threshold`) and beats the next person by at least ``margin`` (one
     person enrolled: against 0). With ``min_consistency``, an embedding whose windows
     agree less than that and whose halves (``parts``) are not both closest to the best
-    person is ``MIXED_VOICES``. An unusable embedding is unknown with its own reason;
-    nobody enrolled is ``NO_ONE_ENROLLED``.
+    person is ``MIXED_VOICES``. With ``spectra`` (each person's frame statistics by
+    condition) and a ``spectral_weight``, a person whose spectral model explains the
+    voice worse than the household's loses that much score per nat
+    (:func:`spectral_scores`; only when everyone has statistics). An unusable embedding
+    is unknown with its own reason; nobody enrolled is ``NO_ONE_ENROLLED``.
     Raises :class:`InvalidInput` for vectors of another length or not finite."""
     if not embedding.usable or embedding.vector is None:
         return Identification(None, 0.0, 0.0, embedding.reason or SpeakerReason.SILENCE)
@@ -531,7 +551,7 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
                            for group in person_groups] for person, person_groups in groups.items()}
     centroids = {person: [_centroid(person, group, len(query)) for group in person_groups
                           if len(group)] for person, person_groups in groups.items()}
-    scores = _scores(query, centroids)
+    scores = _with_spectra(_scores(query, centroids), embedding, spectra, spectral_weight)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     best, score = ranked[0]
     lead = score - (ranked[1][1] if len(ranked) > 1 else 0.0)
@@ -547,6 +567,91 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     if lead < margin:
         return Identification(None, score, lead, SpeakerReason.AMBIGUOUS, scores)
     return Identification(best, score, lead, SpeakerReason.MATCHED, scores)
+
+
+SpectraByCondition = Mapping[str, Sequence[FloatArray]]
+"""One person's frame statistics (:func:`frame_statistics`), one per enrolment utterance,
+by condition: ``"clean"`` and the names of :func:`noise_condition`."""
+VARIANCE_FLOOR = 1e-3
+"""The smallest variance of a spectral model's feature (a feature that never varies in
+the enrolment would otherwise rule every score)."""
+
+
+def frame_statistics(frames: FloatArray) -> FloatArray | None:
+    """``[count, mean (d), mean square (d)]`` of ``frames`` (frames, d): what a diagonal
+    Gaussian of the frames and the mean log-likelihood of the frames under any diagonal
+    Gaussian are computed from. None without frames."""
+    rows = np.asarray(frames, dtype=np.float64)
+    if rows.ndim != 2 or not len(rows) or not np.isfinite(rows).all():
+        return None
+    out: FloatArray = np.concatenate([[len(rows)], rows.mean(axis=0),
+                                      np.square(rows).mean(axis=0)]).astype(np.float32)
+    return out
+
+
+def pooled_statistics(stats: Sequence[FloatArray]) -> FloatArray | None:
+    """The statistics of all the frames of ``stats`` together (None when empty or of
+    different lengths)."""
+    rows = [np.asarray(s, np.float64) for s in stats if s is not None]
+    if not rows or len({len(s) for s in rows}) != 1 or len(rows[0]) % 2 != 1:
+        return None
+    counts = np.asarray([s[0] for s in rows])
+    total = float(counts.sum())
+    if total <= 0:
+        return None
+    moments = np.sum([c * s[1:] for c, s in zip(counts, rows, strict=True)], axis=0) / total
+    out: FloatArray = np.concatenate([[total], moments]).astype(np.float32)
+    return out
+
+
+def _mean_log_likelihood(voice: FloatArray, model: FloatArray) -> float:
+    """The mean log-likelihood of ``voice``'s frames (their statistics) under the
+    diagonal Gaussian of ``model``'s frames."""
+    d = (len(model) - 1) // 2
+    mean = np.asarray(model[1:1 + d], np.float64)
+    var = np.maximum(np.asarray(model[1 + d:], np.float64) - mean ** 2, VARIANCE_FLOOR)
+    first, second = np.asarray(voice[1:1 + d], np.float64), np.asarray(voice[1 + d:], np.float64)
+    return float(-0.5 * np.sum(np.log(2 * np.pi * var)
+                               + (second - 2 * mean * first + mean ** 2) / var))
+
+
+def spectral_scores(spectrum: FloatArray,
+                    spectra: Mapping[str, SpectraByCondition]) -> dict[str, float]:
+    """Each person's mean frame log-likelihood ratio of the voice (``spectrum``): their
+    Gaussian against the household's (everyone's frames together), in the condition
+    (clean, a noise) whose household Gaussian explains the voice best. Empty when a
+    person has no statistics in any condition the others have, or lengths differ."""
+    names = set.intersection(*(set(by) for by in spectra.values())) if spectra else set()
+    models: dict[str, dict[str, FloatArray]] = {}
+    for name in sorted(names):
+        person_models = {p: pooled_statistics(by[name]) for p, by in spectra.items()}
+        household = pooled_statistics([s for by in spectra.values() for s in by[name]])
+        if household is None or len(household) != len(spectrum) or any(
+                m is None for m in person_models.values()):
+            continue
+        models[name] = {"": household, **{p: m for p, m in person_models.items()
+                                          if m is not None}}
+    if not models:
+        return {}
+    fits = {name: _mean_log_likelihood(spectrum, m[""]) for name, m in models.items()}
+    best = max(fits, key=lambda name: (fits[name], name))
+    return {p: _mean_log_likelihood(spectrum, m) - fits[best]
+            for p, m in models[best].items() if p}
+
+
+def _with_spectra(scores: dict[str, float], embedding: SpeakerEmbedding,
+                  spectra: Mapping[str, SpectraByCondition] | None,
+                  weight: float) -> dict[str, float]:
+    """``scores`` less ``weight`` times each person's spectral log-likelihood ratio when
+    it is negative (the voice fits the household better than them): the spectral view
+    only ever takes a person away, never adds one."""
+    if not weight or embedding.spectrum is None or not spectra:
+        return scores
+    ratios = spectral_scores(embedding.spectrum,
+                             {p: by for p, by in spectra.items() if p in scores})
+    if set(ratios) != set(scores):
+        return scores
+    return {p: score + weight * min(0.0, ratios[p]) for p, score in scores.items()}
 
 
 def _scores(query: FloatArray, centroids: Mapping[str, Sequence[FloatArray]]
@@ -612,6 +717,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         already dropped, at least ``min_voiced_s`` of voice); one row when the model has
         no windows."""
 
+    def _frame_features(self, audio: FloatArray) -> FloatArray | None:
+        """Optional frames view: features (frames, d) of the voiced frames of ``audio``
+        (as ``_embed_partials`` gets it), e.g. cepstra and their deltas, from which the
+        core keeps the utterance's statistics (:func:`frame_statistics`) for a spectral
+        model of each person beside the vector (``spectral_weight``). Called on the
+        same worker thread right after ``_embed_partials``. None (the default): no
+        frames view; set ``capabilities.frames`` when implemented."""
+        return None
+
     async def embed(self, audio: AudioClip) -> SpeakerEmbedding:
         """The voiceprint of one utterance, with its quality and, when it must not be
         used to identify, the reason. Raises :class:`InvalidInput` for empty or
@@ -632,11 +746,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
             return SpeakerEmbedding(None, found.quality, self.model_id, reason)
         voice = found.samples[:int(self.config.max_voiced_s * self.sample_rate)]
 
-        async def attempt() -> FloatArray:
-            return await self.run_blocking(lambda: self._embed_partials(voice),
-                                           Priority.INTERACTIVE)
+        def both() -> tuple[FloatArray, FloatArray | None]:
+            return self._embed_partials(voice), self._frame_features(voice)
 
-        partials = self._checked(await self._call("embed", attempt))
+        async def attempt() -> tuple[FloatArray, FloatArray | None]:
+            return await self.run_blocking(both, Priority.INTERACTIVE)
+
+        out, frames = await self._call("embed", attempt)
+        partials = self._checked(out)
+        spectrum = None if frames is None else frame_statistics(frames)
         vector = unit(partials.mean(axis=0))
         consistency = (float(np.min(partials @ partials.T)) if len(partials) > 1 else None)
         quality = VoiceQuality(found.quality.duration_s, found.quality.voiced_s,
@@ -650,7 +768,7 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                 and consistency < self.config.min_consistency
                 and (self.config.mixed_check == "windows" or not parts)):
             reason = SpeakerReason.MIXED_VOICES
-        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts)
+        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts, spectrum)
 
     async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
         """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
@@ -660,8 +778,11 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         vector (one whose noisy copy found no voice has none)."""
         clean = await self.embed(audio)
         conditions: dict[str, FloatArray] = {}
+        spectra: dict[str, FloatArray] = {}
         if not clean.usable:
             return EnrolmentEmbedding(clean, conditions)
+        if clean.spectrum is not None:
+            spectra["clean"] = clean.spectrum
         samples = np.asarray(audio.samples, dtype=np.float32)
         for number, colour in enumerate(self.config.enrol_noise_colours):
             for snr in self.config.enrol_noise_snr_db:
@@ -670,7 +791,9 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                 embedding = await self.embed(AudioClip(noisy, audio.sample_rate))
                 if embedding.vector is not None:
                     conditions[noise_condition(snr, colour)] = embedding.vector
-        return EnrolmentEmbedding(clean, conditions)
+                if embedding.spectrum is not None:
+                    spectra[noise_condition(snr, colour)] = embedding.spectrum
+        return EnrolmentEmbedding(clean, conditions, spectra)
 
     def _checked(self, out: FloatArray) -> FloatArray:
         partials = np.asarray(out, dtype=np.float32)
@@ -687,11 +810,13 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                  enrolled: Mapping[str, Sequence[FloatArray]],
                  self_scores: Mapping[str, Sequence[float]] | None = None,
                  conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
+                 spectra: Mapping[str, SpectraByCondition] | None = None,
                  ) -> Identification:
         """:func:`identify` with this encoder's threshold and margin, per-person
         thresholds from ``self_scores`` (each person's enrolment utterances scored
         against the others; see ``person_spread``) and each person's enrolment
-        ``conditions`` (their vectors in noise). An embedding of another encoder's
+        ``conditions`` (their vectors in noise) and ``spectra`` (their frame statistics
+        by condition, weighed by ``spectral_weight``). An embedding of another encoder's
         space is refused (:class:`InvalidInput`)."""
         if embedding.model_id != self.model_id:
             raise InvalidInput(f"speaker {self.name}: a voiceprint of {embedding.model_id} "
@@ -701,7 +826,8 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                        for person, scores in (self_scores or {}).items()}
                       if config.person_spread is not None else None)
         return identify(embedding, enrolled, config.threshold, config.margin, thresholds,
-                        conditions, self.household_rules, self.halves_below)
+                        conditions, self.household_rules, self.halves_below, spectra,
+                        config.spectral_weight)
 
     @property
     def halves_below(self) -> float | None:

@@ -102,7 +102,8 @@ class SpeakerIdentifier:
             ident = self.encoder.identify(
                 embedding, {p: v.vectors for p, v in enrolled.items()},
                 {p: v.self_scores for p, v in enrolled.items()},
-                {p: tuple(v.conditions.values()) for p, v in enrolled.items()})
+                {p: tuple(v.conditions.values()) for p, v in enrolled.items()},
+                {p: v.spectra for p, v in enrolled.items()})
         except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
             return _failed(household, exc)
         return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
@@ -115,6 +116,7 @@ class SpeakerIdentifier:
         stored when no clip is usable."""
         vectors: list[FloatArray] = []
         conditions: dict[str, list[FloatArray]] = {}
+        spectra: dict[str, list[FloatArray]] = {}
         refused = []
         for i, clip in enumerate(clips):
             enrolled = await self.encoder.embed_enrolment(clip)
@@ -123,12 +125,15 @@ class SpeakerIdentifier:
                 vectors.append(embedding.vector)
                 for name, vector in enrolled.conditions.items():
                     conditions.setdefault(name, []).append(vector)
+                for name, stats in enrolled.spectra.items():
+                    spectra.setdefault(name, []).append(stats)
             else:
                 refused.append((i, embedding.reason or SpeakerReason.SILENCE))
         if not vectors:
             return Enrolment(None, 0, tuple(refused))
         voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
-                                      source=source, replace=replace, conditions=conditions)
+                                      source=source, replace=replace, conditions=conditions,
+                                      spectra=spectra)
         return Enrolment(voiceprint, len(vectors), tuple(refused))
 
 

@@ -7,7 +7,10 @@ two encoders are not comparable), with the enrolment vectors themselves (unit ve
 per enrolment utterance), the same utterances' vectors with noise added (one group per
 condition, ``"noise 20 dB"``: what a voice heard in noise is compared with), when and
 how they were enrolled, and the scores the person's own enrolment utterances got against
-their voiceprint (what a per-person threshold is chosen from). No audio is kept.
+their voiceprint (what a per-person threshold is chosen from), and, for an encoder with
+a frames view, each utterance's frame statistics by condition (``"clean"`` and the noise
+conditions: counts, means and mean squares of spectral features, from which a spectral
+model of the person is made). No audio is kept.
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ class Voiceprint:
     conditions: Mapping[str, tuple[FloatArray, ...]] = field(default_factory=dict)
     """The enrolment utterances embedded again with noise added, by condition
     (``"noise 20 dB"``): a voice heard in noise is compared with these too."""
+    spectra: Mapping[str, tuple[FloatArray, ...]] = field(default_factory=dict)
+    """Each enrolment utterance's frame statistics, by condition (``"clean"`` and the
+    noise conditions; empty for an encoder without a frames view, or enrolled before)."""
 
     def to_json(self, *, vectors: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -63,6 +69,7 @@ class Voiceprint:
             data["vectors"] = _rounded(self.vectors)
             data["condition_vectors"] = {name: _rounded(rows)
                                          for name, rows in self.conditions.items()}
+            data["spectra"] = {name: _rounded(rows) for name, rows in self.spectra.items()}
         return data
 
     @classmethod
@@ -72,7 +79,21 @@ class Voiceprint:
                       for name, rows in (data.get("condition_vectors") or {}).items()}
         return cls(person, str(data["model_id"]), vectors,
                    datetime.fromisoformat(str(data["enrolled_at"])), str(data["source"]),
-                   tuple(float(s) for s in data.get("self_scores", ())), conditions)
+                   tuple(float(s) for s in data.get("self_scores", ())), conditions,
+                   _groups(data.get("spectra")))
+
+
+def _groups(data: Any) -> dict[str, tuple[FloatArray, ...]]:
+    return {str(name): tuple(np.asarray(v, dtype=np.float32) for v in rows)
+            for name, rows in (data or {}).items()}
+
+
+def _merged(before: Mapping[str, Sequence[FloatArray]],
+            added: Mapping[str, Sequence[FloatArray]]) -> dict[str, tuple[FloatArray, ...]]:
+    """Each group's rows, the ``added`` after the ``before`` (the newest MAX_VECTORS)."""
+    groups = {name: tuple((list(before.get(name, ())) + list(added.get(name, ())))
+                          [-MAX_VECTORS:]) for name in {*before, *added}}
+    return {name: rows for name, rows in groups.items() if rows}
 
 
 def _rounded(rows: Sequence[FloatArray]) -> list[list[float]]:
@@ -102,14 +123,17 @@ class VoiceprintStore:
 
     def enrol(self, person: str, model_id: str, vectors: Sequence[FloatArray], *,
               source: str, replace: bool = False,
-              conditions: Mapping[str, Sequence[FloatArray]] | None = None) -> Voiceprint:
+              conditions: Mapping[str, Sequence[FloatArray]] | None = None,
+              spectra: Mapping[str, Sequence[FloatArray]] | None = None) -> Voiceprint:
         """Add ``vectors`` (one per utterance) to ``person``'s voiceprint in ``model_id``
-        (``replace``: instead of what was enrolled), and ``conditions``' vectors (the
-        utterances in noise, by condition) to theirs. Returns the voiceprint as stored."""
+        (``replace``: instead of what was enrolled), ``conditions``' vectors (the
+        utterances in noise, by condition) to theirs, and ``spectra`` (frame statistics
+        by condition) to theirs. Returns the voiceprint as stored."""
         if not vectors:
             raise InvalidInput("enrolment needs at least one usable utterance")
         new = _checked_vectors(vectors)
         added = {name: _checked_vectors(rows) for name, rows in (conditions or {}).items()}
+        new_spectra = {name: _checked_vectors(rows) for name, rows in (spectra or {}).items()}
 
         def enrolled(stored: list[Voiceprint]) -> list[Voiceprint]:
             prints = {p.model_id: p for p in stored}
@@ -126,7 +150,9 @@ class VoiceprintStore:
                       for name in {*before, *added}}
             prints[model_id] = Voiceprint(person, model_id, tuple(joined), datetime.now(UTC),
                                           source, leave_one_out_scores(joined),
-                                          {k: v for k, v in groups.items() if v})
+                                          {k: v for k, v in groups.items() if v},
+                                          _merged({} if replace or old is None
+                                                  else old.spectra, new_spectra))
             return list(prints.values())
 
         return next(p for p in self._change(person, enrolled) if p.model_id == model_id)

@@ -101,3 +101,36 @@ def windows(wav: FloatArray, rate: float = 1.3, min_coverage: float = 0.75) -> F
     mel = mel_frames(wav)
     out: FloatArray = np.stack([mel[s:s + WINDOW_FRAMES] for s in starts])
     return out
+
+
+CEPSTRA = 20
+"""Cepstral coefficients of the frames view (c1..c20 of the 40 log-mel channels; c0, the
+level, is left out)."""
+VOICED_WITHIN_DB = 30.0
+"""Frames of the frames view: those within this many dB of the clip's loudest."""
+
+
+@functools.cache
+def _dct() -> FloatArray:
+    """The orthonormal DCT-II rows c1..c20 over the 40 log-mel channels."""
+    k = np.arange(1, CEPSTRA + 1)[:, None]
+    n = np.arange(N_MELS)[None, :]
+    out: FloatArray = (np.cos(np.pi * k * (2 * n + 1) / (2 * N_MELS))
+                       * np.sqrt(2.0 / N_MELS)).astype(np.float64)
+    return out
+
+
+def cepstral_frames(wav: FloatArray) -> FloatArray:
+    """Mel cepstra and their deltas (frames, 40) of the loud frames of 16 kHz ``wav``:
+    c1..c20 of the log mel power frames (the encoder's own front end), and each one's
+    slope over +-2 frames; frames more than :data:`VOICED_WITHIN_DB` under the loudest
+    are left out. A voice's timbre, which a diagonal Gaussian of these frames keeps
+    where the utterance vector may not."""
+    mel = mel_frames(wav).astype(np.float64)
+    cepstra = np.log(mel + 1e-10) @ _dct().T
+    padded = np.pad(cepstra, ((2, 2), (0, 0)), mode="edge")
+    deltas = (2 * (padded[4:] - padded[:-4]) + (padded[3:-1] - padded[1:-3])) / 10
+    energy = np.log(mel.sum(axis=1) + 1e-10)
+    loud = energy >= energy.max() - VOICED_WITHIN_DB * np.log(10) / 10
+    out: FloatArray = np.hstack([cepstra, deltas])[loud].astype(np.float32)
+    return out

@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         Identification,
         SpeakerEmbedding,
         SpeakerEncoder,
+        SpectraByCondition,
     )
 
 SAMPLE_RATE = 16000
@@ -114,6 +115,8 @@ HOUSEHOLD_GAPS = (0.02, 0.04, 0.06, 0.08, 0.10, 0.15)
 HOUSEHOLD_FLOORS = (0.80, 0.85, 0.87, 0.89)
 """Household thresholds tried on the dev split (``household_gap``, ``household_floor``:
 a voice far from the other enrolled voices accepted at a lower score)."""
+SPECTRAL_WEIGHTS = (0.0, 0.005, 0.01, 0.02, 0.04)
+"""Spectral weights tried on the dev split (``spectral_weight``; encoders with frames)."""
 BABBLE_VOICE = "openjtalk,half_tone=-5,speed=1.15"
 """The voice talking under the speaker in the babble variant: never one of the set's
 voices (so never enrolled), OpenJTalk's voice lower and faster."""
@@ -415,6 +418,8 @@ class Embedded:
     conditions: dict[str, list[list[FloatArray]]] = field(default_factory=dict)
     """Each voice's enrolment vectors in noise, one group per condition (the encoder's
     ``enrol_noise_snr_db``)."""
+    spectra: dict[str, dict[str, list[FloatArray]]] = field(default_factory=dict)
+    """Each voice's enrolment frame statistics by condition (encoders with frames)."""
 
 
 async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
@@ -445,6 +450,7 @@ async def embed_voice_set(encoder: SpeakerEncoder,
     for label, (enrol, tests) in clips.items():
         vectors: list[FloatArray] = []
         groups: dict[str, list[FloatArray]] = {}
+        spectra: dict[str, list[FloatArray]] = {}
         for clip in enrol:
             enrolled = await encoder.embed_enrolment(AudioClip(
                 at_peak_level(clip, BASE_PEAK_DBFS, rng), SAMPLE_RATE))
@@ -452,10 +458,13 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                 vectors.append(enrolled.clean.vector)
                 for name, vector in enrolled.conditions.items():
                     groups.setdefault(name, []).append(vector)
+                for name, stats in enrolled.spectra.items():
+                    spectra.setdefault(name, []).append(stats)
             else:
                 out.unusable_enrolment += 1
         out.enrolment[label] = vectors
         out.conditions[label] = list(groups.values())
+        out.spectra[label] = spectra
         for number, clip in enumerate(tests):
             utterance = cut_utterance(clip, rng)
             if number == 0:
@@ -504,12 +513,15 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
            spread: float | None = None,
            conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
            rules: HouseholdRules | None = None,
-           halves_below: float | None = None) -> list[Decision]:
+           halves_below: float | None = None,
+           spectra: Mapping[str, SpectraByCondition] | None = None,
+           spectral_weight: float = 0.0) -> list[Decision]:
     """Every trial identified among the ``enrolled`` voices (with per-person thresholds
     of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; each
     voice's enrolment ``conditions``, its vectors in noise; and the encoder's household
     ``rules``; ``halves_below``: the encoder's consistency under which an utterance's
-    halves must be closest to one voice, else mixed voices, never accepted)."""
+    halves must be closest to one voice, else mixed voices, never accepted; ``spectra``
+    weighed by ``spectral_weight``: the encoder's spectral view)."""
     from omoide.components.speaker import (
         HouseholdRules,
         SpeakerReason,
@@ -528,9 +540,10 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
     out = []
     for trial in trials:
         closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups,
-                           household=scoring, min_consistency=halves_below)
+                           household=scoring, min_consistency=halves_below,
+                           spectra=spectra, spectral_weight=spectral_weight)
         said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules,
-                        halves_below)
+                        halves_below, spectra, spectral_weight)
         mixed = closest.reason is SpeakerReason.MIXED_VOICES
         out.append(Decision(trial.voice, trial.variant, trial.voice in people,
                             max(closest.scores, key=lambda p: (closest.scores[p], p))
@@ -680,11 +693,13 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
                           threshold: float, margin: float,
                           spread: float | None = None,
                           rules: HouseholdRules | None = None,
-                          halves_below: float | None = None) -> dict[str, Any]:
+                          halves_below: float | None = None,
+                          spectral_weight: float = 0.0) -> dict[str, Any]:
     """The identification figures over every enrolment set (with the encoder's
-    household ``rules`` and its ``halves_below``: :func:`decide`)."""
+    household ``rules``, its ``halves_below`` and ``spectral_weight``: :func:`decide`)."""
     per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
-                      embedded.conditions, rules, halves_below) for people in sets]
+                      embedded.conditions, rules, halves_below, embedded.spectra,
+                      spectral_weight) for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
     worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
@@ -711,40 +726,57 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best": best_setting(sweep),
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
-            "chosen_on_dev": chosen_on_dev(embedded, sets, sweep, (threshold, margin, spread),
-                                           rules, halves_below),
+            "chosen_on_dev": chosen_on_dev(embedded, sets, (threshold, margin, spread),
+                                           rules, halves_below, spectral_weight),
             "eer": eer()}
 
 
-def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep,
+def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
                   configured: tuple[float, float, float | None] | None = None,
                   rules: HouseholdRules | None = None,
-                  halves_below: float | None = None) -> dict[str, Any] | None:
-    """A threshold, margin and per-person spread chosen on the dev split alone (its
-    best setting, all variants and clean alone), and what they give on the test
-    utterances: the honest figure, since nothing was tuned on them. With
-    ``configured`` (threshold, margin, spread), also what that setting gives on the
-    dev split. Scores are the encoder's household projection's (``rules``)."""
+                  halves_below: float | None = None,
+                  spectral_weight: float = 0.0) -> dict[str, Any] | None:
+    """A threshold, margin, per-person spread or household gap and floor, and (for an
+    encoder with frames) a spectral weight chosen on the dev split alone (its best
+    setting, all variants and clean alone), and what they give on the test utterances:
+    the honest figure, since nothing was tuned on them. With ``configured`` (threshold,
+    margin, spread), also what that setting gives on the dev split at the configured
+    ``spectral_weight``. Scores are the encoder's household projection's (``rules``)."""
     if not embedded.dev_trials:
         return None
-    dev = [d for people in sets
-           for d in decide(embedded.dev_trials, embedded.enrolment, people, -1.0, 0.0,
-                           conditions=embedded.conditions, rules=rules,
-                           halves_below=halves_below)]
-    out: dict[str, Any] = {"dev_utterances": len(dev)}
+    weights = sorted({spectral_weight, *(SPECTRAL_WEIGHTS if any(
+        embedded.spectra.values()) else ())})
+
+    def decided(trials: Sequence[Trial], weight: float) -> list[Decision]:
+        return [d for people in sets for d in decide(
+            trials, embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
+            rules=rules, halves_below=halves_below, spectra=embedded.spectra,
+            spectral_weight=weight)]
+
+    dev = {weight: decided(embedded.dev_trials, weight) for weight in weights}
+    out: dict[str, Any] = {"dev_utterances": len(dev[spectral_weight])}
     for name, variant in (("all", None), ("clean", "clean")):
-        dev_sweep = Sweep.of([d for d in dev if variant in (None, d.variant)])
-        chosen = best_setting(dev_sweep, spreads=SPREADS, households=[
-            (gap, lowest) for gap in HOUSEHOLD_GAPS for lowest in HOUSEHOLD_FLOORS])
-        on_test = test if variant is None else Sweep.of(
-            [d for people in sets for d in decide(
-                [t for t in embedded.trials if t.variant == variant],
-                embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
-                rules=rules, halves_below=halves_below)])
-        out[name] = {"dev": chosen, "test": on_test.rates(
+        tried = []
+        for weight in weights:
+            sweep = Sweep.of([d for d in dev[weight] if variant in (None, d.variant)])
+            tried.append({**best_setting(sweep, spreads=SPREADS, households=[
+                (gap, lowest) for gap in HOUSEHOLD_GAPS for lowest in HOUSEHOLD_FLOORS]),
+                "spectral_weight": weight})
+        chosen = max(tried, key=lambda r: (r["false_accepts"] <= TARGET_FALSE_ACCEPTS,
+                                           r["identified"] or 0.0,
+                                           -(r["false_accepts"] or 0.0),
+                                           -r["spectral_weight"]))
+        on_test = Sweep.of(decided([t for t in embedded.trials
+                                    if variant in (None, t.variant)],
+                                   chosen["spectral_weight"]))
+        configured_sweep = Sweep.of([d for d in dev[spectral_weight]
+                                     if variant in (None, d.variant)])
+        out[name] = {"dev": chosen, "tried": [
+                         {k: r[k] for k in ("spectral_weight", "identified", "false_accepts")}
+                         for r in tried], "test": on_test.rates(
                          chosen["threshold"], chosen["margin"], chosen["spread"],
                          chosen["household_gap"], chosen["household_floor"] or -1.0),
-                     "configured_on_dev": dev_sweep.rates(
+                     "configured_on_dev": configured_sweep.rates(
                          *configured, *((rules.gap, rules.floor) if rules else ()))
                      if configured else None}
     return out
@@ -753,13 +785,14 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]], test: Sweep
 async def bad_input_report(encoder: SpeakerEncoder, cases: Mapping[str, FloatArray],
                            people: Mapping[str, Sequence[FloatArray]],
                            conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None
-                           = None) -> list[dict[str, Any]]:
+                           = None, spectra: Mapping[str, SpectraByCondition] | None = None,
+                           ) -> list[dict[str, Any]]:
     """Each bad input's identification among ``people`` (with their enrolment
-    ``conditions``): it should be unknown."""
+    ``conditions`` and ``spectra``): it should be unknown."""
     rows = []
     for case, samples in cases.items():
         embedding = await encoder.embed(AudioClip(samples, SAMPLE_RATE))
-        said = encoder.identify(embedding, people, conditions=conditions)
+        said = encoder.identify(embedding, people, conditions=conditions, spectra=spectra)
         quality = embedding.quality
         rows.append({"case": case, "unknown": said.person is None, "person": said.person,
                      "reason": str(said.reason), "explanation": said.explanation,
@@ -843,7 +876,8 @@ async def _bench(args: argparse.Namespace) -> int:
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
             embedded.first_utterance[sets[0][0]], embedded.first_utterance[sets[0][1]], rng),
-            people, {person: embedded.conditions.get(person, []) for person in people})
+            people, {person: embedded.conditions.get(person, []) for person in people},
+            {person: embedded.spectra.get(person, {}) for person in people})
     finally:
         await encoder.stop()
     config = encoder.config
@@ -851,6 +885,7 @@ async def _bench(args: argparse.Namespace) -> int:
                           "threshold": config.threshold, "margin": config.margin,
                           "min_consistency": config.min_consistency,
                           "mixed_check": config.mixed_check,
+                          "spectral_weight": config.spectral_weight,
                           "person_spread": config.person_spread,
                           "household_projection": config.household_projection,
                           "household_gap": config.household_gap,
@@ -866,7 +901,7 @@ async def _bench(args: argparse.Namespace) -> int:
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
               **identification_report(embedded, sets, config.threshold, config.margin,
                                       config.person_spread, encoder.household_rules,
-                                      encoder.halves_below),
+                                      encoder.halves_below, config.spectral_weight),
               "embed_ms": {"utterances": len(embedded.wall_ms),
                            "wall": percentiles(embedded.wall_ms, digits=1),
                            "cpu": percentiles(embedded.cpu_ms, digits=1),
@@ -899,7 +934,8 @@ def _dev_lines(chosen: dict[str, Any] | None) -> list[str]:
             f"chosen on the dev split ({name} variants; {chosen['dev_utterances']} dev "
             f"decisions): threshold {dev['threshold']}, margin {dev['margin']}, per-person "
             f"spread {dev['spread']}, household gap {dev.get('household_gap')} floor "
-            f"{dev.get('household_floor')} (dev: {_pct(dev['identified'])} / "
+            f"{dev.get('household_floor')}, spectral weight {dev.get('spectral_weight')} "
+            f"(dev: {_pct(dev['identified'])} / "
             f"{_pct(dev['false_accepts'])}) -> on the test utterances: identification "
             f"{_pct(test['identified'])}, false accepts {_pct(test['false_accepts'])}")
     return lines
