@@ -58,3 +58,32 @@ async def test_the_home_asked_in_regional_speech_is_the_one_moved_to(engine_told
     got = await told.recall("me", "今住んどるとこ、どこやっけ", datetime.fromisoformat(
         "2026-11-27T21:00:00+09:00"))
     assert [r.memory.id for r in got.memories][:1] == ["moved"]
+
+
+# -- before a change, however far back ----------------------------------------------------
+JOBS = {
+    "konbini": ("2025-12-03", "あなたは土日に長町のコンビニでアルバイトをしている。"),
+    "bakery": ("2026-02-28", "あなたは3月から大学に入るまで、近所のパン屋でアルバイトを始めた。"),
+    "izakaya": ("2026-04-20", "あなたは吉祥寺の居酒屋でアルバイトを始めた。週3回働いている。"),
+    "tutor": ("2026-09-05", "あなたは9月末で居酒屋のバイトをやめて、10月から個別指導塾で講師の"
+                            "バイトをすることにした。"),
+    "dorm": ("2026-03-29", "あなたは今日、東京の三鷹にある大学の学生寮「武蔵野寮」に入った。"),
+    "flat": ("2026-10-03", "あなたは今日、高円寺のワンルームのアパートに引っ越した。"),
+}
+
+
+def test_part_time_jobs_and_a_dormitory_fill_the_job_and_the_home() -> None:
+    assert {k: slot_key(text) for k, (_, text) in JOBS.items()} == {
+        "konbini": ((), "job"), "bakery": ((), "job"), "izakaya": ((), "job"),
+        "tutor": ((), "job"), "dorm": ((), "residence"), "flat": ((), "residence")}
+
+
+async def test_asked_about_before_brings_the_whole_chain_the_nearest_first(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told(JOBS, profile={"enabled": False})
+    now = datetime.fromisoformat("2026-11-24T22:00:00+09:00")
+    got = [r.memory.id for r in (await told.recall("me", "前はどこでバイトしてたっけ", now)).memories]
+    assert got == ["izakaya", "bakery", "konbini"]
+    got = [r.memory.id for r in (await told.recall("me", "前住んでた寮の名前なんだっけ", now)).memories]
+    assert got[:1] == ["dorm"]
+    now_job = [r.memory.id for r in (await told.recall("me", "今どこでバイトしてるっけ", now)).memories]
+    assert now_job[:1] == ["tutor"]

@@ -14,10 +14,12 @@ from omoide.memory.recall.robust.query import PreparedQuery
 
 _BEFORE = re.compile(
     r"(?<!この)(?<!その)(?<!こないだ)(?:前|まえ)(?:は|って|まで|に(?:は|さ))|(?:^|[はがって、\s])前の|"
-    r"[るすくむぶつうぐぬ]前(?:の|は)|以前|昔|むかし|もともと|元々|当時|去年は|昨年は|最初は|初めは|はじめは|"
+    r"(?<!寝)[るすくむぶつうぐぬ]前(?:の|は|、|\s|(?=どこ|何|なに|いつ|誰))|"
+    r"^(?:前|まえ)に?(?=[一-龥])(?![回日半年月週後者])|"
+    r"以前|昔|むかし|もともと|元々|当時|去年は|昨年は|最初は|初めは|はじめは|"
     r"(?:てた|でた|だった|いた)(?:頃|ころ)")
-"""A question about how things were before (not この前 "the other day"; 引っ越す前の家
-is, 寝る前に is a time of day)."""
+"""A question about how things were before (not この前 "the other day"; 引っ越す前の家,
+上京する前、どこで… and 前住んでた… are, 寝る前に is a time of day, 前回 the last time)."""
 
 
 def asks_about_before(q: PreparedQuery) -> bool:
@@ -54,9 +56,10 @@ def current_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
 def earlier_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
                      fused: dict[str, float]) -> tuple[set[str], dict[str, float], dict[str, str]]:
     """Asked about before (「前はどこで働いてたんだっけ」): each candidate that replaced
-    other memories brings them in, ranked just above it (the answer is what it replaced:
-    the new job's memory shares the words, the old one is asked for), and which were
-    brought (old id -> the candidate that replaced it). Memories the extraction itself
+    other memories brings them in, and those they replaced in turn, ranked just above it,
+    the nearer in the chain the higher (the answer is what it replaced: the new job's
+    memory shares the words, the old one is asked for); and which were brought (old id
+    -> the candidate that replaced it). Memories the extraction itself
     marked as replaced (corrections among them) are not brought back."""
     if not asks_about_before(q):
         return candidates, fused, {}
@@ -67,9 +70,17 @@ def earlier_versions(index: UserIndex, q: PreparedQuery, candidates: set[str],
             by_newer.setdefault(validity.superseded_by, []).append(old)
     out, scores, brought = set(candidates), dict(fused), {}
     for c in sorted(candidates & by_newer.keys()):
-        for old in by_newer[c]:
-            if old not in out:
+        # the whole chain, the one just before first (「上京する前」 may mean two jobs back)
+        chain, depth, seen = list(by_newer[c]), 1, {c}
+        while chain:
+            older: list[str] = []
+            for old in chain:
+                if old in seen:
+                    continue
+                seen.add(old)
                 out.add(old)
-                scores[old] = scores[c] * (1.0 + 1e-6)
+                scores[old] = max(scores.get(old, 0.0), scores[c] * (1.0 + 1e-6 / depth))
                 brought[old] = c
+                older.extend(by_newer.get(old, ()))
+            chain, depth = older, depth + 1
     return out, scores, brought
