@@ -149,6 +149,16 @@ class SpeakerConfig(ComponentConfig):
                     "utterances' frame features) explains the voice worse than the "
                     "household's (every enrolled member's frames together) loses this "
                     "much cosine per nat of mean frame log-likelihood ratio. 0: off.")
+    pitch_weight: float = Field(
+        0.0, ge=0, le=1,
+        description="Weight of the pitch check in the score: a member whose enrolment "
+                    "utterances' median pitch is further than `pitch_tolerance_st` "
+                    "semitones from the voice's loses this much cosine per semitone "
+                    "beyond it. 0: off.")
+    pitch_tolerance_st: float = Field(
+        2.0, ge=0, le=24,
+        description="Semitones between the voice's median pitch and a member's (the median "
+                    "of their enrolment utterances') before `pitch_weight` applies.")
     min_voiced_s: float = Field(1.0, ge=0, le=30, description="Less voiced audio than this "
                                                               "is too short to identify.")
     max_clipped_fraction: float = Field(
@@ -222,6 +232,9 @@ class SpeakerEmbedding:
     """Unit vectors of the utterance's first and second half (the mean of the first and
     of the last half of its windows; empty with one window): what :func:`identify`
     compares when the windows disagree (``mixed_check`` halves)."""
+    pitch_hz: float | None = None
+    """The median pitch of the voice's voiced frames (:func:`median_pitch`; None when too
+    few frames are voiced)."""
     spectrum: FloatArray | None = None
     """The voice's frame statistics (:func:`frame_statistics`: the count, mean and mean
     square of the encoder's frame features; None when it has no frames view)."""
@@ -513,7 +526,9 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
              household: HouseholdRules | None = None,
              min_consistency: float | None = None,
              spectra: Mapping[str, SpectraByCondition] | None = None,
-             spectral_weight: float = 0.0) -> Identification:
+             spectral_weight: float = 0.0,
+             pitches: Mapping[str, Sequence[float]] | None = None,
+             pitch: tuple[float, float] = (0.0, 0.0)) -> Identification:
     """Whose voice is ``embedding``, among ``enrolled`` (person -> their enrolment vectors)?
 
     Each person is scored by the cosine to the normalised mean of their vectors, or, when
@@ -529,7 +544,10 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     person is ``MIXED_VOICES``. With ``spectra`` (each person's frame statistics by
     condition) and a ``spectral_weight``, a person whose spectral model explains the
     voice worse than the household's loses that much score per nat
-    (:func:`spectral_scores`; only when everyone has statistics). An unusable embedding
+    (:func:`spectral_scores`; only when everyone has statistics); with ``pitches``
+    (each person's enrolment utterances' median pitches) and ``pitch`` (weight, tolerance
+    in semitones), a person whose pitch is further than the tolerance from the voice's
+    loses weight per semitone beyond it. An unusable embedding
     is unknown with its own reason; nobody enrolled is ``NO_ONE_ENROLLED``.
     Raises :class:`InvalidInput` for vectors of another length or not finite."""
     if not embedding.usable or embedding.vector is None:
@@ -551,7 +569,8 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
                            for group in person_groups] for person, person_groups in groups.items()}
     centroids = {person: [_centroid(person, group, len(query)) for group in person_groups
                           if len(group)] for person, person_groups in groups.items()}
-    scores = _with_spectra(_scores(query, centroids), embedding, spectra, spectral_weight)
+    scores = _with_pitch(_with_spectra(_scores(query, centroids), embedding, spectra,
+                                       spectral_weight), embedding, pitches, *pitch)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     best, score = ranked[0]
     lead = score - (ranked[1][1] if len(ranked) > 1 else 0.0)
@@ -567,6 +586,52 @@ def identify(embedding: SpeakerEmbedding, enrolled: Mapping[str, Sequence[FloatA
     if lead < margin:
         return Identification(None, score, lead, SpeakerReason.AMBIGUOUS, scores)
     return Identification(best, score, lead, SpeakerReason.MATCHED, scores)
+
+
+PITCH_FRAME = 640
+"""Frames of the pitch tracker: 40 ms at 16 kHz (two periods of a 50 Hz voice), every 10 ms."""
+PITCH_RANGE_HZ = (70.0, 400.0)
+"""Pitches the tracker looks for (a low man's voice to a child's)."""
+PITCH_MIN_FRAMES = 10
+"""Voiced frames below which an utterance has no pitch (None)."""
+
+
+def median_pitch(samples: FloatArray, rate: int) -> float | None:
+    """The median pitch (Hz) of the voiced frames of ``samples``: frames within 25 dB of
+    the loudest whose normalised autocorrelation peaks above 0.5 at a lag in
+    :data:`PITCH_RANGE_HZ`; None with fewer than :data:`PITCH_MIN_FRAMES` of them."""
+    audio = np.asarray(samples, dtype=np.float64)
+    if len(audio) < PITCH_FRAME or rate <= 0:
+        return None
+    frames = np.lib.stride_tricks.sliding_window_view(audio, PITCH_FRAME)[::rate // 100]
+    frames = frames - frames.mean(axis=1, keepdims=True)
+    energy = np.einsum("ij,ij->i", frames, frames)
+    frames = frames[energy >= energy.max() * 10 ** -2.5]
+    spectrum = np.fft.rfft(frames, 2 * PITCH_FRAME, axis=1)
+    correlation = np.fft.irfft(spectrum.real ** 2 + spectrum.imag ** 2, axis=1)
+    correlation = correlation[:, :PITCH_FRAME] / np.maximum(correlation[:, :1], 1e-12)
+    low, high = int(rate / PITCH_RANGE_HZ[1]), int(rate / PITCH_RANGE_HZ[0])
+    lags = low + np.argmax(correlation[:, low:high], axis=1)
+    voiced = correlation[np.arange(len(lags)), lags] > 0.5
+    if int(voiced.sum()) < PITCH_MIN_FRAMES:
+        return None
+    return float(np.median(rate / lags[voiced]))
+
+
+def _with_pitch(scores: dict[str, float], embedding: SpeakerEmbedding,
+                pitches: Mapping[str, Sequence[float]] | None, weight: float,
+                tolerance: float) -> dict[str, float]:
+    """``scores`` less ``weight`` per semitone that each person's median enrolment pitch
+    is from the voice's beyond ``tolerance`` (unchanged for a person without pitches, or
+    a voice without one)."""
+    if not weight or embedding.pitch_hz is None or not pitches:
+        return scores
+    out = dict(scores)
+    for person, own in pitches.items():
+        if person in out and len(own):
+            apart = abs(12 * np.log2(embedding.pitch_hz / float(np.median(own))))
+            out[person] -= weight * max(0.0, float(apart) - tolerance)
+    return out
 
 
 SpectraByCondition = Mapping[str, Sequence[FloatArray]]
@@ -746,13 +811,14 @@ class SpeakerEncoder(Component[SpeakerConfig]):
             return SpeakerEmbedding(None, found.quality, self.model_id, reason)
         voice = found.samples[:int(self.config.max_voiced_s * self.sample_rate)]
 
-        def both() -> tuple[FloatArray, FloatArray | None]:
-            return self._embed_partials(voice), self._frame_features(voice)
+        def views() -> tuple[FloatArray, FloatArray | None, float | None]:
+            return (self._embed_partials(voice), self._frame_features(voice),
+                    median_pitch(voice, self.sample_rate))
 
-        async def attempt() -> tuple[FloatArray, FloatArray | None]:
-            return await self.run_blocking(both, Priority.INTERACTIVE)
+        async def attempt() -> tuple[FloatArray, FloatArray | None, float | None]:
+            return await self.run_blocking(views, Priority.INTERACTIVE)
 
-        out, frames = await self._call("embed", attempt)
+        out, frames, pitch = await self._call("embed", attempt)
         partials = self._checked(out)
         spectrum = None if frames is None else frame_statistics(frames)
         vector = unit(partials.mean(axis=0))
@@ -768,7 +834,7 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                 and consistency < self.config.min_consistency
                 and (self.config.mixed_check == "windows" or not parts)):
             reason = SpeakerReason.MIXED_VOICES
-        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts, spectrum)
+        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts, pitch, spectrum)
 
     async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
         """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
@@ -811,13 +877,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                  self_scores: Mapping[str, Sequence[float]] | None = None,
                  conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None = None,
                  spectra: Mapping[str, SpectraByCondition] | None = None,
+                 pitches: Mapping[str, Sequence[float]] | None = None,
                  ) -> Identification:
         """:func:`identify` with this encoder's threshold and margin, per-person
         thresholds from ``self_scores`` (each person's enrolment utterances scored
         against the others; see ``person_spread``) and each person's enrolment
         ``conditions`` (their vectors in noise) and ``spectra`` (their frame statistics
-        by condition, weighed by ``spectral_weight``). An embedding of another encoder's
-        space is refused (:class:`InvalidInput`)."""
+        by condition, weighed by ``spectral_weight``) and ``pitches`` (their enrolment
+        utterances' median pitches: ``pitch_weight``, ``pitch_tolerance_st``). An
+        embedding of another encoder's space is refused (:class:`InvalidInput`)."""
         if embedding.model_id != self.model_id:
             raise InvalidInput(f"speaker {self.name}: a voiceprint of {embedding.model_id} "
                                f"cannot be compared in {self.model_id}")
@@ -827,7 +895,8 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                       if config.person_spread is not None else None)
         return identify(embedding, enrolled, config.threshold, config.margin, thresholds,
                         conditions, self.household_rules, self.halves_below, spectra,
-                        config.spectral_weight)
+                        config.spectral_weight, pitches,
+                        (config.pitch_weight, config.pitch_tolerance_st))
 
     @property
     def halves_below(self) -> float | None:

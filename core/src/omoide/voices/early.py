@@ -40,6 +40,7 @@ from omoide.components.speaker import (
     SpeakerReason,
     VoiceQuality,
     find_voice,
+    pooled_statistics,
     unit,
 )
 from omoide.types import AudioClip, FloatArray
@@ -275,4 +276,9 @@ def combine(parts: Sequence[tuple[SpeakerEmbedding, float]],
         reason = SpeakerReason.MIXED_VOICES
     # halves: the first and the last part, judged against the members at identification
     halves = (vectors[0], vectors[-1]) if len(vectors) > 1 else ()
-    return SpeakerEmbedding(vector, quality, parts[0][0].model_id, reason, halves)
+    pitches = [e.pitch_hz for e, _ in parts if e.pitch_hz is not None]
+    spectra = [e.spectrum for e, _ in parts if e.spectrum is not None]
+    return SpeakerEmbedding(vector, quality, parts[0][0].model_id, reason, halves,
+                            float(np.median(pitches)) if pitches else None,
+                            pooled_statistics(spectra) if len(spectra) == len(parts)
+                            else None)

@@ -103,7 +103,8 @@ class SpeakerIdentifier:
                 embedding, {p: v.vectors for p, v in enrolled.items()},
                 {p: v.self_scores for p, v in enrolled.items()},
                 {p: tuple(v.conditions.values()) for p, v in enrolled.items()},
-                {p: v.spectra for p, v in enrolled.items()})
+                {p: v.spectra for p, v in enrolled.items()},
+                {p: v.pitches for p, v in enrolled.items()})
         except Exception as exc:  # noqa: BLE001 - an unknown voice, never a failed turn
             return _failed(household, exc)
         return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
@@ -117,6 +118,7 @@ class SpeakerIdentifier:
         vectors: list[FloatArray] = []
         conditions: dict[str, list[FloatArray]] = {}
         spectra: dict[str, list[FloatArray]] = {}
+        pitches: list[float] = []
         refused = []
         for i, clip in enumerate(clips):
             enrolled = await self.encoder.embed_enrolment(clip)
@@ -127,13 +129,15 @@ class SpeakerIdentifier:
                     conditions.setdefault(name, []).append(vector)
                 for name, stats in enrolled.spectra.items():
                     spectra.setdefault(name, []).append(stats)
+                if embedding.pitch_hz is not None:
+                    pitches.append(embedding.pitch_hz)
             else:
                 refused.append((i, embedding.reason or SpeakerReason.SILENCE))
         if not vectors:
             return Enrolment(None, 0, tuple(refused))
         voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
                                       source=source, replace=replace, conditions=conditions,
-                                      spectra=spectra)
+                                      spectra=spectra, pitches=pitches)
         return Enrolment(voiceprint, len(vectors), tuple(refused))
 
 

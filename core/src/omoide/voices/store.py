@@ -56,6 +56,8 @@ class Voiceprint:
     """The enrolment utterances embedded again with noise added, by condition
     (``"noise 20 dB"``): a voice heard in noise is compared with these too."""
     spectra: Mapping[str, tuple[FloatArray, ...]] = field(default_factory=dict)
+    pitches: tuple[float, ...] = ()
+    """The median pitch (Hz) of each enrolment utterance that had one."""
     """Each enrolment utterance's frame statistics, by condition (``"clean"`` and the
     noise conditions; empty for an encoder without a frames view, or enrolled before)."""
 
@@ -70,6 +72,7 @@ class Voiceprint:
             data["condition_vectors"] = {name: _rounded(rows)
                                          for name, rows in self.conditions.items()}
             data["spectra"] = {name: _rounded(rows) for name, rows in self.spectra.items()}
+            data["pitches"] = [round(p, 2) for p in self.pitches]
         return data
 
     @classmethod
@@ -80,7 +83,8 @@ class Voiceprint:
         return cls(person, str(data["model_id"]), vectors,
                    datetime.fromisoformat(str(data["enrolled_at"])), str(data["source"]),
                    tuple(float(s) for s in data.get("self_scores", ())), conditions,
-                   _groups(data.get("spectra")))
+                   _groups(data.get("spectra")),
+                   tuple(float(p) for p in data.get("pitches") or ()))
 
 
 def _groups(data: Any) -> dict[str, tuple[FloatArray, ...]]:
@@ -124,11 +128,13 @@ class VoiceprintStore:
     def enrol(self, person: str, model_id: str, vectors: Sequence[FloatArray], *,
               source: str, replace: bool = False,
               conditions: Mapping[str, Sequence[FloatArray]] | None = None,
-              spectra: Mapping[str, Sequence[FloatArray]] | None = None) -> Voiceprint:
+              spectra: Mapping[str, Sequence[FloatArray]] | None = None,
+              pitches: Sequence[float] = ()) -> Voiceprint:
         """Add ``vectors`` (one per utterance) to ``person``'s voiceprint in ``model_id``
         (``replace``: instead of what was enrolled), ``conditions``' vectors (the
-        utterances in noise, by condition) to theirs, and ``spectra`` (frame statistics
-        by condition) to theirs. Returns the voiceprint as stored."""
+        utterances in noise, by condition) to theirs, ``spectra`` (frame statistics
+        by condition) and ``pitches`` (each utterance's median pitch) to theirs. Returns
+        the voiceprint as stored."""
         if not vectors:
             raise InvalidInput("enrolment needs at least one usable utterance")
         new = _checked_vectors(vectors)
@@ -152,7 +158,10 @@ class VoiceprintStore:
                                           source, leave_one_out_scores(joined),
                                           {k: v for k, v in groups.items() if v},
                                           _merged({} if replace or old is None
-                                                  else old.spectra, new_spectra))
+                                                  else old.spectra, new_spectra),
+                                          tuple(([] if replace or old is None
+                                                 else list(old.pitches))
+                                                + [float(p) for p in pitches])[-MAX_VECTORS:])
             return list(prints.values())
 
         return next(p for p in self._change(person, enrolled) if p.model_id == model_id)

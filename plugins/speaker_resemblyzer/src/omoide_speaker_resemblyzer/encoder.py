@@ -84,6 +84,12 @@ class ResemblyzerConfig(SpeakerConfig):
                     "with more false accepts (1.6 % against 1.1 %), so it is off; on the "
                     "test split 0.01 lowered false accepts from 2.3 to 1.0 % at the same "
                     "identification (read, not chosen on).")
+    pitch_weight: float = Field(
+        0.0, ge=0, le=1,
+        description="Weight of the pitch check (the core's pitch_weight). On the dev split "
+                    "of omoide bench speaker 0.005-0.02 beyond 1-3 semitones identified "
+                    "fewer (75.6-82.2 % against 82.3 %) at no fewer false accepts, so it "
+                    "is off.")
     max_clipped_fraction: float = Field(
         0.05, ge=0, le=1, description="Largest share of voiced samples at full scale before "
                                       "the clip counts as clipped (unknown). A few clipped "

@@ -117,6 +117,10 @@ HOUSEHOLD_FLOORS = (0.80, 0.85, 0.87, 0.89)
 a voice far from the other enrolled voices accepted at a lower score)."""
 SPECTRAL_WEIGHTS = (0.0, 0.005, 0.01, 0.02, 0.04)
 """Spectral weights tried on the dev split (``spectral_weight``; encoders with frames)."""
+PITCH_CHECKS = ((0.0, 2.0), (0.005, 2.0), (0.01, 2.0), (0.02, 2.0), (0.01, 1.0),
+                (0.01, 3.0))
+"""Pitch checks tried on the dev split (``pitch_weight``, ``pitch_tolerance_st``), each
+with the configured spectral weight."""
 BABBLE_VOICE = "openjtalk,half_tone=-5,speed=1.15"
 """The voice talking under the speaker in the babble variant: never one of the set's
 voices (so never enrolled), OpenJTalk's voice lower and faster."""
@@ -420,6 +424,8 @@ class Embedded:
     ``enrol_noise_snr_db``)."""
     spectra: dict[str, dict[str, list[FloatArray]]] = field(default_factory=dict)
     """Each voice's enrolment frame statistics by condition (encoders with frames)."""
+    pitches: dict[str, list[float]] = field(default_factory=dict)
+    """Each voice's enrolment utterances' median pitches."""
 
 
 async def timed_embed(encoder: SpeakerEncoder, samples: FloatArray,
@@ -460,6 +466,8 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                     groups.setdefault(name, []).append(vector)
                 for name, stats in enrolled.spectra.items():
                     spectra.setdefault(name, []).append(stats)
+                if enrolled.clean.pitch_hz is not None:
+                    out.pitches.setdefault(label, []).append(enrolled.clean.pitch_hz)
             else:
                 out.unusable_enrolment += 1
         out.enrolment[label] = vectors
@@ -515,13 +523,16 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
            rules: HouseholdRules | None = None,
            halves_below: float | None = None,
            spectra: Mapping[str, SpectraByCondition] | None = None,
-           spectral_weight: float = 0.0) -> list[Decision]:
+           spectral_weight: float = 0.0,
+           pitches: Mapping[str, Sequence[float]] | None = None,
+           pitch: tuple[float, float] = (0.0, 0.0)) -> list[Decision]:
     """Every trial identified among the ``enrolled`` voices (with per-person thresholds
     of ``spread``, as the encoder's ``person_spread`` does; None: one threshold; each
     voice's enrolment ``conditions``, its vectors in noise; and the encoder's household
     ``rules``; ``halves_below``: the encoder's consistency under which an utterance's
     halves must be closest to one voice, else mixed voices, never accepted; ``spectra``
-    weighed by ``spectral_weight``: the encoder's spectral view)."""
+    weighed by ``spectral_weight``: the encoder's spectral view; ``pitches`` with
+    ``pitch``'s weight and tolerance: its pitch check)."""
     from omoide.components.speaker import (
         HouseholdRules,
         SpeakerReason,
@@ -541,9 +552,10 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
     for trial in trials:
         closest = identify(trial.embedding, people, -1.0, 0.0, conditions=groups,
                            household=scoring, min_consistency=halves_below,
-                           spectra=spectra, spectral_weight=spectral_weight)
+                           spectra=spectra, spectral_weight=spectral_weight,
+                           pitches=pitches, pitch=pitch)
         said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules,
-                        halves_below, spectra, spectral_weight)
+                        halves_below, spectra, spectral_weight, pitches, pitch)
         mixed = closest.reason is SpeakerReason.MIXED_VOICES
         out.append(Decision(trial.voice, trial.variant, trial.voice in people,
                             max(closest.scores, key=lambda p: (closest.scores[p], p))
@@ -694,12 +706,14 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
                           spread: float | None = None,
                           rules: HouseholdRules | None = None,
                           halves_below: float | None = None,
-                          spectral_weight: float = 0.0) -> dict[str, Any]:
+                          spectral_weight: float = 0.0,
+                          pitch: tuple[float, float] = (0.0, 0.0)) -> dict[str, Any]:
     """The identification figures over every enrolment set (with the encoder's
-    household ``rules``, its ``halves_below`` and ``spectral_weight``: :func:`decide`)."""
+    household ``rules``, its ``halves_below``, ``spectral_weight`` and ``pitch`` weight
+    and tolerance: :func:`decide`)."""
     per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
                       embedded.conditions, rules, halves_below, embedded.spectra,
-                      spectral_weight) for people in sets]
+                      spectral_weight, embedded.pitches, pitch) for people in sets]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
     worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
@@ -727,7 +741,7 @@ def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
             "chosen_on_dev": chosen_on_dev(embedded, sets, (threshold, margin, spread),
-                                           rules, halves_below, spectral_weight),
+                                           rules, halves_below, (spectral_weight, *pitch)),
             "eer": eer()}
 
 
@@ -735,44 +749,50 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
                   configured: tuple[float, float, float | None] | None = None,
                   rules: HouseholdRules | None = None,
                   halves_below: float | None = None,
-                  spectral_weight: float = 0.0) -> dict[str, Any] | None:
-    """A threshold, margin, per-person spread or household gap and floor, and (for an
-    encoder with frames) a spectral weight chosen on the dev split alone (its best
-    setting, all variants and clean alone), and what they give on the test utterances:
-    the honest figure, since nothing was tuned on them. With ``configured`` (threshold,
-    margin, spread), also what that setting gives on the dev split at the configured
-    ``spectral_weight``. Scores are the encoder's household projection's (``rules``)."""
+                  views: tuple[float, float, float] = (0.0, 0.0, 2.0)) -> dict[str, Any] | None:
+    """A threshold, margin, per-person spread or household gap and floor, and the
+    weights of the other views (``views``: spectral weight, pitch weight and tolerance;
+    :data:`SPECTRAL_WEIGHTS` at the configured pitch check, :data:`PITCH_CHECKS` at the
+    configured spectral weight) chosen on the dev split alone (its best setting, all
+    variants and clean alone), and what they give on the test utterances: the honest
+    figure, since nothing was tuned on them. With ``configured`` (threshold, margin,
+    spread), also what that setting gives on the dev split at the configured ``views``.
+    Scores are the encoder's household projection's (``rules``)."""
     if not embedded.dev_trials:
         return None
-    weights = sorted({spectral_weight, *(SPECTRAL_WEIGHTS if any(
-        embedded.spectra.values()) else ())})
+    spectral = SPECTRAL_WEIGHTS if any(embedded.spectra.values()) else (views[0],)
+    tried_views = list(dict.fromkeys([views, *((w, *views[1:]) for w in spectral),
+                                      *((views[0], *check) for check in PITCH_CHECKS)]))
 
-    def decided(trials: Sequence[Trial], weight: float) -> list[Decision]:
+    def decided(trials: Sequence[Trial], view: tuple[float, float, float]) -> list[Decision]:
         return [d for people in sets for d in decide(
             trials, embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
             rules=rules, halves_below=halves_below, spectra=embedded.spectra,
-            spectral_weight=weight)]
+            spectral_weight=view[0], pitches=embedded.pitches, pitch=(view[1], view[2]))]
 
-    dev = {weight: decided(embedded.dev_trials, weight) for weight in weights}
-    out: dict[str, Any] = {"dev_utterances": len(dev[spectral_weight])}
+    dev = {view: decided(embedded.dev_trials, view) for view in tried_views}
+    out: dict[str, Any] = {"dev_utterances": len(dev[views])}
     for name, variant in (("all", None), ("clean", "clean")):
         tried = []
-        for weight in weights:
-            sweep = Sweep.of([d for d in dev[weight] if variant in (None, d.variant)])
+        for view in tried_views:
+            sweep = Sweep.of([d for d in dev[view] if variant in (None, d.variant)])
             tried.append({**best_setting(sweep, spreads=SPREADS, households=[
                 (gap, lowest) for gap in HOUSEHOLD_GAPS for lowest in HOUSEHOLD_FLOORS]),
-                "spectral_weight": weight})
+                "spectral_weight": view[0], "pitch_weight": view[1],
+                "pitch_tolerance_st": view[2]})
         chosen = max(tried, key=lambda r: (r["false_accepts"] <= TARGET_FALSE_ACCEPTS,
                                            r["identified"] or 0.0,
                                            -(r["false_accepts"] or 0.0),
-                                           -r["spectral_weight"]))
+                                           -r["spectral_weight"], -r["pitch_weight"]))
         on_test = Sweep.of(decided([t for t in embedded.trials
                                     if variant in (None, t.variant)],
-                                   chosen["spectral_weight"]))
-        configured_sweep = Sweep.of([d for d in dev[spectral_weight]
-                                     if variant in (None, d.variant)])
+                                   (chosen["spectral_weight"], chosen["pitch_weight"],
+                                    chosen["pitch_tolerance_st"])))
+        configured_sweep = Sweep.of([d for d in dev[views] if variant in (None, d.variant)])
         out[name] = {"dev": chosen, "tried": [
-                         {k: r[k] for k in ("spectral_weight", "identified", "false_accepts")}
+                         {k: r[k] for k in ("spectral_weight", "pitch_weight",
+                                            "pitch_tolerance_st", "identified",
+                                            "false_accepts")}
                          for r in tried], "test": on_test.rates(
                          chosen["threshold"], chosen["margin"], chosen["spread"],
                          chosen["household_gap"], chosen["household_floor"] or -1.0),
@@ -786,13 +806,15 @@ async def bad_input_report(encoder: SpeakerEncoder, cases: Mapping[str, FloatArr
                            people: Mapping[str, Sequence[FloatArray]],
                            conditions: Mapping[str, Sequence[Sequence[FloatArray]]] | None
                            = None, spectra: Mapping[str, SpectraByCondition] | None = None,
+                           pitches: Mapping[str, Sequence[float]] | None = None,
                            ) -> list[dict[str, Any]]:
     """Each bad input's identification among ``people`` (with their enrolment
     ``conditions`` and ``spectra``): it should be unknown."""
     rows = []
     for case, samples in cases.items():
         embedding = await encoder.embed(AudioClip(samples, SAMPLE_RATE))
-        said = encoder.identify(embedding, people, conditions=conditions, spectra=spectra)
+        said = encoder.identify(embedding, people, conditions=conditions, spectra=spectra,
+                                pitches=pitches)
         quality = embedding.quality
         rows.append({"case": case, "unknown": said.person is None, "person": said.person,
                      "reason": str(said.reason), "explanation": said.explanation,
@@ -877,7 +899,8 @@ async def _bench(args: argparse.Namespace) -> int:
         bad = await bad_input_report(encoder, bad_inputs(
             embedded.first_utterance[sets[0][0]], embedded.first_utterance[sets[0][1]], rng),
             people, {person: embedded.conditions.get(person, []) for person in people},
-            {person: embedded.spectra.get(person, {}) for person in people})
+            {person: embedded.spectra.get(person, {}) for person in people},
+            {person: embedded.pitches.get(person, []) for person in people})
     finally:
         await encoder.stop()
     config = encoder.config
@@ -886,6 +909,8 @@ async def _bench(args: argparse.Namespace) -> int:
                           "min_consistency": config.min_consistency,
                           "mixed_check": config.mixed_check,
                           "spectral_weight": config.spectral_weight,
+                          "pitch_weight": config.pitch_weight,
+                          "pitch_tolerance_st": config.pitch_tolerance_st,
                           "person_spread": config.person_spread,
                           "household_projection": config.household_projection,
                           "household_gap": config.household_gap,
@@ -901,7 +926,8 @@ async def _bench(args: argparse.Namespace) -> int:
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
               **identification_report(embedded, sets, config.threshold, config.margin,
                                       config.person_spread, encoder.household_rules,
-                                      encoder.halves_below, config.spectral_weight),
+                                      encoder.halves_below, config.spectral_weight,
+                                      (config.pitch_weight, config.pitch_tolerance_st)),
               "embed_ms": {"utterances": len(embedded.wall_ms),
                            "wall": percentiles(embedded.wall_ms, digits=1),
                            "cpu": percentiles(embedded.cpu_ms, digits=1),
@@ -934,7 +960,8 @@ def _dev_lines(chosen: dict[str, Any] | None) -> list[str]:
             f"chosen on the dev split ({name} variants; {chosen['dev_utterances']} dev "
             f"decisions): threshold {dev['threshold']}, margin {dev['margin']}, per-person "
             f"spread {dev['spread']}, household gap {dev.get('household_gap')} floor "
-            f"{dev.get('household_floor')}, spectral weight {dev.get('spectral_weight')} "
+            f"{dev.get('household_floor')}, spectral weight {dev.get('spectral_weight')}, "
+            f"pitch weight {dev.get('pitch_weight')} beyond {dev.get('pitch_tolerance_st')} st "
             f"(dev: {_pct(dev['identified'])} / "
             f"{_pct(dev['false_accepts'])}) -> on the test utterances: identification "
             f"{_pct(test['identified'])}, false accepts {_pct(test['false_accepts'])}")
