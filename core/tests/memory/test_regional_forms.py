@@ -41,6 +41,18 @@ def test_starting_a_job_or_deciding_to_move_to_one_fills_the_job() -> None:
     assert slot_key("あなたは今日から香椎の病院の検査科で働き始めた。") == ((), "job")
     assert slot_key("あなたは市役所で働き始め、毎日忙しい。") == ((), "job")
     assert slot_key("あなたは4月から香椎の病院に転職することにした。") == ((), "job")
+    assert slot_key("あなたは昔、中学校で社会の先生をしていた。") == ((), "job")   # held once
+
+
+def test_how_a_thing_of_theirs_stands_now_is_personal_but_the_time_now_is_not() -> None:
+    now = datetime(2026, 11, 27, 21)
+    assert "still" in prepare("読み聞かせ、今は何曜？", now).intent.markers
+    assert not prepare("今は何時？", now).intent.personal
+
+
+def test_the_end_of_a_month_is_its_last_days() -> None:
+    [span] = prepare("3月の終わりって何しとったっけ", datetime(2026, 11, 27, 21)).spans
+    assert (span.start.isoformat(), span.days) == ("2026-03-25", 7)
 
 
 def test_what_one_was_doing_in_a_period_is_asked_in_any_aspect() -> None:

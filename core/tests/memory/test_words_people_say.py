@@ -64,6 +64,7 @@ def test_a_compound_of_two_words_is_also_the_word_it_is_clipped_to() -> None:
     assert "卒論" in keys_of("卒業論文を提出した。")
     assert "健診" in keys_of("健康診断を受けた。")
     assert "就活" in keys_of("就職活動を始めた。")
+    assert "定演" in keys_of("12月20日の定期演奏会に出る。")   # two words and a suffix
 
 
 def test_a_sided_body_part_is_also_the_part() -> None:
@@ -157,3 +158,12 @@ async def test_the_past_of_the_copula_finds_a_plan_still_to_come(engine_told) ->
         "lunch": ("2027-06-02", "あなたは今日、同僚と中洲でラーメンを食べた。"),
     }, profile={"enabled": False})
     assert (await recalled(told, "忘年会って何日だった？"))[:1] == ["party"]
+
+
+async def test_the_weather_of_a_day_does_not_bring_memories_that_mention_weather(
+        engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "rainy_walk": ("2027-08-02", "あなたは今日、天気が悪くて散歩をやめた。"),
+        "forecast": ("2027-09-10", "あなたは天気予報を毎朝見るのが習慣だ。"),
+    }, profile={"enabled": False})
+    assert await recalled(told, "明日の天気どんな感じ？") == []

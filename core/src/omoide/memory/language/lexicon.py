@@ -392,14 +392,16 @@ _TWO_KANJI = re.compile(r"[\u3400-\u9fff]{2}")
 
 def _add_clipped_compounds(terms: _Terms, words_c: list[Any], words_a: list[Any],
                            weight: float) -> None:
-    """A compound noun of two two-kanji words also as the word people clip it to, the
-    first kanji of each (卒業論文 as 卒論, 健康診断 as 健診, 就職活動 as 就活), so that
-    what is written out in full and what is said short meet."""
+    """A compound noun that opens with two two-kanji words also as the word people clip
+    it to, the first kanji of each (卒業論文 as 卒論, 健康診断 as 健診, 定期演奏会 as 定演),
+    so that what is written out in full and what is said short meet."""
     compounds = {w.surface() for w in words_c if w.part_of_speech()[0] == "名詞"}
-    for first, second in itertools.pairwise(words_a):
-        head, tail = first.surface(), second.surface()
-        if head + tail in compounds and _TWO_KANJI.fullmatch(head) and \
-                _TWO_KANJI.fullmatch(tail):
+    for i in range(len(words_a) - 1):
+        head, tail = words_a[i].surface(), words_a[i + 1].surface()
+        if not (_TWO_KANJI.fullmatch(head) and _TWO_KANJI.fullmatch(tail)):
+            continue
+        rest = "".join(w.surface() for w in words_a[i + 2:i + 3])
+        if head + tail in compounds or (rest and head + tail + rest in compounds):
             clipped = head[0] + tail[0]
             terms.add({clipped}, weight, False, clipped)
 

@@ -68,7 +68,7 @@ _DAY_OFFSETS = {"一昨日": -2, "おととい": -2, "おとつい": -2, "昨日
 _DAY = "|".join(sorted(_DAY_OFFSETS, key=len, reverse=True))
 _HOLIDAY_ALIASES = {"体育の日": "スポーツの日", "元旦": "元日", "建国記念日": "建国記念の日"}
 _PART = {"上旬": (1, 10), "中旬": (11, 20), "下旬": (21, 31), "末": (25, 31), "初め": (1, 7),
-         "頭": (1, 7)}
+         "頭": (1, 7), "終わり": (25, 31), "おわり": (25, 31), "はじめ": (1, 7)}
 
 
 def _weekday_index(ch: str) -> int:
@@ -486,9 +486,10 @@ _BEFORE_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
 """Expressions by priority (each character is used by the first that matches it), up
 to the named periods and holidays, whose pattern depends on the year."""
 
-_NUMBERED_MONTH = r"(?<![\d何])(\d{1,2})月の?(末|上旬|中旬|下旬|初め|頭)?(?![\d曜日])"
+_MONTH_PARTS = "末|上旬|中旬|下旬|初め|頭|終わり|おわり|はじめ"
+_NUMBERED_MONTH = rf"(?<![\d何])(\d{{1,2}})月の?({_MONTH_PARTS})?(?![\d曜日])"
 _AFTER_NAMED_PERIODS: tuple[tuple[str, _Handler], ...] = (
-    (rf"({_MONTH})の?(末|上旬|中旬|下旬|初め|頭)", _month_part),
+    (rf"({_MONTH})の?({_MONTH_PARTS})", _month_part),
     (r"()月(末)", _month_part),
     (rf"({_MONTH})()", _month_part),
     (r"(?<![\d月])(\d{1,3})日(後|前)", _days_from_now),

@@ -92,6 +92,8 @@ def remark_evidence(index: UserIndex, q: PreparedQuery, settings: RobustSettings
                     lex_nouns: dict[str, float], temporal: dict[str, float], widest: int,
                     today: date) -> RemarkEvidence:
     """A remark's (contextual recall's) evidence, narrowed to what it is about."""
+    if _weather_on_a_day(q):
+        lex_nouns = {}   # 天気 or 雨 in a memory says nothing of that day's plans
     if temporal:
         # A date alone brings up what is still to come (「金曜日何時に帰れるかな」 and
         # Friday's party), not what already happened that day.
