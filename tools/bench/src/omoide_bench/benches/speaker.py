@@ -556,7 +556,8 @@ def decide(trials: Sequence[Trial], enrolment: Mapping[str, Sequence[FloatArray]
                            pitches=pitches, pitch=pitch)
         said = identify(trial.embedding, people, threshold, margin, thresholds, groups, rules,
                         halves_below, spectra, spectral_weight, pitches, pitch)
-        mixed = closest.reason is SpeakerReason.MIXED_VOICES
+        # mixed at identification (halves); an embedding already refused has no scores
+        mixed = closest.reason is SpeakerReason.MIXED_VOICES and bool(closest.scores)
         out.append(Decision(trial.voice, trial.variant, trial.voice in people,
                             max(closest.scores, key=lambda p: (closest.scores[p], p))
                             if mixed else closest.person,
