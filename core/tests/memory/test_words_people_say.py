@@ -167,3 +167,15 @@ async def test_the_weather_of_a_day_does_not_bring_memories_that_mention_weather
         "forecast": ("2027-09-10", "あなたは天気予報を毎朝見るのが習慣だ。"),
     }, profile={"enabled": False})
     assert await recalled(told, "明日の天気どんな感じ？") == []
+
+
+# -- a thing named is what the memory must name --------------------------------------------
+async def test_a_question_about_a_thing_needs_a_memory_naming_the_thing_not_its_place(
+        engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "home": ("2026-10-01", "あなたは名古屋市千種区に一人で住んでいる。"),
+        "sendai_trip": ("2027-08-07", "あなたは今日、仙台七夕まつりを友達と見に行った。"),
+        "gyutan": ("2027-08-08", "あなたは昨日、仙台で牛タン定食を食べた。"),
+    }, profile={"enabled": False})
+    assert await recalled(told, "名古屋城の金のしゃちほこって何でできてるんだっけ") == []
+    assert "gyutan" in await recalled(told, "牛タンってどこで食べたんだっけ")

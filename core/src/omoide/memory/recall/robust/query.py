@@ -55,6 +55,11 @@ class PreparedQuery:
     slot: tuple[tuple[str, ...], str] | None = None
     """The single-valued slot (job, residence) a question asks about, and whose
     (:func:`omoide.memory.facts.validity.asked_slot`)."""
+    topic_head: tuple[str, ...] = ()
+    """For a question about a thing it names (:attr:`Intent.thing_named`): the content
+    words that end its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, どんたく of
+    「博多どんたくって」); a memory must share one of them — one naming only 名古屋 or 博多
+    is not about the thing."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -214,7 +219,9 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
                          if not spans and not about_the_thing and (
                              intent.thing_named or _is_a_thing_y(text, analysis))
                          else ((), ()),
-                         asked_slot(text) if intent.recall else None)
+                         asked_slot(text) if intent.recall else None,
+                         _topic_head(text, analysis) if intent.thing_named and not spans
+                         else ())
 
 
 _WHERE = re.compile(r"どこ|何処")
@@ -249,6 +256,13 @@ def _asked_of_the_thing(text: str, analysis: Analysis,
 
 _VERB_WEIGHTS = frozenset({0.5, 0.6})
 """The weights :mod:`omoide.memory.language.lexicon` gives verbs and adjectives."""
+
+
+def _topic_head(text: str, analysis: Analysis) -> tuple[str, ...]:
+    """The content words ending the topic before って (see :attr:`PreparedQuery.topic_head`)."""
+    topic = text[:text.find("って")].rstrip()
+    return tuple(t.surface for t in analysis.terms
+                 if t.weight >= 1.0 and t.surface and topic.endswith(t.surface))
 
 
 def _beyond_topic(text: str, analysis: Analysis) -> tuple[str, ...]:

@@ -156,8 +156,9 @@ def _what_holds_asked(index: UserIndex, q: PreparedQuery, lexical: dict[str, Lex
 def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
                                lexical: dict[str, LexicalMatch], candidates: set[str],
                                today: date, why: ReadExplanation) -> set[str]:
-    """For a question about a thing it names (:attr:`PreparedQuery.beyond_topic`,
-    :attr:`PreparedQuery.asked_of_the_thing`), the candidates that tell what it asks."""
+    """For a question about a thing it names (:attr:`PreparedQuery.topic_head`,
+    :attr:`PreparedQuery.beyond_topic`, :attr:`PreparedQuery.asked_of_the_thing`), the
+    candidates that name it and tell what it asks."""
     if q.beyond_topic and candidates:
         asked_after = set(q.beyond_topic)
         candidates = {c for c in candidates
@@ -165,6 +166,11 @@ def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
                       or states_the_quantity_asked(q, _text(index, c))}
         if not candidates:
             why.gate = "a thing named: nothing shares what is asked about it"
+    if q.topic_head and candidates and not why.heard:
+        head = set(q.topic_head)
+        candidates = {c for c in candidates if c in lexical and head & set(lexical[c].matched)}
+        if not candidates:
+            why.gate = "a thing named: nothing names it"
     topic, after = q.asked_of_the_thing
     # (words heard by sound: the recogniser garbled the question, its verb perhaps)
     if after and candidates and not why.heard:
