@@ -255,9 +255,9 @@ def recorded_decodes(whisper: WhisperASR, monkeypatch: pytest.MonkeyPatch
     decoding = whisper.decoding()
     original, calls, started = decoding.decode, [], threading.Event()
 
-    def decode(audio: np.ndarray, *args: Any) -> Any:
+    def decode(audio: np.ndarray, *args: Any, **kwargs: Any) -> Any:
         started.set()
-        done = original(audio, *args)
+        done = original(audio, *args, **kwargs)
         called_off = args[2] if len(args) > 2 else None
         calls.append((audio.size, bool(called_off is not None and called_off.is_set())))
         return done
@@ -303,6 +303,24 @@ async def test_a_pass_running_at_finish_that_heard_all_the_speech_is_final(
     assert stream.called_off == 0 and not stream.final_decoded
     assert calls == [(clip.samples.size, False)]
     assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2
+
+
+async def test_a_pass_over_the_silence_after_the_words_is_not_awaited(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished pass heard all the words and a later one runs over the silence that
+    followed (the turn had not ended yet): at finish the later one is called off instead
+    of awaited, and the finished pass's words are the transcript."""
+    clip = say(PLAN)
+    calls, _started = recorded_decodes(whisper, monkeypatch)
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    stream.feed(clip.samples)
+    heard = await stream.heard_so_far()
+    stream.feed(np.zeros(int(whisper.config.stream_pass_s * 16000), dtype=np.float32))
+    assert stream._task is not None, "a pass over the silence started"
+    final = await stream.finish()
+    assert heard and heard.rstrip("。") == final.text.rstrip("。")
+    assert stream.superseded == 1 and not stream.final_decoded
+    assert calls[0] == (clip.samples.size, False)
 
 
 async def test_what_was_heard_up_to_a_pause_is_decoded_once_and_is_the_end(
@@ -449,13 +467,72 @@ async def test_the_last_characters_a_shorter_pass_heard_are_not_settled(
     stream = WhisperStream(whisper, None, 16000)
     short = tuple(decoding.tokenizer.encode("駅前にあった"))
     longer = tuple(decoding.tokenizer.encode("駅前にあったらしい"))
-    stream._agree(decoding, Pass(24000, short))
-    stream._agree(decoding, Pass(32000, longer))
+    stream._agree(decoding, Pass(48000, short))
+    stream._agree(decoding, Pass(56000, longer))
     assert stream.stable_text == "駅前にあ"
     assert decoding.text([*stream._settled, *(stream._last or Pass(0, ())).tokens]) == \
         "駅前にあったらしい"
     # agreement that stops before the shorter pass's end is settled whole
     other = WhisperStream(whisper, None, 16000)
-    other._agree(decoding, Pass(24000, tuple(decoding.tokenizer.encode("週末は鎌倉に"))))
-    other._agree(decoding, Pass(32000, tuple(decoding.tokenizer.encode("週末は仕事"))))
+    other._agree(decoding, Pass(48000, tuple(decoding.tokenizer.encode("週末は鎌倉に"))))
+    other._agree(decoding, Pass(56000, tuple(decoding.tokenizer.encode("週末は仕事"))))
     assert other.stable_text == "週末は"
+
+
+async def test_passes_that_heard_too_little_settle_nothing(
+        whisper: WhisperASR, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passes over the first second or two guess the first words from little context
+    (調子 for 上司): their agreement settles nothing until the shorter of the two heard
+    stream_settle_from_s."""
+    from omoide_asr_whisper.stream import Pass, WhisperStream
+
+    monkeypatch.setattr(whisper, "config",
+                        whisper.config.model_copy(update={"stream_settle_from_s": 2.5}))
+    decoding = whisper.decoding()
+    stream = WhisperStream(whisper, None, 16000)
+    words = tuple(decoding.tokenizer.encode("上司に相談してみる"))
+    for seconds in (1.5, 2.0, 2.5):
+        stream._agree(decoding, Pass(int(seconds * 16000), words))
+        assert stream.stable_text == "", f"settled after a pass of {seconds} s"
+    stream._agree(decoding, Pass(48000, words))    # the shorter one heard 2.5 s
+    assert stream.stable_text == "上司に相談して"   # all but the last two characters
+
+
+async def test_a_short_utterance_is_decoded_whole_at_the_end(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most stream_final_whole_s long, the utterance's decoding at the end is of all
+    of it, not of what follows the settled words (here a wrong guess, 調子): the result
+    is the one-shot transcript. Longer, the settled words stay."""
+    from omoide_asr_whisper.stream import Pass
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    decoding = whisper.decoding()
+    guess = tuple(decoding.tokenizer.encode("調子"))
+    finals = []
+    for whole_s in (10.0, 0.0):
+        monkeypatch.setattr(whisper, "config", whisper.config.model_copy(update={
+            "stream_final_whole_s": whole_s, "stream_first_pass_s": 30.0}))
+        stream = whisper.open_stream(sample_rate=clip.sample_rate)
+        stream.feed(clip.samples)
+        assert stream.passes == 0
+        stream._settled = guess    # as if two early passes had agreed on it
+        stream._last = Pass(16000, (), len(guess))
+        finals.append((await stream.finish()).text)
+        assert stream.final_decoded
+    assert _edits(one_shot.text.rstrip("。"), finals[0].rstrip("。")) <= 2
+    assert not finals[0].startswith("調子") and finals[1].startswith("調子")
+
+
+async def test_the_decoding_at_the_end_may_read_a_wider_window(whisper: WhisperASR,
+                                                               say: Say,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    speech = say(PLAN).samples
+    monkeypatch.setattr(whisper, "config",
+                        whisper.config.model_copy(update={"stream_pad_s": 3.0,
+                                                          "stream_final_pad_s": 6.0}))
+    decoding = whisper.decoding()
+    content = whisper.model.feature_extractor(speech)[:, :-1].shape[-1]
+    assert decoding._features(speech).shape[-1] == content + 300
+    assert decoding._features(speech, final=True).shape[-1] == content + 600

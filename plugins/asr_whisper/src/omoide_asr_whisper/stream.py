@@ -10,14 +10,20 @@ re-tokenised text, so forcing them costs one decoder step and changes nothing el
 
 A pass runs on the component's worker thread (one at a time, as every decoding of this
 component), once ``stream_pass_s`` of new audio arrived; a pass that fails settles
-nothing. At finish the stream never decodes the utterance twice: if a pass is running,
-the audio it did not see is checked for speech (Silero VAD, off the worker thread)
-while it runs; when that is silence its tokens are the final ones and nothing else is
-decoded, otherwise the pass is called off (it stops at its next step: before encoding
-or before generating) and only the final decoding runs. Without a running pass, if the
-last pass saw the whole utterance, or all it did not see is silence, its tokens are
-final; otherwise one decoding generates what follows the settled tokens, which are
-forced as its prefix (the tail is all it generates).
+nothing. Two passes settle words only once the shorter heard ``stream_settle_from_s``
+of audio: passes over the first second or two guess the first words from little
+context (調子 for 上司), and a settled guess is forced on every later pass.
+
+At finish the stream never decodes the utterance twice. When the last finished pass
+heard all the speech (all it did not see is silence, Silero VAD off the worker
+thread), its tokens are final; a pass still running then (over the silence before the
+turn ended) is called off, not awaited. Else, if a pass is running, the audio it did
+not see is checked for speech while it runs; when that is silence its tokens are the
+final ones, otherwise it is called off (it stops at its next step: before encoding or
+before generating) and one decoding generates what follows the settled tokens, which
+are forced as its prefix (the tail is all it generates). An utterance of at most
+``stream_final_whole_s`` is decoded whole instead (cheap when short), and that
+decoding's window may be wider than the passes' (``stream_final_pad_s``).
 
 The audio is cleaned as the one-shot path cleans it (non-speech dropped by
 faster-whisper's Silero VAD, doubtful and looping continuations dropped).
@@ -97,10 +103,12 @@ def loop_start(text: str) -> int | None:
 @dataclass(frozen=True)
 class Pass:
     """One decoding of the utterance so far: how many samples it saw and the tokens it
-    generated after the settled ones (empty when doubtful or when nothing was said)."""
+    generated after the settled ones (empty when doubtful or when nothing was said);
+    ``forced``: how many settled tokens it was decoded after."""
 
     covered: int
     tokens: tuple[int, ...]
+    forced: int = 0
 
 
 def cut_restart(settled: Sequence[int], tokens: list[int]) -> list[int]:
@@ -129,9 +137,11 @@ class WhisperDecoding:
                                    task="transcribe", language=asr.language or "en")
         self.suppressed = get_suppressed_tokens(self.tokenizer, [-1])
 
-    @property
-    def _pad_frames(self) -> int:
-        return int(self.asr.config.stream_pad_s * 100)
+    def _pad_frames(self, final: bool) -> int:
+        cfg = self.asr.config
+        pad = cfg.stream_final_pad_s if final and cfg.stream_final_pad_s is not None \
+            else cfg.stream_pad_s
+        return int(pad * 100)
 
     def text(self, tokens: Sequence[int]) -> str:
         """The text of ``tokens``, without a trailing partial character."""
@@ -191,15 +201,16 @@ class WhisperDecoding:
         return bool(get_speech_timestamps(audio, VadOptions()))
 
     def decode(self, audio: np.ndarray, prompt: dict[str, str], settled: Sequence[int],
-               called_off: threading.Event | None = None) -> Pass | None:
+               called_off: threading.Event | None = None, final: bool = False) -> Pass | None:
         """Decode ``audio`` (16 kHz) after the ``settled`` tokens; None when
-        ``called_off`` was set before the encoding or the generation began."""
+        ``called_off`` was set before the encoding or the generation began. ``final``:
+        the decoding at finish (its window may be wider: ``stream_final_pad_s``)."""
         speech = self.speech(np.clip(audio, -1.0, 1.0).astype(np.float32, copy=False))
         if speech.size == 0:
-            return Pass(audio.size, ())
+            return Pass(audio.size, (), len(settled))
         if called_off is not None and called_off.is_set():
             return None
-        encoded = self.model.encode(self._features(speech))
+        encoded = self.model.encode(self._features(speech, final))
         if called_off is not None and called_off.is_set():
             return None
         cfg = self.asr.config
@@ -216,15 +227,16 @@ class WhisperDecoding:
         if tokens[:len(settled)] == list(settled):
             tokens = tokens[len(settled):]
         tokens = cut_restart(settled, [t for t in tokens if t < self.tokenizer.eot])
-        return Pass(audio.size, () if self._doubtful(result, settled, tokens) else tuple(tokens))
+        kept = () if self._doubtful(result, settled, tokens) else tuple(tokens)
+        return Pass(audio.size, kept, len(settled))
 
-    def _features(self, speech: np.ndarray) -> Any:
+    def _features(self, speech: np.ndarray, final: bool = False) -> Any:
         # As the one-shot path reads it: the last frame, made of the extractor's own
         # padding, is not part of the content (faster-whisper's content_frames).
         features = self.model.feature_extractor(speech)[:, :-1]
         frames = FULL_WINDOW_FRAMES if self.asr.config.stream_window == "full" else \
             min(FULL_WINDOW_FRAMES,
-                max(MIN_WINDOW_FRAMES, features.shape[-1] + self._pad_frames))
+                max(MIN_WINDOW_FRAMES, features.shape[-1] + self._pad_frames(final)))
         if features.shape[-1] < frames:
             features = np.pad(features, ((0, 0), (0, frames - features.shape[-1])))
         return np.ascontiguousarray(features[:, :frames])
@@ -257,7 +269,6 @@ class WhisperStream(StreamingRecognition):
         """Set when the running pass's result will not be used (a fresh one per pass)."""
         self._started_at = 0
         self._finishing = False
-        self._running_reused = False
         self.passes = 0
         """Background passes completed (for tests and benchmarks)."""
         self.failed_passes = 0
@@ -265,6 +276,9 @@ class WhisperStream(StreamingRecognition):
         """Whether finish had to decode (False: the last pass's tokens were final)."""
         self.called_off = 0
         """Passes running at finish that were called off (they had not heard the end)."""
+        self.superseded = 0
+        """Passes running at finish that were called off because the last finished pass
+        had heard all the speech (only silence followed it)."""
 
     def _input_grew(self) -> None:
         cfg = self.asr.config
@@ -324,7 +338,8 @@ class WhisperStream(StreamingRecognition):
     def _agree(self, decoding: WhisperDecoding, done: Pass) -> None:
         """LocalAgreement-2: settle what this pass and the previous one both generated."""
         previous, self._last = self._last, done
-        if previous is None:
+        if previous is None or \
+                previous.covered < self.asr.config.stream_settle_from_s * SAMPLE_RATE:
             return
         n = 0
         for a, b in zip(previous.tokens, done.tokens, strict=False):
@@ -337,7 +352,7 @@ class WhisperStream(StreamingRecognition):
         n = decoding.before_loop(self._settled, done.tokens[:n])
         if n:
             self._settled += done.tokens[:n]
-            self._last = Pass(done.covered, done.tokens[n:])
+            self._last = Pass(done.covered, done.tokens[n:], done.forced)
             self._set_stable(decoding.text(self._settled))
 
     async def _final_streaming(self) -> Transcript:
@@ -346,14 +361,44 @@ class WhisperStream(StreamingRecognition):
         decoding = self.asr.decoding()
         audio = self.input_audio()
         self._finishing = True
-        if self._task is not None and not await self._settle_running(decoding, audio):
-            self._last = None    # the speech it did not hear is decoded now
-        settled, last = self._settled, self._last
-        if last is not None and last.covered == self._started_at and self._running_reused:
-            tail = last.tokens   # the pass running at finish heard all the speech
-        else:
-            tail = await self._final_tail(decoding, audio, settled, last)
-        return Transcript(decoding.text([*settled, *tail]).strip(), self.asr.config.language)
+        whole = audio.size <= self.asr.config.stream_final_whole_s * SAMPLE_RATE
+        if self._task is not None:
+            done = self._usable(self._last, whole)
+            if done is not None and await self._heard_all(decoding, audio, done):
+                self._called_off.set()   # the running pass would only hear more silence
+                self.superseded += 1
+                return self._transcript(decoding, (*self._settled, *done.tokens))
+            if not await self._settle_running(decoding, audio):
+                self._last = None    # the speech it did not hear is decoded now
+            elif (done := self._usable(self._last, whole)) is not None and \
+                    done.covered == self._started_at:
+                return self._transcript(decoding, (*self._settled, *done.tokens))
+        last = self._usable(self._last, whole)
+        if last is not None and await self._heard_all(decoding, audio, last):
+            return self._transcript(decoding, (*self._settled, *last.tokens))
+        self.final_decoded = True
+        forced = () if whole else self._settled
+        ended = await self.asr.run_blocking(
+            lambda: decoding.decode(audio, self._prompt, forced, final=True))
+        return self._transcript(decoding, (*forced, *ended.tokens) if ended else forced)
+
+    def _transcript(self, decoding: WhisperDecoding, tokens: Sequence[int]) -> Transcript:
+        return Transcript(decoding.text(tokens).strip(), self.asr.config.language)
+
+    @staticmethod
+    def _usable(last: Pass | None, whole: bool) -> Pass | None:
+        """``last`` unless the utterance is decoded whole and it was forced to follow
+        settled words."""
+        return None if last is None or (whole and last.forced) else last
+
+    async def _heard_all(self, decoding: WhisperDecoding, audio: np.ndarray,
+                         done: Pass) -> bool:
+        """Whether ``done`` heard all the speech: all it did not see is silence."""
+        unseen = audio[done.covered:]
+        if not unseen.size:
+            return True
+        return self.asr.config.stream_reuse_silence and \
+            not await asyncio.to_thread(decoding.has_speech, unseen)
 
     async def _settle_running(self, decoding: WhisperDecoding, audio: np.ndarray) -> bool:
         """The pass still running at finish: awaited and True when all it did not see
@@ -361,28 +406,12 @@ class WhisperStream(StreamingRecognition):
         step) and False."""
         task = self._task
         assert task is not None
-        unseen = audio[self._started_at:]
-        heard_all = self.asr.config.stream_reuse_silence and (
-            not unseen.size or not await asyncio.to_thread(decoding.has_speech, unseen))
+        heard_all = await self._heard_all(decoding, audio, Pass(self._started_at, ()))
         if not heard_all:
             self._called_off.set()
             self.called_off += 1
         await asyncio.shield(task)
-        self._running_reused = heard_all
         return heard_all
-
-    async def _final_tail(self, decoding: WhisperDecoding, audio: np.ndarray,
-                          settled: tuple[int, ...], last: Pass | None) -> tuple[int, ...]:
-        if last is not None:
-            if last.covered >= audio.size:
-                return last.tokens
-            unseen = audio[last.covered:]
-            if self.asr.config.stream_reuse_silence and \
-                    not await self.asr.run_blocking(lambda: decoding.has_speech(unseen)):
-                return last.tokens
-        self.final_decoded = True
-        done = await self.asr.run_blocking(lambda: decoding.decode(audio, self._prompt, settled))
-        return done.tokens if done is not None else ()
 
     async def _closing(self) -> None:
         if self._task is not None and not self._task.done():
