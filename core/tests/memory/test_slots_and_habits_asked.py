@@ -193,3 +193,18 @@ async def test_how_someone_is_doing_is_the_latest_told_of_them(engine: MemoryEng
     """おじいちゃん is 祖父: the newest lasting fact about him comes first."""
     assert (await recalled(engine, "おじいちゃんって今どうしてるっけ"))[:1] == ["grandpa_now"]
 
+
+
+async def test_where_someone_is_looked_after_is_their_home_now(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "care_manager": ("2026-10-19", "あなたの母のケアマネジャーは大塚さんで、施設のことは何でも"
+                                       "相談している。"),
+        "visit": ("2027-03-13", "あなたは母の面会に行き、施設の職員さんから食事の量が減っていると"
+                                "聞いた。"),
+        "moved": ("2027-05-10", "あなたの母は、今日から特別養護老人ホーム「ひかりの郷」で暮らし"
+                                "始めた。"),
+    }, profile={"enabled": False})
+    for asked in ("母さんって今どこの施設にいるんだっけ", "お袋のいる施設の名前なんだっけ"):
+        assert asked_slot(asked) is not None and asked_slot(asked)[1] == "residence"
+        got = await recalled(told, asked)
+        assert got and got[0] == "moved", asked

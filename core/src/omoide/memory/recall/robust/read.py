@@ -123,9 +123,10 @@ def _gated_by_words_and_dates(
             why.shared_words_ignored = "a plain question, not about a plan to come"
     candidates, gate = candidates_by_evidence(temporal, lex_nouns, settings)
     why.gate = "about: " + gate if contextual else gate
-    if not contextual:
-        candidates = _what_holds_asked(index, q, lexical, candidates, why)
     candidates = _answering_the_thing_asked(index, q, lexical, candidates, today, why)
+    if not contextual:
+        # (after: the fact filling the slot asked answers whatever words it shares)
+        candidates = _what_holds_asked(index, q, lexical, candidates, why)
     asked = people_asked_about(index, q, settings, candidates)
     if asked.people and candidates and \
             about_someone_else(index, q, vector, settings, candidates, asked):
