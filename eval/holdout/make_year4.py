@@ -161,6 +161,12 @@ A_QUERIES = [
     ("ai5", "implicit", ["a_pollen"], ["なんか鼻むずむずするわ…くしゃみ止まらへん"]),
     ("ai7", "implicit", ["a_workdays"], ["来週の水曜、昼から美容院行こかな"]),
     ("ai8", "implicit", ["a_ped2"], ["陽翔、お熱38度あるわ…どこ連れてったらええやろ"]),
+    # written after the first runs to bring the kinds nearer the hidden set's proportions;
+    # scored once, unchanged (this and the other groups marked "added")
+    ("ai9", "implicit", ["a_sister"], ["陽翔の熱のこと、真由に相談してみよかな"]),
+    ("ai10", "implicit", ["a_yoga_quit"], ["月曜の夜、またヨガの体験行ってみよかな"]),
+    ("an12", "none", [], ["今何時？"]),
+    ("an13", "none", [], ["ヨガのポーズってどんなんがあるん？"]),
     ("ai6", "implicit", ["a_pakuchi"], ["今夜フォーでも作ろかな、パクチー山盛りで"]),
     # none
     ("an1", "none", [], ["3分タイマーかけて", "タイマー10分お願い"]),
@@ -311,6 +317,10 @@ B_QUERIES = [
     ("bi4", "implicit", ["b_back"], ["腰がいてえ…"]),
     ("bi5", "implicit", ["b_snow", "b_bd2"], ["明日大雪らしいな、朝トラック大丈夫かな"]),
     ("bi7", "implicit", ["b_party"], ["送別会の店、そろそろ予約しとかねえとな"]),
+    ("bi8", "implicit", ["b_party"], ["来月の20日、夜空けとかねえとな"]),  # added
+    ("bi9", "implicit", ["b_wat1", "b_fish1"], ["今度の休み、釣り行くなら勝さん誘うか"]),  # added
+    ("bn12", "none", [], ["新潟から大阪まで何キロだっけ"]),  # added
+    ("bn13", "none", [], ["アラーム5時半にセットして"]),  # added
     ("bi6", "implicit", ["b_quit_ok", "b_quit"], ["一本だけ吸いてえなあ"]),
     ("bn1", "none", [], ["5分タイマーかけて", "タイマー15分"]),
     ("bn2", "none", [], ["明日4時に起こしてくれ"]),
@@ -459,6 +469,12 @@ C_QUERIES = [
     ("ci4", "implicit", ["c_visit"], ["3月6日、天気どげんやろか"]),
     ("ci5", "implicit", ["c_phone_change"], ["火曜の午後に歯医者の予約入れよかな"]),
     ("ci7", "implicit", ["c_cat_ill"], ["ミケが最近水ばっかい飲んじょっとよ"]),
+    ("ci8", "implicit", ["c_marie"], ["真理恵さんにかにの味噌汁出そかね"]),  # added
+    ("ci9", "implicit", ["c_husband", "c_masao_bday"], ["正雄さんに焼酎でも買うてこかね"]),  # added
+    ("ci10", "implicit", ["c_eye2"], ["目がかすむとよ…朝の分、さしたかね"]),  # added
+    ("ci11", "implicit", ["c_phone_change"], ["今度の火曜、昼からトミ子さんとお茶しよかね"]),  # added
+    ("cn12", "none", [], ["霧島って何県やったっけ"]),  # added
+    ("cn13", "none", [], ["明日の朝6時にアラームかけて"]),  # added
     ("ci6", "implicit", ["c_bus"], ["明日天文館まで出るけど、どうやって行こかね"]),
     ("cn1", "none", [], ["10分タイマーかけて", "タイマー3分で"]),
     ("cn2", "none", [], ["明日の朝7時に起こして"]),
