@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (data tables: one memory or query per line)
 """Write ja_memory_year_holdout4.jsonl: a fourth year of use, written blind.
 
 Three people, March 2026 to February 2027 (now at the end of February 2027): a mother of a
