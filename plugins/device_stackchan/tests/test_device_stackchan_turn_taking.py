@@ -314,3 +314,45 @@ async def test_talking_over_the_reply_interrupts_it_with_the_whole_utterance(
     assert len(interrupted.frames) < 40 and answer.complete
     assert stats.voice_barge_ins == 1 and len(server.host.requests) == 2
     assert server.host.requests[1].audio.duration_s >= 1.6   # from its first voiced frame
+
+
+async def early_end(turn_end: TurnEnd, audio: FloatArray) -> int | None:
+    """``audio`` heard as the device hears it, then what :meth:`TurnEnd.ends_early` says
+    once the early judgement (and the words, when read) are in."""
+    await listened(turn_end, audio)
+    for _ in range(400):
+        judgement = turn_end._early
+        heard = turn_end._early_heard
+        if judgement is not None and judgement[1].done() and \
+                (heard is None or heard[1] is None or heard[1].done()):
+            break
+        await asyncio.sleep(0.025)
+    return turn_end.ends_early(len(audio))
+
+
+async def test_a_sure_end_ends_the_turn_before_the_vads_silence() -> None:
+    """Judged finished at 150 ms of silence, with words that end complete: the turn ends
+    there, where the voice stopped, though the VAD's 300 ms have not passed."""
+    judge = await started(CountingJudge(TurnConfig(
+        max_silence_ms=2000, text_complete_silence_ms=0, text_open_silence_ms=1000)))
+    turn_end = TurnEnd(judge)
+    turn_end.hearing = heard_as("友達と箱根に行くんだ", [])
+    at = await early_end(turn_end, speech_like(1.2, silence_after=0.24).samples)
+    assert at is not None and 1.1 * RATE < at < 1.3 * RATE
+    assert not turn_end.pausing and turn_end.ended_early == 1
+    assert turn_end.probability == 1.0 and turn_end.text == "友達と箱根に行くんだ"
+
+
+async def test_words_that_go_on_or_an_unfinished_voice_wait_for_the_pause() -> None:
+    judge = await started(CountingJudge(TurnConfig(
+        max_silence_ms=2000, text_complete_silence_ms=0, text_open_silence_ms=1000)))
+    turn_end = TurnEnd(judge)
+    turn_end.hearing = heard_as("来週の土曜日に", [])
+    assert await early_end(turn_end, speech_like(1.2, silence_after=0.24).samples) is None
+    LengthJudge.finished_after_s = 99.0     # the voice sounds unfinished
+    try:
+        unsure = TurnEnd(await started(CountingJudge(TurnConfig(max_silence_ms=2000))))
+        assert await early_end(unsure, speech_like(1.2, silence_after=0.24).samples) is None
+    finally:
+        LengthJudge.finished_after_s = 1.0
+    assert turn_end.ended_early == unsure.ended_early == 0

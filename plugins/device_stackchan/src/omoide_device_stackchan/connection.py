@@ -733,6 +733,9 @@ class DeviceConnection:
             log.debug("device %s: end of turn (finished: %s)", self.identity.device_id,
                       turn_end.probability)
             await self._end_utterance(turn_end.paused_at)
+        elif (early := turn_end.ends_early(self._buffer.end)) is not None:
+            self.stats.voice_stopped_at = time.perf_counter()   # the turn stage heard it
+            await self._end_utterance(early)
         elif (self._buffer.end - self._speech_from) / UPLINK_RATE > self.config.max_utterance_s:
             await self._end_utterance(self._buffer.end)
 

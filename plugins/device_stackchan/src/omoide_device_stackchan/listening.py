@@ -140,6 +140,9 @@ class TurnEnd:
     ``early_ms`` of silence passed (on the detector's worker thread), and :meth:`pause`
     at the same instant takes that judgement instead of starting one: the VAD's longer
     silence is then mostly spent judging. Speech again before the pause discards it.
+    When that judgement (with the words heard up to there, when read) already ends the
+    turn after the silence so far, :meth:`ends_early` says so before the detector's own
+    silence has passed: a sure end waits ``early_ms`` of silence, not the VAD's.
 
     When the detector reads text (``TurnDetector.reads_text``) and the utterance is
     recognised while spoken, :attr:`hearing` (the recognition stream's ``heard_so_far``)
@@ -160,6 +163,8 @@ class TurnEnd:
         self._early_heard: tuple[int, asyncio.Future[str | None] | None] | None = None
         self.early_used = 0
         """Pauses whose judgement had started early (for tests and benchmarks)."""
+        self.ended_early = 0
+        """Turns ended by an early judgement before the detector's pause (idem)."""
         self.hearing: Callable[[float], Awaitable[str | None]] | None = None
         """What the recogniser heard in the utterance's first seconds, when it can say
         (set by the connection: the recognition stream's ``heard_so_far``)."""
@@ -196,6 +201,31 @@ class TurnEnd:
         audio = buffer.take(speech_from, at)
         if len(audio):
             self._early = (at, asyncio.ensure_future(self.detector.finished_probability(audio)))
+
+    def ends_early(self, now: int) -> int | None:
+        """Where the voice stopped, when the judgement started early there (and the
+        words heard up to there, when they are read) ends the turn after the silence up
+        to sample ``now``, before the end-of-speech detector said the voice stopped;
+        None otherwise (no such judgement, not answered yet, or it waits longer)."""
+        if self.detector is None or self.paused_at is not None or self._early is None:
+            return None
+        at, judgement = self._early
+        if not judgement.done() or judgement.cancelled() or judgement.exception():
+            return None
+        text = None
+        heard = self._early_heard
+        if heard is not None and heard[0] == at and heard[1] is not None:
+            if not heard[1].done():
+                return None     # the words are read: wait for them
+            if not heard[1].cancelled() and heard[1].exception() is None:
+                text = heard[1].result()
+        probability = judgement.result()
+        silence_ms = (now - at) * 1000 / self.sample_rate
+        if silence_ms < self.detector.silence_to_wait_ms(probability, text):
+            return None
+        self.probability, self.text = probability, text
+        self.ended_early += 1
+        return at
 
     def _ask_heard(self, audio: FloatArray) -> asyncio.Future[str | None] | None:
         """What was heard in ``audio`` (the utterance up to the pause), when it counts."""
