@@ -63,13 +63,11 @@ def in_prompt(recall: Any) -> list[Any]:
 @pytest.fixture
 def engine_told(make_engine: EngineFactory) -> Callable[..., Awaitable[MemoryEngine]]:
     """Builds an engine over the test doubles told ``memories`` (id -> (day, text), said
-    at 20:00 that day) as the memories of user ``me``, their index built; other arguments
-    configure it."""
+    at 20:00 that day) as the memories of user ``me``; other arguments configure it."""
     async def build(memories: dict[str, tuple[str, str]], **config: Any) -> MemoryEngine:
         engine = await make_engine(**{"time_budget_ms": 30_000, **config})
         await engine.add_memories("me", [
             Memory(k, "me", text, datetime.fromisoformat(day + "T20:00:00+09:00"))
             for k, (day, text) in memories.items()])
-        await engine.index("me")   # the tests judge recall, not a first turn before its index
         return engine
     return build

@@ -35,8 +35,11 @@ def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
         return False
     if q.intent.recall:
         return True
+    # (the weather of a day reads the index for that day's plans: a first turn waits for
+    # it as for any recall, though the vector itself will not be used)
     return not settings.require_recall_intent and (not q.intent.general or
-                                                   q.tense is Tense.PAST)
+                                                   q.tense is Tense.PAST or
+                                                   _weather_on_a_day(q))
 
 
 def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
