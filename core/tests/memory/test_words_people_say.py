@@ -179,3 +179,17 @@ async def test_a_question_about_a_thing_needs_a_memory_naming_the_thing_not_its_
     }, profile={"enabled": False})
     assert await recalled(told, "名古屋城の金のしゃちほこって何でできてるんだっけ") == []
     assert "gyutan" in await recalled(told, "牛タンってどこで食べたんだっけ")
+
+
+async def test_the_unit_a_question_asks_for_must_be_told(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "onsen": ("2026-11-03", "あなたは今日、友達と霧島の温泉に行った。"),
+        "blood": ("2026-03-13", "あなたの血液型はA型だ。"),
+    }, profile={"enabled": False})
+    assert await recalled(told, "霧島って何県だったっけ") == []     # no memory tells the 県
+    assert "onsen" in await recalled(told, "霧島って何回行ったっけ")  # a count of visits
+
+
+def test_asking_the_robot_to_sing_is_a_command() -> None:
+    assert detect("何か歌でも歌って").command
+    assert not detect("カラオケで歌った曲なんだっけ").command
