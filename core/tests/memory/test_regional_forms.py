@@ -99,3 +99,21 @@ async def test_asked_about_before_brings_the_whole_chain_the_nearest_first(engin
     assert got[:1] == ["dorm"]
     now_job = [r.memory.id for r in (await told.recall("me", "今どこでバイトしてるっけ", now)).memories]
     assert now_job[:1] == ["tutor"]
+
+
+# -- still, from now ---------------------------------------------------------------------
+def test_a_weekday_asked_of_what_still_goes_on_is_its_habit_not_a_date() -> None:
+    q = prepare("スマホ教室、今も木曜け？", datetime(2027, 2, 27, 19))
+    assert "still" in q.intent.markers and q.spans == ()
+    assert "still" in prepare("パート、今何曜日に入ってるんやったっけ",
+                              datetime(2027, 2, 27, 19)).intent.markers
+
+
+async def test_a_thing_put_back_replaces_how_it_was_kept(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "decaf": ("2026-03-24", "あなたは授乳中なので、コーヒーはデカフェにしている。"),
+        "back": ("2026-11-02", "あなたは卒乳したので、コーヒーを普通のものに戻した。"),
+    }, profile={"enabled": False})
+    got = await told.recall("me", "コーヒーってまだデカフェにしてるんやったっけ",
+                            datetime.fromisoformat("2027-02-26T21:00:00+09:00"))
+    assert [r.memory.id for r in got.memories][:1] == ["back"]

@@ -425,7 +425,8 @@ class UserIndex:
                 continue
             shared = {k for t in old.terms if t.weight >= 0.5 for k in t.keys} & new_keys
             if shared - value_keys or (category is not None and old.kind is not None
-                                       and old.kind.category == category):
+                                       and old.kind.category == category) or \
+                    _keeps_the_value(old.memory.text, change.old_value):
                 out.append(old)
         return out
 
@@ -815,6 +816,14 @@ class UserIndex:
     def vector_bytes(self) -> int:
         """Bytes the index's vectors take (:class:`QuantisedVectors`)."""
         return self._vectors.nbytes + 8 * len(self._row_ids)
+
+
+def _keeps_the_value(text: str, value: str) -> bool:
+    """Whether a fact says how the person keeps ``value`` (「コーヒーはデカフェにしている」):
+    a state of that very thing, which a change of it (「コーヒーを普通のものに戻した」)
+    replaces though the two share no other word."""
+    return bool(re.search(re.escape(value) + r"(?:は|を)[^。、]{0,20}?(?:にして|して)(?:いる|る)",
+                          text))
 
 
 def _replace_by(state: _Validities, old: _Entry, new: _Entry, why: str) -> None:

@@ -338,9 +338,11 @@ def _asks_if_still(words: list[Any], text: str) -> bool:
                          for w in words) or bool(_NOW_TOO.search(text)))
 
 
-_NOW_TOO = re.compile(r"^(?:今|いま)も|[^\s、]{2}(?:って|は|、|\s)(?:今|いま)(?:は|って)")
-"""「今もランニングしてる？」: still, said from now; 「読み聞かせ、今は何曜？」: how a thing
-named stands now (not 「今は何時？」, which names nothing)."""
+_NOW_TOO = re.compile(r"(?:^|[、\s])(?:今|いま)も|"
+                      r"[^\s、]{2}(?:って|は|、|\s)(?:今|いま)(?:は|って|(?=何|なに|なん|どこ))")
+"""「今もランニングしてる？」「スマホ教室、今も木曜？」: still, said from now;
+「読み聞かせ、今は何曜？」「パート、今何曜日に入ってる？」: how a thing named stands now
+(not 「今は何時？」, which names nothing)."""
 
 
 def _their_person(words: list[Any]) -> bool:

@@ -205,6 +205,9 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     placing = None if said is Tense.NEUTRAL and intent.recall else said
     spans = _query_spans(analysis, intent, now.date(), placing) or \
         tuple(question_spans(text, now.date()))
+    if "still" in intent.markers:
+        # 「スマホ教室、今も木曜？」: a weekday asked of what goes on is its habit, not a date
+        spans = tuple(s for s in spans if not _BARE_WEEKDAY.fullmatch(s.label))
     intent = _done_in_a_period(intent, text, spans)
     labels = {s.label for s in spans}
     excluded = labels | set(anchor_words(text))
@@ -216,8 +219,8 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
     return PreparedQuery(text, intent, analysis, spans, exclude, said, anchor(text),
                          _beyond_topic(text, analysis) if about_the_thing else (),
                          _asked_of_the_thing(text, analysis)
-                         if not spans and not about_the_thing and (
-                             intent.thing_named or _is_a_thing_y(text, analysis))
+                         if not spans and not about_the_thing and "still" not in intent.markers
+                         and (intent.thing_named or _is_a_thing_y(text, analysis))
                          else ((), ()),
                          asked_slot(text) if intent.recall else None,
                          _topic_head(text, analysis) if intent.thing_named and not spans
@@ -225,6 +228,7 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
 
 
 _WHERE = re.compile(r"どこ|何処")
+_BARE_WEEKDAY = re.compile(r"[月火水木金土日]曜日?")
 
 
 _NOUN_CHECKED = re.compile(r"って[^、。？?]+?(?:だ|です|でした|だった)?っけ[？?]?$")
