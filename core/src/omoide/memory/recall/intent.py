@@ -20,7 +20,6 @@ artefacts keep them: a WH question ending in だけ is a 〜っけ the recognise
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 from itertools import pairwise
@@ -350,7 +349,7 @@ def _their_person(words: list[Any]) -> bool:
     one person standing alone before a particle (「弟の誕生日何日？」「母さんの手術いつ？」;
     not 母の日, one word) or a given name with ちゃん / くん (「亜紀ちゃんの式、何日？」). A
     question about them is about the speaker's life, not about the world."""
-    for w, after in itertools.pairwise(words):
+    for w, after in pairwise(words):
         pos = w.part_of_speech()
         kin = w.normalized_form() in KIN_OF_ONE or w.surface() in KIN_OF_ONE or \
             to_katakana(w.reading_form()) in KIN_BY_READING

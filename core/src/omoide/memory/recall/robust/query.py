@@ -57,9 +57,9 @@ class PreparedQuery:
     (:func:`omoide.memory.facts.validity.asked_slot`)."""
     topic_head: tuple[str, ...] = ()
     """For a question about a thing it names (:attr:`Intent.thing_named`): the content
-    words that end its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, どんたく of
-    「博多どんたくって」); a memory must share one of them — one naming only 名古屋 or 博多
-    is not about the thing."""
+    words that end its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, 牛タン of
+    「牛タンって仙台が発祥だっけ」); a memory must share one of them — one naming only
+    名古屋 or 仙台 is not about the thing."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -272,7 +272,10 @@ _VERB_WEIGHTS = frozenset({0.5, 0.6})
 
 def _topic_head(text: str, analysis: Analysis) -> tuple[str, ...]:
     """The content words ending the topic before って (see :attr:`PreparedQuery.topic_head`)."""
-    topic = text[:text.find("って")].rstrip()
+    cut = text.find("って")
+    if cut <= 0:
+        return ()
+    topic = text[:cut].rstrip()
     return tuple(t.surface for t in analysis.terms
                  if t.weight >= 1.0 and t.surface and topic.endswith(t.surface))
 
