@@ -16,9 +16,9 @@ from omoide.components.speaker import (
     SpeakerReason,
     VoiceQuality,
     identify,
-    median_pitch,
     unit,
 )
+from omoide.components.voice_measures import median_pitch
 from omoide.types import FloatArray
 from omoide.voices import VoiceprintStore
 

@@ -16,11 +16,13 @@ from omoide.components.speaker import (
     SpeakerEmbedding,
     SpeakerReason,
     VoiceQuality,
-    frame_statistics,
     identify,
+    unit,
+)
+from omoide.components.voice_measures import (
+    frame_statistics,
     pooled_statistics,
     spectral_scores,
-    unit,
 )
 from omoide.types import FloatArray
 from omoide.voices import VoiceprintStore

@@ -40,9 +40,9 @@ from omoide.components.speaker import (
     SpeakerReason,
     VoiceQuality,
     find_voice,
-    pooled_statistics,
     unit,
 )
+from omoide.components.voice_measures import pooled_statistics
 from omoide.types import AudioClip, FloatArray
 from omoide.voices.identifier import SpeakerIdentifier, TurnSpeaker
 

@@ -84,8 +84,8 @@ if TYPE_CHECKING:
         Identification,
         SpeakerEmbedding,
         SpeakerEncoder,
-        SpectraByCondition,
     )
+    from omoide.components.voice_measures import SpectraByCondition
 
 SAMPLE_RATE = 16000
 UTTERANCE_S = 3.0
