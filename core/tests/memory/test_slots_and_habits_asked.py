@@ -208,3 +208,17 @@ async def test_where_someone_is_looked_after_is_their_home_now(engine_told) -> N
         assert asked_slot(asked) is not None and asked_slot(asked)[1] == "residence"
         got = await recalled(told, asked)
         assert got and got[0] == "moved", asked
+
+
+async def test_the_company_asked_by_name_is_the_job_a_truck_change_does_not_replace(
+        engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "job": ("2026-03-02", "あなたは新潟の運送会社「越後ライン」で長距離トラックの運転手を"
+                              "している。"),
+        "new_truck": ("2027-01-15", "故障が続いたので、会社はあなたのトラックを2月から新しい"
+                                    "車両に替えるそうだ。"),
+    }, profile={"enabled": False})
+    for asked in ("俺の会社の名前なんだったっけ", "うちの運送会社ってなんつったっけ"):
+        assert asked_slot(asked) == ((), "job")
+        got = await recalled(told, asked)
+        assert got and got[0] == "job", asked

@@ -418,6 +418,11 @@ class UserIndex:
             old = self._entries[mid]
             if old is new or old.memory.created_at >= new.memory.created_at or not old.lasts:
                 continue
+            if old.slot is not None and change.kind == "replaced":
+                # a job or a home is replaced by the next one (the slot), not by a change of
+                # something it mentions (the company replacing the truck of 「長距離トラックの
+                # 運転手をしている」)
+                continue
             if not same_subject(names, old.subject.names if old.subject else ()):
                 continue
             if plan and (old.kind is None or not old.kind.profile):
