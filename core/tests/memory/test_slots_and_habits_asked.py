@@ -222,3 +222,15 @@ async def test_the_company_asked_by_name_is_the_job_a_truck_change_does_not_repl
         assert asked_slot(asked) == ((), "job")
         got = await recalled(told, asked)
         assert got and got[0] == "job", asked
+
+
+async def test_two_changes_of_different_medicines_do_not_replace_each_other(
+        engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "eye_drops": ("2026-10-15", "今日、眼科で目薬がキサラタンからアイラミドに変わった。"
+                                    "朝と晩の2回さすことになった。"),
+        "blood_pressure": ("2027-01-20", "今日、内科で血圧の薬がアムロジピンからオルメテックに"
+                                         "変わった。"),
+    }, profile={"enabled": False})
+    got = await recalled(told, "今の目薬なんだったっけ")
+    assert got and got[0] == "eye_drops"

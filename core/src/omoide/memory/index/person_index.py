@@ -55,7 +55,7 @@ from omoide.memory.language.english_time import tells_when
 from omoide.memory.language.lexicon import KATAKANA, Analysis, Term, analyzer
 from omoide.memory.language.phonetic import SoundIndex, sound_key
 from omoide.memory.language.temporal import DateSpan, habit_weekdays, memory_spans
-from omoide.memory.language.word_classes import OUTING_STEMS, regex_alternation
+from omoide.memory.language.word_classes import CHANGE_VERBS, OUTING_STEMS, regex_alternation
 from omoide.types import FloatArray, Memory
 
 
@@ -410,7 +410,9 @@ class UserIndex:
             return []
         names = new.subject.names if new.subject else ()
         # what else they share: a noun, or the verb of the habit (コーヒーを飲む)
-        new_keys = {k for t in new.terms if t.weight >= 0.5 for k in t.keys}
+        # (a verb of changing is shared by any two changes: not a sign of the same thing)
+        new_keys = {k for t in new.terms if t.weight >= 0.5 and not t.keys & CHANGE_VERBS
+                    for k in t.keys}
         value_keys = {k for keys in change.keys for k in keys}
         category = new.kind.category if new.kind else None
         out: list[_Entry] = []

@@ -125,6 +125,12 @@ FRIENDS: tuple[str, ...] = ("友達", "友人")
 NAME_SUFFIXES: tuple[str, ...] = ("さん", "くん", "君", "ちゃん", "様", "さま", "氏")
 """Honorifics after a name (「松尾さん」「そうたくん」): someone the speaker knows."""
 
+CHANGE_VERBS: frozenset[str] = frozenset({
+    "変わる", "変える", "替える", "替わる", "換える", "切り替える", "切り替わる", "変更", "移る",
+    "移す", "増やす", "減らす", "増える", "減る", "やめる", "辞める", "止める", "戻す", "戻る"})
+"""Verbs of changing (normalised forms): two facts that each tell a change share them
+whatever changed, so sharing one says nothing about sharing a subject."""
+
 FAMILIAR_NAME_SUFFIXES: tuple[str, ...] = ("ちゃん", "くん", "君")
 """The suffixes of :data:`NAME_SUFFIXES` one puts after the name of someone close (a
 child, a cousin, a friend), never after a public figure's."""
