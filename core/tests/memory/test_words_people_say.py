@@ -193,3 +193,15 @@ async def test_the_unit_a_question_asks_for_must_be_told(engine_told) -> None:  
 def test_asking_the_robot_to_sing_is_a_command() -> None:
     assert detect("何か歌でも歌って").command
     assert not detect("カラオケで歌った曲なんだっけ").command
+
+
+async def test_the_first_time_is_the_first_event_not_an_older_liking(engine_told) -> None:  # type: ignore[no-untyped-def]
+    told: MemoryEngine = await engine_told({
+        "colleague": ("2026-03-04", "渡辺さんは会社の先輩ドライバーで、釣りが趣味だ。来年の3月で"
+                                    "定年になるそうだ。"),
+        "first_fishing": ("2026-05-16", "あなたは今日、初めて寺泊の堤防で海釣りをした。渡辺さんに"
+                                        "誘われて行き、アジを10匹釣った。"),
+        "again": ("2026-08-20", "あなたは今日、寺泊でまた釣りをした。"),
+    }, profile={"enabled": False})
+    got = await recalled(told, "はじめての釣り、誰に誘われたんだっけ")
+    assert got and got[0] == "first_fishing"

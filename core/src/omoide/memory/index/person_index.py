@@ -783,6 +783,12 @@ class UserIndex:
         e = self._entries.get(memory_id)
         return bool(e and e.lasts and all(s.label in _TOLD_ONLY for s in e.spans))
 
+    def tells_an_event(self, memory_id: str) -> bool:
+        """Whether a memory tells something that happened, not something that lasts (a
+        liking, a habit, a fact about someone) or is still to come."""
+        e = self._entries.get(memory_id)
+        return e is not None and not e.lasts
+
     def has_dates(self, memory_id: str) -> bool:
         e = self._entries.get(memory_id)
         return bool(e and (any(s.label != SAID_LABEL for s in e.spans) or e.habits

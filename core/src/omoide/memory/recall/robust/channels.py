@@ -160,13 +160,14 @@ def anchored_dates(index: UserIndex, q: PreparedQuery, lex_nouns: dict[str, floa
     match best, the dated ones already past, those told on the latest day (この前) or
     the first (初めて) — the same shop visited six times has one この前.
 
-    Plans still to come are left out, and so are memories with no date (a liking is
-    not a visit)."""
+    Plans still to come are left out, and so are memories with no date or that tell
+    what lasts (a liking is not a visit: 「渡辺さんは釣りが趣味だ」 is no first fishing)."""
     if q.anchor is None or q.spans or not lex_nouns:
         return {}
     best = max(lex_nouns.values())
     told = {k: index.get(k) for k, v in lex_nouns.items()
             if v >= settings.lexical_keep_ratio * best and index.has_dates(k)
+            and index.tells_an_event(k)
             and not index.ahead(k, today) and not _dated_after(index, k, today)}
     days = {k: m.created_at.date() for k, m in told.items() if m is not None}
     if not days:
