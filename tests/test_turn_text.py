@@ -110,3 +110,26 @@ def test_without_the_request_setting_a_te_form_waits_as_an_open_sentence() -> No
                                 text_open_silence_ms=1000))
     assert detector.silence_to_wait_ms(0.9, "明日の天気を教えて") == 1000
     assert detector.silence_to_wait_ms(0.9, "来週の土曜日に") == 1000
+
+
+@pytest.mark.parametrize("text", ["最近よく眠れなくて", "早く行きたくて", "手伝ってくれなくて"])
+def test_a_te_after_a_negative_or_a_wish_is_a_reason_going_on_never_a_request(
+        text: str) -> None:
+    """「眠れなくて」 (an auxiliary's く-form) explains; a request not to is 「〜ないで」."""
+    assert sentence_end(text) == "open"
+
+
+def test_with_a_request_wait_a_te_form_waits_it_however_the_voice_sounds() -> None:
+    """The voice's probability does not tell 「明日の天気を教えて」 said in full from
+    「駅までは歩いて、」 going on: the て-form waits its own silence, neither at once
+    nor the ceiling, and never past the ceiling."""
+    detector = Fixed(TurnConfig(max_silence_ms=1200, text_complete_silence_ms=0,
+                                text_open_silence_ms=1200, text_request_probability=0.2,
+                                text_request_silence_ms=900))
+    for probability in (0.01, 0.3, 0.99):
+        assert detector.silence_to_wait_ms(probability, "明日の天気を教えて") == 900
+    assert detector.silence_to_wait_ms(0.99, "来週の土曜日に") == 1200   # open as before
+    assert detector.silence_to_wait_ms(0.3, "友達と箱根に行くんだ") == 0   # complete too
+    capped = Fixed(TurnConfig(max_silence_ms=600, text_complete_silence_ms=0,
+                              text_request_silence_ms=900))
+    assert capped.silence_to_wait_ms(0.5, "ちょっと待って") == 600

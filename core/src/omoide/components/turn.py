@@ -23,7 +23,11 @@ English, nothing heard) leaves the audio's judgement alone. Whisper ends fragmen
 「？」 too (「どうやって?」), so a question mark counts only when the words before it end
 complete. Words that end in a predicate's て-form (教えて, 待って) are a request said in
 full or a sentence going on (食べて、): with ``text_request_probability`` set they count as
-complete when the audio's probability reaches it, else as open.
+complete when the audio's probability reaches it, else as open; with
+``text_request_silence_ms`` set they wait that long whatever the probability (the
+voice's probability does not tell the two apart: ``omoide bench turn`` heard requests
+said in full at 0.007-0.17 and sentences going on at 0.006-0.99). A て after an
+auxiliary's く-form (眠れなくて, 行きたくて) is a reason going on, never a request.
 
 Without a ``turn`` stage in the config the VAD's own ``min_silence_ms`` ends the turn
 (silence-only endpointing), as before. A plugin implements
@@ -96,6 +100,13 @@ class TurnConfig(ComponentConfig):
                     "words that end in a predicate's て-form (教えて, 待って, 忘れないで) "
                     "read as complete (a request said in full); below it, as open (a "
                     "sentence going on: 食べて、). None: always open.")
+    text_request_silence_ms: int | None = Field(
+        None, ge=0, le=10000,
+        description="With text_complete_silence_ms set: silence that words ending in a "
+                    "predicate's て-form wait whatever the audio's probability (a request "
+                    "said in full and a sentence going on sound alike to the detector); at "
+                    "most max_silence_ms. Takes the place of text_request_probability. "
+                    "None: text_request_probability decides.")
 
 
 class TurnDetector(Component[TurnConfig]):
@@ -149,6 +160,8 @@ class TurnDetector(Component[TurnConfig]):
         if probability is None or text is None or cfg.text_complete_silence_ms is None:
             return wait
         end = sentence_end(text)
+        if end == "request" and cfg.text_request_silence_ms is not None:
+            return min(cfg.text_request_silence_ms, cfg.max_silence_ms)
         if end == "request":
             request = cfg.text_request_probability
             end = "complete" if request is not None and probability >= request else "open"
@@ -182,8 +195,11 @@ def _request_form(words: list[Any]) -> bool:
     見てて): a request said in full, or a sentence going on (食べて、飲んだ)."""
     if len(words) < 2 or words[-1].surface() not in ("て", "で"):
         return False
+    before = words[-2]
+    if before.part_of_speech()[0] == "助動詞" and before.surface().endswith("く"):
+        return False   # なくて, たくて: an adjective's く-form, a reason (a request is ないで)
     return words[-1].part_of_speech()[:2] == ("助詞", "接続助詞") and \
-        words[-2].part_of_speech()[0] in ("動詞", "助動詞")
+        before.part_of_speech()[0] in ("動詞", "助動詞")
 
 
 def warm_up_sentence_reading() -> None:
