@@ -536,3 +536,36 @@ async def test_the_decoding_at_the_end_may_read_a_wider_window(whisper: WhisperA
     content = whisper.model.feature_extractor(speech)[:, :-1].shape[-1]
     assert decoding._features(speech).shape[-1] == content + 300
     assert decoding._features(speech, final=True).shape[-1] == content + 600
+
+
+@pytest.mark.parametrize("after", ["silence", "speech"])
+async def test_a_pass_that_ends_while_finish_checks_the_silence_gives_the_transcript(
+        whisper: WhisperASR, say: Say, monkeypatch: pytest.MonkeyPatch, after: str) -> None:
+    """finish checks in a thread whether what a pass did not hear is silence; the pass
+    still running may end meanwhile (it settles words as it ends). Its words are then
+    the transcript, once, and nothing fails or is decoded again."""
+    import time
+
+    clip = say(PLAN)
+    one_shot = await whisper.transcribe(clip)
+    decoding = whisper.decoding()
+    stream = whisper.open_stream(sample_rate=clip.sample_rate)
+    original = decoding.has_speech
+
+    def has_speech_once_the_pass_ended(audio: np.ndarray) -> bool:
+        deadline = time.monotonic() + 60
+        while stream._task is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return original(audio)
+
+    monkeypatch.setattr(decoding, "has_speech", has_speech_once_the_pass_ended)
+    step = int(whisper.config.stream_pass_s * 16000)
+    first = clip.samples if after == "silence" else clip.samples[:-step]
+    stream.feed(first)
+    assert await stream.heard_so_far()
+    stream.feed(np.zeros(step, dtype=np.float32) if after == "silence"
+                else clip.samples[-step:])
+    assert stream._task is not None, "a pass over the rest started"
+    final = await stream.finish()
+    assert not stream.final_decoded and stream.passes == 2
+    assert _edits(one_shot.text.rstrip("。"), final.text.rstrip("。")) <= 2

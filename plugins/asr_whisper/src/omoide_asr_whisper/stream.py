@@ -364,11 +364,15 @@ class WhisperStream(StreamingRecognition):
         whole = audio.size <= self.asr.config.stream_final_whole_s * SAMPLE_RATE
         if self._task is not None:
             done = self._usable(self._last, whole)
-            if done is not None and await self._heard_all(decoding, audio, done):
+            heard_all = done is not None and await self._heard_all(decoding, audio, done)
+            if heard_all and self._task is not None:
                 self._called_off.set()   # the running pass would only hear more silence
                 self.superseded += 1
+                assert done is not None
                 return self._transcript(decoding, (*self._settled, *done.tokens))
-            if not await self._settle_running(decoding, audio):
+            if heard_all:
+                pass   # the running pass ended meanwhile: its words are the last ones
+            elif not await self._settle_running(decoding, audio):
                 self._last = None    # the speech it did not hear is decoded now
             elif (done := self._usable(self._last, whole)) is not None and \
                     done.covered == self._started_at:
@@ -401,16 +405,17 @@ class WhisperStream(StreamingRecognition):
             not await asyncio.to_thread(decoding.has_speech, unseen)
 
     async def _settle_running(self, decoding: WhisperDecoding, audio: np.ndarray) -> bool:
-        """The pass still running at finish: awaited and True when all it did not see
-        is silence (its tokens are then final); else called off (it stops at its next
-        step) and False."""
-        task = self._task
-        assert task is not None
+        """The pass still running at finish (or that ended while finish was checking
+        the silence; its words are then the last pass's): awaited and True when all it
+        did not see is silence (its tokens are then final); else called off (it stops
+        at its next step) and False."""
         heard_all = await self._heard_all(decoding, audio, Pass(self._started_at, ()))
-        if not heard_all:
+        task = self._task   # read after the check: the pass may have ended meanwhile
+        if not heard_all and task is not None:
             self._called_off.set()
             self.called_off += 1
-        await asyncio.shield(task)
+        if task is not None:
+            await asyncio.shield(task)
         return heard_all
 
     async def _closing(self) -> None:
