@@ -184,7 +184,12 @@ def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
                  "--enrolled", "2", "--sentences", "1", "--dev-sentences", "1",
                  "--cache", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["enrolment_sets"] == 3 and report["speaker"]["threshold"] == 0.9
+    from omoide_speaker_resemblyzer.encoder import ResemblyzerConfig
+
+    configured = ResemblyzerConfig()   # the report carries the encoder's own settings
+    assert report["enrolment_sets"] == 3
+    assert report["speaker"]["threshold"] == configured.threshold
+    assert report["speaker"]["pitch_weight"] == configured.pitch_weight
     assert report["configured"]["utterances"] == 3 * 2 * 5
     assert report["configured"]["unenrolled_utterances"] == 3 * 1 * 5
     assert set(report["per_variant"]) == {"clean", "noise 20 dB", "noise 10 dB", "-12 dB",

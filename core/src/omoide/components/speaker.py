@@ -18,6 +18,9 @@ model does not decide:
   an enrolment utterance is embedded again with noise added
   (:meth:`SpeakerEncoder.embed_enrolment`, ``enrol_noise_snr_db``), so a voice heard in
   noise is compared with the person's voiceprint in noise too.
+- **a few sentences**: an enrolment utterance may also be embedded played a little
+  slower and faster (``enrol_speeds``), its vectors the mean of these, so a voiceprint
+  from three short sentences covers a little more of how the voice varies.
 - **the utterance vector**: the L2-normalised mean of the encoder's partial vectors (one
   per window of the utterance), and how well those partials agree (``consistency``: the
   lowest cosine between two of them). Windows that disagree are mixed voices; or, with
@@ -46,8 +49,8 @@ import threading
 from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from dataclasses import dataclass, field, replace
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -197,6 +200,16 @@ class SpeakerConfig(ComponentConfig):
                     "(-3 dB an octave, most fans and rooms), brown (-6 dB an octave, a "
                     "rumble). A voice in noise of another tilt than any enrolled is "
                     "scored far lower (omoide bench speaker --coloured-noise).")
+    enrol_speeds: list[Annotated[float, Field(ge=0.8, le=1.25)]] = Field(
+        [], max_length=4,
+        description="Each usable enrolment utterance is also embedded played this many "
+                    "times as fast (0.95: 5 % slower; pitch and formants move with it, as "
+                    "a recording played faster does), clean and in each noise condition "
+                    "of `enrol_noise_snr_db`; the utterance's vector, and each condition's, "
+                    "is then the mean of its own and these (unit vectors, equal weights), so "
+                    "a voiceprint from a few sentences covers a little more of how the "
+                    "voice varies. Costs one more enrolment embedding per speed and "
+                    "condition. []: as spoken only.")
 
 
 @dataclass(frozen=True)
@@ -426,6 +439,11 @@ def unit(vector: FloatArray) -> FloatArray:
     norm = float(np.linalg.norm(v))
     out: FloatArray = (v / norm if norm > 0 else v).astype(np.float32)
     return out
+
+
+def mean_direction(vectors: Sequence[FloatArray]) -> FloatArray:
+    """The unit mean of ``vectors``, each first scaled to length 1 (equal weights)."""
+    return unit(np.mean(np.stack([unit(v) for v in vectors]).astype(np.float64), axis=0))
 
 
 def leave_one_out_scores(vectors: Sequence[FloatArray]) -> tuple[float, ...]:
@@ -747,25 +765,58 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         usable, of the same utterance with noise of each ``enrol_noise_colours`` at each
         ``enrol_noise_snr_db`` under its voice (seeded by the condition, so an
         enrolment is the same every time): ``conditions`` maps a condition's name to its
-        vector (one whose noisy copy found no voice has none)."""
+        vector (one whose noisy copy found no voice has none). With ``enrol_speeds``,
+        the utterance played at each speed is embedded too, clean and in each
+        condition, and the clean vector and each condition's are the mean of the
+        utterance's own and its faster or slower copies' (:func:`mean_direction`; a copy
+        that is not usable adds nothing). The frame statistics (``spectra``), the
+        pitch and the quality stay the utterance's own."""
         clean = await self.embed(audio)
+        if not clean.usable or clean.vector is None:
+            return EnrolmentEmbedding(clean, {})
+        samples = np.asarray(audio.samples, dtype=np.float32)
+        conditions, spectra = await self._in_noise(samples, audio.sample_rate,
+                                                   clean.quality.level_dbfs)
+        if clean.spectrum is not None:
+            spectra = {"clean": clean.spectrum, **spectra}
+        if not self.config.enrol_speeds:
+            return EnrolmentEmbedding(clean, conditions, spectra)
+        vectors = [clean.vector]
+        groups = {name: [vector] for name, vector in conditions.items()}
+        for speed in self.config.enrol_speeds:
+            # read as if recorded at speed x the rate, brought back to the rate: played
+            # speed times as fast
+            played = resample(AudioClip(samples, round(audio.sample_rate * speed)),
+                              audio.sample_rate)
+            copy = await self.embed(played)
+            if not copy.usable or copy.vector is None:
+                continue
+            vectors.append(copy.vector)
+            in_noise, _ = await self._in_noise(np.asarray(played.samples, np.float32),
+                                               played.sample_rate, copy.quality.level_dbfs)
+            for name, vector in in_noise.items():
+                groups.setdefault(name, []).append(vector)
+        return EnrolmentEmbedding(replace(clean, vector=mean_direction(vectors)),
+                                  {name: mean_direction(group) for name, group in groups.items()},
+                                  spectra)
+
+    async def _in_noise(self, samples: FloatArray, rate: int, level_dbfs: float,
+                        ) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
+        """``samples``' vectors and frame statistics with noise of each
+        ``enrol_noise_colours`` at each ``enrol_noise_snr_db`` under a voice of
+        ``level_dbfs`` (seeded by the condition), by condition name."""
         conditions: dict[str, FloatArray] = {}
         spectra: dict[str, FloatArray] = {}
-        if not clean.usable:
-            return EnrolmentEmbedding(clean, conditions)
-        if clean.spectrum is not None:
-            spectra["clean"] = clean.spectrum
-        samples = np.asarray(audio.samples, dtype=np.float32)
         for number, colour in enumerate(self.config.enrol_noise_colours):
             for snr in self.config.enrol_noise_snr_db:
-                noisy = with_noise(samples, snr, clean.quality.level_dbfs,
+                noisy = with_noise(samples, snr, level_dbfs,
                                    (number * 1_000_003 + round(snr * 1000)) % 2 ** 32, colour)
-                embedding = await self.embed(AudioClip(noisy, audio.sample_rate))
+                embedding = await self.embed(AudioClip(noisy, rate))
                 if embedding.vector is not None:
                     conditions[noise_condition(snr, colour)] = embedding.vector
                 if embedding.spectrum is not None:
                     spectra[noise_condition(snr, colour)] = embedding.spectrum
-        return EnrolmentEmbedding(clean, conditions, spectra)
+        return conditions, spectra
 
     def _checked(self, out: FloatArray) -> FloatArray:
         partials = np.asarray(out, dtype=np.float32)

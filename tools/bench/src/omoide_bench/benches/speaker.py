@@ -12,11 +12,11 @@ for people: six voices from two engines are fewer, cleaner and more alike in del
 than a household's; the figures say how the encoder and the identification rule behave,
 not how they will on real voices. Each voice speaks its own sentences of the bench's
 phrase set: ``--enrol-clips`` single phrases to enrol it (clean; the encoder embeds
-each again in noise at its ``enrol_noise_snr_db`` and ``enrol_noise_colours``, as an
-enrolment does: the bench's noisy variants are white noise, one of those colours, so
-that condition is matched here, where a room's noise would differ; ``--coloured-noise``
-adds pink and brown) and ``--sentences``
-pairs of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
+each again in noise at its ``enrol_noise_snr_db`` and ``enrol_noise_colours``, and
+played at its ``enrol_speeds``, as an enrolment does: the bench's noisy variants are
+white noise, one of those colours, so that condition is matched here, where a room's
+noise would differ; ``--coloured-noise`` adds pink and brown) and ``--sentences`` pairs
+of phrases from which a 3-s test utterance is cut at the voice's onset. Each test
 utterance is heard in five variants: clean, with white noise at 20 and 10 dB SNR, 12 dB
 quieter and 6 dB louder with clipping at full scale; ``--babble`` adds one more, another
 voice (:data:`BABBLE_VOICE`, never one of the set's, so never enrolled) talking under
@@ -918,7 +918,8 @@ async def _bench(args: argparse.Namespace) -> int:
                           "household_floor": config.household_floor,
                           "denoise": config.denoise,
                           "enrol_noise_snr_db": list(config.enrol_noise_snr_db),
-                          "enrol_noise_colours": list(config.enrol_noise_colours)},
+                          "enrol_noise_colours": list(config.enrol_noise_colours),
+                          "enrol_speeds": list(config.enrol_speeds)},
               "voices": [v.label for v in voices], "enrolled": args.enrolled,
               "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
               "unusable_enrolment_clips": embedded.unusable_enrolment,
@@ -980,7 +981,7 @@ def render(report: dict[str, Any]) -> str:
              f"gap {s.get('household_gap')}, floor {s.get('household_floor')}, "
              f"min_consistency {s['min_consistency']} ({s.get('mixed_check')}), denoise "
              f"{s.get('denoise')}, enrolment in {s.get('enrol_noise_colours')} noise at "
-             f"{s.get('enrol_noise_snr_db')} dB",
+             f"{s.get('enrol_noise_snr_db')} dB and played at {s.get('enrol_speeds')}",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
              f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
              f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
