@@ -88,6 +88,12 @@ async def test_a_person_enrols_their_own_voice_with_consent_and_is_then_recognis
 
         enrolled = speaker.store.enrolled(("alice",), speaker.encoder.model_id)
         assert list(enrolled) == ["alice"] and len(enrolled["alice"].vectors) == 3
+        # the views identification scores with, as for a voice enrolled from the console
+        alice = enrolled["alice"]
+        bob = speaker.store.enrolled(("bob",), speaker.encoder.model_id)["bob"]
+        assert len(alice.pitches) == 3 and len(bob.pitches) == 3
+        assert set(alice.conditions) == set(bob.conditions) != set()
+        assert set(alice.spectra) == set(bob.spectra)
         assert not list((tmp_path / "data").rglob("*.wav"))   # no audio is kept
         # none of the enrolment turns is in Alice's conversation
         assert omoide.omoide.assistant.history.recent("alice", _now()) == []

@@ -38,7 +38,7 @@ import numpy as np
 from omoide.components.speaker import unit
 from omoide.pipeline.confirmation import Answer, read_answer
 from omoide.pipeline.turn import TurnRequest
-from omoide.types import AudioClip, FloatArray
+from omoide.types import AudioClip
 from omoide.voices.identifier import SpeakerIdentifier
 
 ASKS = re.compile(r"(?:声|こえ)[をもは]?(?:覚え|おぼえ|登録|とうろく)")
@@ -146,19 +146,11 @@ class VoiceEnrolment:
         voice that asked (each pair's cosine at least the encoder's ``min_consistency``:
         two voices no one has enrolled are otherwise alike to identification)."""
         encoder = self.identifier.encoder
-        vectors = []
-        conditions: dict[str, list[FloatArray]] = {}
-        for clip in state.clips:
-            enrolled = await encoder.embed_enrolment(clip)   # also in noise
-            embedding = enrolled.clean
-            if embedding.usable and embedding.vector is not None:
-                vectors.append(unit(embedding.vector))
-                for name, vector in enrolled.conditions.items():
-                    conditions.setdefault(name, []).append(vector)
-        if not vectors:
+        gathered = await self.identifier.embed_enrolment(state.clips)   # also in noise
+        if not gathered.vectors:
             return EnrolmentReply("ごめんね、声がうまく聞き取れなかったみたい。静かなところで、"
                                   "もう一度「声を覚えて」って言ってね。", "failed")
-        others = list(vectors)
+        others = [unit(v) for v in gathered.vectors]
         if state.asked is not None:
             asked = await encoder.embed(state.asked)
             if asked.usable and asked.vector is not None:
@@ -166,8 +158,7 @@ class VoiceEnrolment:
         rows = np.stack(others)
         if float((rows @ rows.T).min()) < encoder.config.min_consistency:
             return EnrolmentReply(OTHER_VOICE, "cancelled")
-        self.identifier.store.enrol(state.person, encoder.model_id, vectors, source="voice",
-                                    conditions=conditions)
+        self.identifier.keep(state.person, gathered, source="voice")
         return EnrolmentReply("覚えたよ！これからは、声であなただってわかるよ。", "enrolled")
 
 

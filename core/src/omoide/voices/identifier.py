@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from omoide.components.device import Household
@@ -47,6 +47,20 @@ class TurnSpeaker:
                 "margin": round(ident.margin, 4) if ident else None,
                 "reason": ident.reason.value if ident else None,
                 "note": self.note or (ident.explanation if ident else "")}
+
+
+@dataclass
+class EnrolmentClips:
+    """What the enrolment utterances gave (:meth:`SpeakerIdentifier.embed_enrolment`):
+    one vector per usable utterance, by noise condition its vectors in noise and its
+    frame statistics, its median pitch where it has one; and each refused utterance's
+    index with why."""
+
+    vectors: list[FloatArray] = field(default_factory=list)
+    conditions: dict[str, list[FloatArray]] = field(default_factory=dict)
+    spectra: dict[str, list[FloatArray]] = field(default_factory=dict)
+    pitches: list[float] = field(default_factory=list)
+    refused: list[tuple[int, SpeakerReason]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,36 +123,46 @@ class SpeakerIdentifier:
             return _failed(household, exc)
         return TurnSpeaker(household.person_for(ident.person), ident.person, ident)
 
-    async def enrol(self, person: str, clips: Sequence[AudioClip], *, source: str,
-                    replace: bool = False) -> Enrolment:
-        """Enrol ``person`` from ``clips`` (a few sentences each): every clip the encoder
-        finds usable adds a vector, and its vectors in noise (the encoder's
-        ``enrol_noise_snr_db``); the others are refused with their reason. Nothing is
-        stored when no clip is usable."""
-        vectors: list[FloatArray] = []
-        conditions: dict[str, list[FloatArray]] = {}
-        spectra: dict[str, list[FloatArray]] = {}
-        pitches: list[float] = []
-        refused = []
+    async def embed_enrolment(self, clips: Sequence[AudioClip]) -> EnrolmentClips:
+        """Everything an enrolment keeps of ``clips`` (a few sentences each): each usable
+        clip's vector, its vectors in noise (the encoder's ``enrol_noise_snr_db``), its
+        frame statistics and its median pitch; the others refused with their reason.
+        Every way of enrolling goes through here, so that no voiceprint lacks a view
+        identification scores with."""
+        gathered = EnrolmentClips()
         for i, clip in enumerate(clips):
             enrolled = await self.encoder.embed_enrolment(clip)
             embedding = enrolled.clean
-            if embedding.usable and embedding.vector is not None:
-                vectors.append(embedding.vector)
-                for name, vector in enrolled.conditions.items():
-                    conditions.setdefault(name, []).append(vector)
-                for name, stats in enrolled.spectra.items():
-                    spectra.setdefault(name, []).append(stats)
-                if embedding.pitch_hz is not None:
-                    pitches.append(embedding.pitch_hz)
-            else:
-                refused.append((i, embedding.reason or SpeakerReason.SILENCE))
-        if not vectors:
-            return Enrolment(None, 0, tuple(refused))
-        voiceprint = self.store.enrol(person, self.encoder.model_id, vectors,
-                                      source=source, replace=replace, conditions=conditions,
-                                      spectra=spectra, pitches=pitches)
-        return Enrolment(voiceprint, len(vectors), tuple(refused))
+            if not embedding.usable or embedding.vector is None:
+                gathered.refused.append((i, embedding.reason or SpeakerReason.SILENCE))
+                continue
+            gathered.vectors.append(embedding.vector)
+            for name, vector in enrolled.conditions.items():
+                gathered.conditions.setdefault(name, []).append(vector)
+            for name, stats in enrolled.spectra.items():
+                gathered.spectra.setdefault(name, []).append(stats)
+            if embedding.pitch_hz is not None:
+                gathered.pitches.append(embedding.pitch_hz)
+        return gathered
+
+    def keep(self, person: str, gathered: EnrolmentClips, *, source: str,
+             replace: bool = False) -> Voiceprint:
+        """Store what :meth:`embed_enrolment` gathered as ``person``'s voiceprint (added to
+        it, or ``replace`` it); ``gathered`` must hold at least one vector."""
+        return self.store.enrol(person, self.encoder.model_id, gathered.vectors,
+                                source=source, replace=replace,
+                                conditions=gathered.conditions, spectra=gathered.spectra,
+                                pitches=gathered.pitches)
+
+    async def enrol(self, person: str, clips: Sequence[AudioClip], *, source: str,
+                    replace: bool = False) -> Enrolment:
+        """Enrol ``person`` from ``clips`` (:meth:`embed_enrolment`). Nothing is stored
+        when no clip is usable."""
+        gathered = await self.embed_enrolment(clips)
+        if not gathered.vectors:
+            return Enrolment(None, 0, tuple(gathered.refused))
+        voiceprint = self.keep(person, gathered, source=source, replace=replace)
+        return Enrolment(voiceprint, len(gathered.vectors), tuple(gathered.refused))
 
 
 def _failed(household: Household, exc: Exception) -> TurnSpeaker:
