@@ -40,12 +40,26 @@ def test_a_te_form_followed_by_more_words_or_a_copula_is_no_request(text: str) -
     assert sentence_end(text) != "request"
 
 
-@pytest.mark.parametrize("text", ["東京", "今何時", "hello", "", "。", "？",
+@pytest.mark.parametrize("text", ["東京", "今何時", "何", "hello", "", "。", "？",
                                   "箱根にはどうやって?", "パン、ご飯、何に?"])
 def test_a_noun_english_nothing_or_a_fragment_with_a_question_mark_tells_nothing(
         text: str) -> None:
     """Whisper puts 「？」 after fragments too: the mark counts only with the words."""
     assert sentence_end(text) is None
+
+
+@pytest.mark.parametrize("text", ["今何時、", "駅どこ、", "今日何曜日、", "それ誰、"])
+def test_a_comma_after_a_question_word_tells_nothing(text: str) -> None:
+    """Whisper ends short questions with 「、」 too (「今何時？」 heard as 「今何時、」 waited
+    the open ceiling); a question word ending the words is no sign either way (今何時か
+    教えてくれる？ pauses after 今何時 too), so the voice decides."""
+    assert sentence_end(text) is None
+
+
+@pytest.mark.parametrize("text", ["何時に、", "何か、", "何、", "昨日、", "東京、"])
+def test_a_comma_after_a_particle_another_noun_or_a_bare_what_still_ends_open(
+        text: str) -> None:
+    assert sentence_end(text) == "open"
 
 
 class Fixed(TurnDetector):

@@ -202,6 +202,24 @@ def _request_form(words: list[Any]) -> bool:
         before.part_of_speech()[0] in ("動詞", "助動詞")
 
 
+QUESTION_WORDS = ("誰", "だれ", "どこ", "いつ", "どれ", "どっち", "どちら", "いくら", "いくつ")
+"""Words that ask; so does a word made with 何 (何時, 何曜, 何人), but not 何 alone,
+which is also said while searching for a word (何、あれ…)."""
+
+
+def _ends_in_question_word(words: list[Any]) -> bool:
+    """Whether the nouns ``words`` end with include a question word (今何時, 何曜日,
+    駅どこ). Not read as complete: 「今何時|か教えてくれる？」 pauses there too (omoide
+    bench turn: one more sentence cut a voice when it was)."""
+    for word in reversed(words):
+        if word.part_of_speech()[0] not in ("名詞", "代名詞", "接尾辞"):
+            return False
+        surface = word.surface()
+        if surface in QUESTION_WORDS or (surface.startswith("何") and len(surface) > 1):
+            return True
+    return False
+
+
 def warm_up_sentence_reading() -> None:
     """Load the dictionary :func:`sentence_end` reads with now, not on a turn's pause."""
     _morphemes("はい")
@@ -211,13 +229,17 @@ def sentence_end(text: str) -> SentenceEnd | None:
     """How the Japanese ``text`` ends: ``complete`` (a predicate's final form, a
     sentence-final particle; before a question mark too), ``open`` (a case, binding,
     adverbial or conjunctive particle, a conjunctive or attributive form, a filler,
-    「、」), or None when the words cannot tell (a noun, no Japanese, nothing)."""
+    「、」 but after a question word: 今何時、), or None when the words cannot tell (a noun,
+    no Japanese, nothing)."""
     text = text.strip().rstrip(IGNORED_MARKS)
     asked = text.rstrip(IGNORED_MARKS + "".join(COMPLETE_MARKS))
     if not text or not asked:
         return None
     if text[-1] in "、,，":
-        return "open"
+        # Whisper ends a short question with 「、」 too (「今何時？」 heard as 「今何時、」):
+        # after a question word the mark tells nothing, and the voice decides
+        bare = text.rstrip("、,，" + IGNORED_MARKS)
+        return None if bare and _ends_in_question_word(_morphemes(bare) or []) else "open"
     words = _morphemes(asked)
     if not words:
         return None
