@@ -17,42 +17,14 @@ from pydantic import ValidationError
 from omoide.audio import resample
 from omoide.components.speaker import (
     SpeakerConfig,
-    SpeakerEncoder,
     SpeakerReason,
     mean_direction,
     unit,
 )
+from omoide.testing.doubles import SpectrumSpeakerEncoder as SpectrumEncoder
 from omoide.types import AudioClip, FloatArray
 
 RATE = 16000
-
-
-class SpectrumEncoder(SpeakerEncoder):
-    """A voiceprint of the mean log spectrum in 16 bands (one window), with a frames view."""
-
-    name = "spectrum"
-
-    @property
-    def model_id(self) -> str:
-        return "spectrum-16"
-
-    @property
-    def dims(self) -> int:
-        return 16
-
-    def _embed_partials(self, audio: FloatArray) -> FloatArray:
-        frames = audio[:len(audio) // 512 * 512].reshape(-1, 512)
-        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
-        bands = np.array_split(power.mean(axis=0)[1:], 16)
-        vector = np.log10(np.array([b.mean() for b in bands]) + 1e-9)
-        out: FloatArray = (vector - vector.mean())[None, :].astype(np.float32)
-        return out
-
-    def _frame_features(self, audio: FloatArray) -> FloatArray | None:
-        frames = audio[:len(audio) // 512 * 512].reshape(-1, 512)
-        out: FloatArray = np.log10(np.mean(frames ** 2, axis=1, keepdims=True)
-                                   + 1e-9).astype(np.float32)
-        return out
 
 
 def voice(seconds: float, pitch: float = 180.0, seed: int = 0) -> FloatArray:

@@ -17,7 +17,6 @@ from omoide.components.device import Household
 from omoide.components.speaker import (
     SpeakerConfig,
     SpeakerEmbedding,
-    SpeakerEncoder,
     SpeakerReason,
     VoiceQuality,
     coloured_noise,
@@ -28,31 +27,11 @@ from omoide.components.speaker import (
     unusable_reason,
     with_noise,
 )
+from omoide.testing.doubles import SpectrumSpeakerEncoder as SpectrumEncoder
 from omoide.types import AudioClip, FloatArray
 from omoide.voices import SpeakerIdentifier, VoiceprintStore
 
 RATE = 16000
-
-
-class SpectrumEncoder(SpeakerEncoder):
-    """A voiceprint of the mean log spectrum, in 16 bands (one window)."""
-
-    name = "spectrum"
-
-    @property
-    def model_id(self) -> str:
-        return "spectrum-16"
-
-    @property
-    def dims(self) -> int:
-        return 16
-
-    def _embed_partials(self, audio: FloatArray) -> FloatArray:
-        frames = audio[:len(audio) // 512 * 512].reshape(-1, 512)
-        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
-        bands = np.array_split(power.mean(axis=0)[1:], 16)
-        vector = np.log10(np.array([b.mean() for b in bands]) + 1e-9)
-        return (vector - vector.mean())[None, :].astype(np.float32)
 
 
 def voice(seconds: float, pitch: float = 180.0, seed: int = 0) -> FloatArray:

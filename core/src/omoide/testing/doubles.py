@@ -42,6 +42,7 @@ from omoide.components import (
     VADConfig,
     VectorStore,
 )
+from omoide.components.speaker import SpeakerEncoder
 from omoide.components.store import ScrollPage, StoreCapabilities, VectorStoreConfig
 from omoide.components.turn import TurnDetector
 from omoide.components.turn_events import Sentence, StageEnded, StageStarted, TurnEvent
@@ -566,3 +567,33 @@ class ToolHostDouble:
         self.announced.append((user, text, emotion))
         self.announcement.set()
         return AnnounceOutcome("delivered" if user in self.reachable else "queued")
+
+
+class SpectrumSpeakerEncoder(SpeakerEncoder):
+    """A speaker encoder double: the voiceprint is the mean log spectrum in 16 bands (one
+    window, centred), the frames view each 512-sample frame's log power. Voices told
+    apart by their timbre alone, in microseconds and with no model."""
+
+    name = "spectrum"
+
+    @property
+    def model_id(self) -> str:
+        return "spectrum-16"
+
+    @property
+    def dims(self) -> int:
+        return 16
+
+    def _embed_partials(self, audio: FloatArray) -> FloatArray:
+        frames = audio[:len(audio) // 512 * 512].reshape(-1, 512)
+        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
+        bands = np.array_split(power.mean(axis=0)[1:], 16)
+        vector = np.log10(np.array([b.mean() for b in bands]) + 1e-9)
+        out: FloatArray = (vector - vector.mean())[None, :].astype(np.float32)
+        return out
+
+    def _frame_features(self, audio: FloatArray) -> FloatArray | None:
+        frames = audio[:len(audio) // 512 * 512].reshape(-1, 512)
+        out: FloatArray = np.log10(np.mean(frames ** 2, axis=1, keepdims=True)
+                                   + 1e-9).astype(np.float32)
+        return out
