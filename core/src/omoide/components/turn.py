@@ -208,9 +208,16 @@ which is also said while searching for a word (何、あれ…)."""
 
 
 def _ends_in_question_word(words: list[Any]) -> bool:
-    """Whether the nouns ``words`` end with include a question word (今何時, 何曜日,
-    駅どこ). Not read as complete: 「今何時|か教えてくれる？」 pauses there too (omoide
-    bench turn: one more sentence cut a voice when it was)."""
+    """True when the nouns at the end of ``words`` (their last run of nouns, pronouns
+    and suffixes) include a question word (:data:`QUESTION_WORDS`, or a word made with
+    何: 今何時, 何曜日, 駅どこ); False otherwise.
+
+    :func:`sentence_end` asks it of the words before a trailing 「、」: after a question
+    word that mark tells nothing about whether the turn is over (Whisper writes a short
+    question, 「今何時？」, as 「今何時、」), so the words do not decide and the voice
+    does. Such words are not read as a complete sentence either: 「今何時|か教えてくれる？」
+    pauses there too (omoide bench turn: reading them as complete cut one more sentence
+    a voice)."""
     for word in reversed(words):
         if word.part_of_speech()[0] not in ("名詞", "代名詞", "接尾辞"):
             return False
