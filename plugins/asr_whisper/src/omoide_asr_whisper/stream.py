@@ -364,13 +364,14 @@ class WhisperStream(StreamingRecognition):
         whole = audio.size <= self.asr.config.stream_final_whole_s * SAMPLE_RATE
         if self._task is not None:
             done = self._usable(self._last, whole)
-            heard_all = done is not None and await self._heard_all(decoding, audio, done)
-            if heard_all and self._task is not None:
+            # the last pass when only silence follows what it heard, else None
+            heard_all = (done if done is not None
+                         and await self._heard_all(decoding, audio, done) else None)
+            if heard_all is not None and self._task is not None:
                 self._called_off.set()   # the running pass would only hear more silence
                 self.superseded += 1
-                assert done is not None
-                return self._transcript(decoding, (*self._settled, *done.tokens))
-            if heard_all:
+                return self._transcript(decoding, (*self._settled, *heard_all.tokens))
+            if heard_all is not None:
                 pass   # the running pass ended meanwhile: its words are the last ones
             elif not await self._settle_running(decoding, audio):
                 self._last = None    # the speech it did not hear is decoded now
