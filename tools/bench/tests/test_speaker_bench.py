@@ -14,15 +14,21 @@ import pytest
 
 from omoide.api import SpeakerEmbedding, SpeakerReason, VoiceQuality
 from omoide.cli import main
+from omoide.components.speaker import SpeakerConfig
+from omoide.pipeline.voice_enrolment import SENTENCES
+from omoide.testing.doubles import SpectrumSpeakerEncoder
 from omoide_bench.benches._speech import load_phrases
 from omoide_bench.benches.speaker import (
     ClipCache,
+    Embedded,
     Sweep,
     Trial,
     Voice,
     best_setting,
     decide,
     dev_texts,
+    embed_voice_set,
+    enrolled_again,
     equal_error_rate,
     tally,
     variants,
@@ -165,6 +171,35 @@ def test_the_best_setting_keeps_false_accepts_within_the_target() -> None:
                if sweep.rates(t, m)["false_accepts"] <= 0.02)
 
 
+def _voice(hz: float, seconds: float = 3.0) -> np.ndarray:
+    """A voiced sound: harmonics of ``hz`` that come and go, after a quiet half second."""
+    t = np.arange(int(seconds * RATE)) / RATE
+    wave = sum(np.sin(2 * np.pi * hz * k * t) / k for k in range(1, 8))
+    sound = 0.1 * wave * (0.55 + 0.45 * np.sin(2 * np.pi * 2 * t))
+    return np.concatenate([np.zeros(RATE // 2), sound]).astype(np.float32)
+
+
+def test_a_voice_set_enrolled_again_is_heard_on_the_same_trials() -> None:
+    """Another way of enrolling the same voices changes their voiceprints, never what is
+    heard: the trials (and their timings) are the same objects."""
+    encoder = SpectrumSpeakerEncoder(SpeakerConfig(enrol_noise_snr_db=[]))
+    clips = {"low": ([_voice(150)], [_voice(150, 4.0)]),
+             "high": ([_voice(300)], [_voice(300, 4.0)])}
+
+    async def both() -> tuple[Embedded, Embedded]:
+        first = await embed_voice_set(encoder, clips, np.random.default_rng(0))
+        again = await enrolled_again(encoder, first, {"low": [_voice(170), _voice(180)],
+                                                      "high": [_voice(320)]},
+                                     np.random.default_rng(0))
+        return first, again
+
+    first, again = asyncio.run(both())
+    assert again.trials is first.trials and again.wall_ms is first.wall_ms
+    assert [len(again.enrolment[v]) for v in ("low", "high")] == [2, 1]
+    assert not np.allclose(again.enrolment["low"][0], first.enrolment["low"][0])
+    assert len(first.enrolment["low"]) == 1      # the first way's enrolment is its own
+
+
 def _weights_ready() -> bool:
     if importlib.util.find_spec("omoide_speaker_resemblyzer") is None \
             or importlib.util.find_spec("omoide_tts_openjtalk") is None:
@@ -178,7 +213,8 @@ def _weights_ready() -> bool:
                     reason="the Resemblyzer weights or OpenJTalk are not installed")
 def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Three OpenJTalk voices (mei at three pitches), two enrolled in each of three sets."""
+    """Three OpenJTalk voices (mei at three pitches), two enrolled in each of three sets,
+    each set enrolled from the voices' own phrases and from the robot's sentences."""
     assert main(["bench", "speaker", "--voice", "openjtalk", "--voice",
                  "openjtalk,half_tone=-7", "--voice", "openjtalk,half_tone=5",
                  "--enrolled", "2", "--sentences", "1", "--dev-sentences", "1",
@@ -190,8 +226,14 @@ def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
     assert report["enrolment_sets"] == 3
     assert report["speaker"]["threshold"] == configured.threshold
     assert report["speaker"]["pitch_weight"] == configured.pitch_weight
-    assert report["configured"]["utterances"] == 3 * 2 * 5
-    assert report["configured"]["unenrolled_utterances"] == 3 * 1 * 5
+    assert report["enrolled_from"] == ["phrases", "sentences"]
+    assert report["configured"]["utterances"] == 2 * 3 * 2 * 5     # ways x sets x voices x variants
+    assert report["configured"]["unenrolled_utterances"] == 2 * 3 * 1 * 5
+    ways = report["per_enrolment"]
+    assert set(ways) == {"phrases", "sentences"}
+    assert all(row["utterances"] == 3 * 2 * 5 and row["eer"] is not None
+               for row in ways.values())
+    assert report["worst_set"]["enrolled_from"] in ways
     assert set(report["per_variant"]) == {"clean", "noise 20 dB", "noise 10 dB", "-12 dB",
                                           "+6 dB clipped"}
     assert report["eer"]["genuine"] > 0 and report["best"]["threshold"] >= 0.5
@@ -203,8 +245,9 @@ def test_bench_speaker_reports_every_figure_and_says_unknown_for_bad_input(
     assert bad["clipped (+24 dB)"]["reason"] == "clipped"
     assert all(bad[case]["unknown"] for case in ("silence", "cough (0.3 s burst)",
                                                  "clipped (+24 dB)"))
-    assert len(list(tmp_path.glob("*.npy"))) == 3 * (3 + 1 + 1)  # the clips were cached
+    # the clips were cached: phrases, test and dev sentences, the robot's sentences
+    assert len(list(tmp_path.glob("*.npy"))) == 3 * (3 + 1 + 1 + len(SENTENCES))
     chosen = report["chosen_on_dev"]
-    assert chosen["dev_utterances"] == 3 * 3 * 5     # 3 sets x 3 voices x 5 variants
+    assert chosen["dev_utterances"] == 2 * 3 * 3 * 5     # 2 ways x 3 sets x 3 voices x 5
     assert chosen["all"]["dev"]["spread"] in (None, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
     assert chosen["all"]["test"]["identified"] is not None

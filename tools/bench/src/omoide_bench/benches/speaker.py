@@ -1,7 +1,8 @@
 """``omoide bench speaker``: are voices told apart, and are strangers kept out?
 
     omoide bench speaker [--speaker USE] [--setting K=V,...] [--voice SPEC]...
-                         [--enrolled N] [--enrol-clips N] [--sentences N]
+                         [--enrolled N] [--enrol-clips N]
+                         [--enrol-from phrases|sentences|both] [--sentences N]
                          [--dev-sentences N] [--coloured-noise] [--babble]
                          [--cache DIR] [--json]
 
@@ -24,9 +25,16 @@ the speaker 10 dB quieter, reported with the others (the targets are on the five
 Speech is first brought to peaks of -3 dBFS with a quiet room (-70 dBFS) under it.
 Synthesised clips are cached on disk (``--cache``; Kokoro takes 10-20 s a clip on a busy machine).
 
-Every way of choosing ``--enrolled`` (4) of the voices is an enrolment set; in each, the
-test utterances of the enrolled voices should be identified as their speaker and those
-of the other voices as no one. Reported:
+A voice is enrolled two ways (``--enrol-from``, default both): from its own phrases as
+above (what WAVs given to the console or the CLI may be: different words for everyone),
+and from the three sentences the robot asks every person to read when enrolling by voice
+(``omoide.pipeline.voice_enrolment.SENTENCES``, the same words for everyone), each in the
+same conditions. Every way of choosing ``--enrolled`` (4) of the voices is an enrolment
+set, enrolled each way; in each, the test utterances of the enrolled voices should be
+identified as their speaker and those of the other voices as no one. The figures pool
+both ways; each way's identification, false accepts and EER are also reported alone
+(the words a voice was enrolled from move them by several points: three sentences are
+little). Reported:
 
 - **identification** among enrolled voices (right person / utterances; the rest split
   into wrong person and unknown) and **false accepts** of unenrolled voices (named as
@@ -126,6 +134,11 @@ BABBLE_VOICE = "openjtalk,half_tone=-5,speed=1.15"
 voices (so never enrolled), OpenJTalk's voice lower and faster."""
 BABBLE_VARIANT = "babble 10 dB"
 FIRST_ENROL_CLIPS = 3
+ENROL_WAYS = ("phrases", "sentences")
+"""How a voice is enrolled: from its own phrases of the bench's phrase set, different for
+every voice (as WAVs from the console or the CLI may be), or from the sentences the robot
+asks everyone to read (:data:`omoide.pipeline.voice_enrolment.SENTENCES`, the spoken
+enrolment)."""
 """Enrolment phrases before a voice's test sentences; more come after them (and the dev
 sentences after those), so the test sentences stay the same whatever ``--enrol-clips``."""
 
@@ -143,7 +156,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="a voice: USE[:VOICE][,K=V...] (repeatable; default: openjtalk and "
                         "Kokoro's five Japanese voices when installed)")
     p.add_argument("--enrolled", type=int, default=4, help="voices enrolled in each set")
-    p.add_argument("--enrol-clips", type=int, default=3, help="enrolment clips per voice")
+    p.add_argument("--enrol-clips", type=int, default=3,
+                   help="enrolment phrases per voice (enrolled from the bench's phrases)")
+    p.add_argument("--enrol-from", choices=(*ENROL_WAYS, "both"), default="both",
+                   help="enrol each voice from its own phrases of the bench's phrase set "
+                        "(as from the console or the CLI), from the sentences the robot "
+                        "asks a person to read (spoken enrolment), or both: every set is "
+                        "enrolled each way and the figures pool them (default: both)")
     p.add_argument("--sentences", type=int, default=4,
                    help="test sentences per voice (each heard in 5 variants)")
     p.add_argument("--dev-sentences", type=int, default=3,
@@ -454,25 +473,7 @@ async def embed_voice_set(encoder: SpeakerEncoder,
         return babble[next(turns) % len(babble)] if babble else None
 
     for label, (enrol, tests) in clips.items():
-        vectors: list[FloatArray] = []
-        groups: dict[str, list[FloatArray]] = {}
-        spectra: dict[str, list[FloatArray]] = {}
-        for clip in enrol:
-            enrolled = await encoder.embed_enrolment(AudioClip(
-                at_peak_level(clip, BASE_PEAK_DBFS, rng), SAMPLE_RATE))
-            if enrolled.clean.usable and enrolled.clean.vector is not None:
-                vectors.append(enrolled.clean.vector)
-                for name, vector in enrolled.conditions.items():
-                    groups.setdefault(name, []).append(vector)
-                for name, stats in enrolled.spectra.items():
-                    spectra.setdefault(name, []).append(stats)
-                if enrolled.clean.pitch_hz is not None:
-                    out.pitches.setdefault(label, []).append(enrolled.clean.pitch_hz)
-            else:
-                out.unusable_enrolment += 1
-        out.enrolment[label] = vectors
-        out.conditions[label] = list(groups.values())
-        out.spectra[label] = spectra
+        await _enrol(encoder, label, enrol, rng, out)
         for number, clip in enumerate(tests):
             utterance = cut_utterance(clip, rng)
             if number == 0:
@@ -489,6 +490,43 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                     AudioClip(samples, SAMPLE_RATE))))
         _progress(f"  embedded {label}")
     return out
+
+
+async def enrolled_again(encoder: SpeakerEncoder, embedded: Embedded,
+                         enrol: Mapping[str, Sequence[FloatArray]],
+                         rng: np.random.Generator) -> Embedded:
+    """``embedded``'s trials with each voice enrolled from other clips (``enrol``, by
+    voice): another way of enrolling the same voices, heard on the same utterances."""
+    out = Embedded({}, embedded.trials, embedded.dev_trials, embedded.wall_ms,
+                   embedded.cpu_ms, 0, embedded.first_utterance)
+    for label, clips in enrol.items():
+        await _enrol(encoder, label, clips, rng, out)
+    return out
+
+
+async def _enrol(encoder: SpeakerEncoder, label: str, clips: Sequence[FloatArray],
+                 rng: np.random.Generator, out: Embedded) -> None:
+    """Enrol ``label`` from its clean ``clips`` (brought to the bench's peak level) as an
+    enrolment does, into ``out``: its vectors, their conditions, spectra and pitches."""
+    vectors: list[FloatArray] = []
+    groups: dict[str, list[FloatArray]] = {}
+    spectra: dict[str, list[FloatArray]] = {}
+    for clip in clips:
+        enrolled = await encoder.embed_enrolment(AudioClip(
+            at_peak_level(clip, BASE_PEAK_DBFS, rng), SAMPLE_RATE))
+        if enrolled.clean.usable and enrolled.clean.vector is not None:
+            vectors.append(enrolled.clean.vector)
+            for name, vector in enrolled.conditions.items():
+                groups.setdefault(name, []).append(vector)
+            for name, stats in enrolled.spectra.items():
+                spectra.setdefault(name, []).append(stats)
+            if enrolled.clean.pitch_hz is not None:
+                out.pitches.setdefault(label, []).append(enrolled.clean.pitch_hz)
+        else:
+            out.unusable_enrolment += 1
+    out.enrolment[label] = vectors
+    out.conditions[label] = list(groups.values())
+    out.spectra[label] = spectra
 
 
 # --- identification -----------------------------------------------------------------------
@@ -702,51 +740,65 @@ def _mean_clipped(trials: Sequence[Trial], variant: str) -> float:
     return round(float(np.mean(shares)), 4) if shares else 0.0
 
 
-def identification_report(embedded: Embedded, sets: Sequence[Sequence[str]],
+def identification_report(ways: Mapping[str, Embedded], sets: Sequence[Sequence[str]],
                           threshold: float, margin: float,
                           spread: float | None = None,
                           rules: HouseholdRules | None = None,
                           halves_below: float | None = None,
                           spectral_weight: float = 0.0,
                           pitch: tuple[float, float] = (0.0, 0.0)) -> dict[str, Any]:
-    """The identification figures over every enrolment set (with the encoder's
-    household ``rules``, its ``halves_below``, ``spectral_weight`` and ``pitch`` weight
-    and tolerance: :func:`decide`)."""
-    per_set = [decide(embedded.trials, embedded.enrolment, people, threshold, margin, spread,
-                      embedded.conditions, rules, halves_below, embedded.spectra,
-                      spectral_weight, embedded.pitches, pitch) for people in sets]
+    """The identification figures over every enrolment set enrolled each way (``ways``:
+    the voice set enrolled one way or another, heard on the same trials), pooled, and
+    each way's alone (with the encoder's household ``rules``, its ``halves_below``,
+    ``spectral_weight`` and ``pitch`` weight and tolerance: :func:`decide`)."""
+    households = [(way, people) for way in ways for people in sets]
+    per_set = [decide(ways[way].trials, ways[way].enrolment, people, threshold, margin,
+                      spread, ways[way].conditions, rules, halves_below, ways[way].spectra,
+                      spectral_weight, ways[way].pitches, pitch)
+               for way, people in households]
     decisions = [d for run in per_set for d in run]
     tallies = [tally(run) for run in per_set]
-    worst = min(range(len(sets)), key=lambda k: ((tallies[k]["identified"] or 0.0)
-                                                 - (tallies[k]["false_accepts"] or 0.0)))
+    worst = min(range(len(households)), key=lambda k: ((tallies[k]["identified"] or 0.0)
+                                                       - (tallies[k]["false_accepts"] or 0.0)))
     sweep = Sweep.of(decisions)
-    # each enrolled utterance's score against its own voice, in each set it is enrolled in
-    # (the household projection depends on the set)
-    genuine = [(d.variant, d.own_score) for d in decisions if d.own_score is not None]
-    impostor = [(d.variant, d.score) for d in decisions if not d.enrolled and d.usable]
 
-    def eer(variant: str | None = None) -> dict[str, Any]:
-        return equal_error_rate([x for v, x in genuine if variant in (None, v)],
-                                [x for v, x in impostor if variant in (None, v)])
+    def eer(variant: str | None = None, among: Sequence[Decision] = decisions
+            ) -> dict[str, Any]:
+        # genuine: each enrolled utterance's score against its own voice, in each set it
+        # is enrolled in (the household projection depends on the set); impostor: an
+        # unenrolled utterance's best score
+        return equal_error_rate(
+            [d.own_score for d in among if d.own_score is not None
+             and variant in (None, d.variant)],
+            [d.score for d in among if not d.enrolled and d.usable
+             and variant in (None, d.variant)])
 
+    trials = next(iter(ways.values())).trials
     return {"configured": tally(decisions),
+            "per_enrolment": {way: {**tally(way_decisions), "eer": eer(None,
+                                                                      way_decisions)["eer"]}
+                              for way in ways
+                              for way_decisions in [[d for (w, _), run in
+                                                     zip(households, per_set, strict=True)
+                                                     if w == way for d in run]]},
             "per_variant": {v: {**tally([d for d in decisions if d.variant == v]),
-                                "clipped_fraction": _mean_clipped(embedded.trials, v),
+                                "clipped_fraction": _mean_clipped(trials, v),
                                 "eer": eer(v)["eer"]}
-                            for v in dict.fromkeys(t.variant for t in embedded.trials)},
+                            for v in dict.fromkeys(t.variant for t in trials)},
             "per_voice": {voice: tally([d for d in decisions if d.voice == voice])
-                          for voice in embedded.enrolment},
-            "worst_set": {"enrolled": list(sets[worst]), **tallies[worst]},
+                          for voice in next(iter(ways.values())).enrolment},
+            "worst_set": {"enrolled": list(households[worst][1]),
+                          "enrolled_from": households[worst][0], **tallies[worst]},
             "sweep_at_configured": sweep.rates(threshold, margin),
             "best": best_setting(sweep),
             "best_clean": best_setting(Sweep.of([d for d in decisions
                                                  if d.variant == "clean"])),
-            "chosen_on_dev": chosen_on_dev(embedded, sets, (threshold, margin, spread),
+            "chosen_on_dev": chosen_on_dev(ways, sets, (threshold, margin, spread),
                                            rules, halves_below, (spectral_weight, *pitch)),
             "eer": eer()}
 
 
-def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
+def chosen_on_dev(ways: Mapping[str, Embedded], sets: Sequence[Sequence[str]],
                   configured: tuple[float, float, float | None] | None = None,
                   rules: HouseholdRules | None = None,
                   halves_below: float | None = None,
@@ -758,20 +810,25 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
     variants and clean alone), and what they give on the test utterances: the honest
     figure, since nothing was tuned on them. With ``configured`` (threshold, margin,
     spread), also what that setting gives on the dev split at the configured ``views``.
-    Scores are the encoder's household projection's (``rules``)."""
-    if not embedded.dev_trials:
+    Scores are the encoder's household projection's (``rules``); the sets are enrolled
+    each of the ``ways`` (the voice set enrolled one way or another), pooled."""
+    if not any(embedded.dev_trials for embedded in ways.values()):
         return None
-    spectral = SPECTRAL_WEIGHTS if any(embedded.spectra.values()) else (views[0],)
+    spectral = (SPECTRAL_WEIGHTS if any(any(e.spectra.values()) for e in ways.values())
+                else (views[0],))
     tried_views = list(dict.fromkeys([views, *((w, *views[1:]) for w in spectral),
                                       *((views[0], *check) for check in PITCH_CHECKS)]))
 
-    def decided(trials: Sequence[Trial], view: tuple[float, float, float]) -> list[Decision]:
-        return [d for people in sets for d in decide(
-            trials, embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
+    def decided(on_dev: bool, view: tuple[float, float, float],
+                variant: str | None = None) -> list[Decision]:
+        return [d for embedded in ways.values() for people in sets for d in decide(
+            [t for t in (embedded.dev_trials if on_dev else embedded.trials)
+             if variant in (None, t.variant)],
+            embedded.enrolment, people, -1.0, 0.0, conditions=embedded.conditions,
             rules=rules, halves_below=halves_below, spectra=embedded.spectra,
             spectral_weight=view[0], pitches=embedded.pitches, pitch=(view[1], view[2]))]
 
-    dev = {view: decided(embedded.dev_trials, view) for view in tried_views}
+    dev = {view: decided(True, view) for view in tried_views}
     out: dict[str, Any] = {"dev_utterances": len(dev[views])}
     for name, variant in (("all", None), ("clean", "clean")):
         tried = []
@@ -785,10 +842,8 @@ def chosen_on_dev(embedded: Embedded, sets: Sequence[Sequence[str]],
                                            r["identified"] or 0.0,
                                            -(r["false_accepts"] or 0.0),
                                            -r["spectral_weight"], -r["pitch_weight"]))
-        on_test = Sweep.of(decided([t for t in embedded.trials
-                                    if variant in (None, t.variant)],
-                                   (chosen["spectral_weight"], chosen["pitch_weight"],
-                                    chosen["pitch_tolerance_st"])))
+        on_test = Sweep.of(decided(False, (chosen["spectral_weight"], chosen["pitch_weight"],
+                                           chosen["pitch_tolerance_st"]), variant))
         configured_sweep = Sweep.of([d for d in dev[views] if variant in (None, d.variant)])
         out[name] = {"dev": chosen, "tried": [
                          {k: r[k] for k in ("spectral_weight", "pitch_weight",
@@ -871,6 +926,7 @@ async def babble_set(index: int, cache: ClipCache, count: int = 4) -> list[Float
 
 
 async def _bench(args: argparse.Namespace) -> int:
+    from omoide.pipeline.voice_enrolment import SENTENCES
     from omoide_bench.benches._speech import build_component, parse_overrides
 
     voices = [parse_voice(v) for v in (args.voice or default_voices())]
@@ -881,6 +937,9 @@ async def _bench(args: argparse.Namespace) -> int:
     load_before = os.getloadavg()
     clips = await voice_set(voices, args.enrol_clips, args.sentences, cache)
     dev = await dev_set(voices, args, cache)
+    enrol_ways = ENROL_WAYS if args.enrol_from == "both" else (args.enrol_from,)
+    robot_sentences = ({voice.label: await spoken(voice, list(SENTENCES), cache)
+                        for voice in voices} if "sentences" in enrol_ways else {})
     rng = np.random.default_rng(0)
     # A busy machine can take longer than the encoder's own budget; the bench measures
     # the time (and counts embeddings over that budget) rather than failing on it.
@@ -895,6 +954,11 @@ async def _bench(args: argparse.Namespace) -> int:
         babble = await babble_set(len(voices), cache) if args.babble else []
         embedded = await embed_voice_set(encoder, clips, rng, dev, args.coloured_noise,
                                          babble)
+        ways = {way: embedded for way in enrol_ways if way == "phrases"}
+        if "sentences" in enrol_ways:
+            ways["sentences"] = await enrolled_again(encoder, embedded, robot_sentences,
+                                                     np.random.default_rng(0))
+        embedded = next(iter(ways.values()))
         sets = list(itertools.combinations(clips, args.enrolled))
         people = {person: embedded.enrolment[person] for person in sets[0]}
         bad = await bad_input_report(encoder, bad_inputs(
@@ -922,11 +986,13 @@ async def _bench(args: argparse.Namespace) -> int:
                           "enrol_speeds": list(config.enrol_speeds)},
               "voices": [v.label for v in voices], "enrolled": args.enrolled,
               "enrolment_sets": len(sets), "enrol_clips": args.enrol_clips,
-              "unusable_enrolment_clips": embedded.unusable_enrolment,
+              "enrolled_from": list(ways),
+              "unusable_enrolment_clips": {way: e.unusable_enrolment
+                                           for way, e in ways.items()},
               "sentences": args.sentences, "dev_sentences": args.dev_sentences,
               "variants": list(dict.fromkeys(t.variant for t in embedded.trials)),
               "utterance_s": UTTERANCE_S, "cache": str(cache.root),
-              **identification_report(embedded, sets, config.threshold, config.margin,
+              **identification_report(ways, sets, config.threshold, config.margin,
                                       config.person_spread, encoder.household_rules,
                                       encoder.halves_below, config.spectral_weight,
                                       (config.pitch_weight, config.pitch_tolerance_st)),
@@ -970,6 +1036,9 @@ def _dev_lines(chosen: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+ENROL_FROM = {"phrases": "their own phrases", "sentences": "the robot's sentences"}
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text."""
     s, load, conf = report["speaker"], report["load_average"], report["configured"]
@@ -984,7 +1053,8 @@ def render(report: dict[str, Any]) -> str:
              f"{s.get('enrol_noise_snr_db')} dB and played at {s.get('enrol_speeds')}",
              f"  {len(report['voices'])} voices ({', '.join(report['voices'])}); "
              f"{report['enrolled']} enrolled in each of {report['enrolment_sets']} sets, "
-             f"{report['enrol_clips']} clips each; {report['sentences']} sentences a voice x "
+             f"enrolled from {' and from '.join(ENROL_FROM[w] for w in report['enrolled_from'])}"
+             f"; {report['sentences']} sentences a voice x "
              f"{len(report['variants'])} variants, {report['utterance_s']:.0f}-s utterances",
              f"  {report['cpus']} CPUs, load average {load['before'][0]:.2f} -> "
              f"{load['after'][0]:.2f}; synthetic voices (offline TTS) are a proxy for people",
@@ -998,6 +1068,10 @@ def render(report: dict[str, Any]) -> str:
              f"{conf['unenrolled_utterances']} (target <= 2 %: "
              f"{_mark((conf['false_accepts'] or 0) <= TARGET_FALSE_ACCEPTS)}) "
              f"{conf['confusions'] or ''}",
+             *(f"  enrolled from {ENROL_FROM[way]}: identification "
+               f"{_pct(row['identified'])}, false accepts {_pct(row['false_accepts'])}, "
+               f"equal error rate {_pct(row['eer'])}"
+               for way, row in report["per_enrolment"].items() if len(report["per_enrolment"]) > 1),
              f"equal error rate: {_pct(eer['eer'])} at threshold {eer['threshold']} "
              f"({eer['genuine']} genuine, {eer['impostor']} impostor scores)",
              f"best setting: threshold {best['threshold']}, margin {best['margin']}: "
@@ -1012,7 +1086,8 @@ def render(report: dict[str, Any]) -> str:
              f"{_mark(wall['p95'] <= TARGET_EMBED_MS)} on wall p95); "
              f"{report['embed_ms']['over_budget']} over the encoder's "
              f"{report['embed_ms']['budget_s']:.0f}-s budget",
-             f"worst enrolment set {report['worst_set']['enrolled']}: identification "
+             f"worst enrolment set {report['worst_set']['enrolled']} (enrolled from "
+             f"{ENROL_FROM[report['worst_set']['enrolled_from']]}): identification "
              f"{_pct(report['worst_set']['identified'])}, false accepts "
              f"{_pct(report['worst_set']['false_accepts'])}",
              "", f"  {'variant':<16}{'identified':>11}{'wrong':>9}{'false acc':>11}"
