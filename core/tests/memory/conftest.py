@@ -71,3 +71,20 @@ def engine_told(make_engine: EngineFactory) -> Callable[..., Awaitable[MemoryEng
             for k, (day, text) in memories.items()])
         return engine
     return build
+
+
+@pytest.fixture
+async def engine(request: pytest.FixtureRequest,
+                 engine_told: Callable[..., Awaitable[MemoryEngine]]) -> MemoryEngine:
+    """An engine over the test doubles told the test module's ``MEMORIES``
+    (:func:`engine_told`), configured by its ``ENGINE_CONFIG`` when it has one. A module
+    whose engine is built otherwise defines its own ``engine`` fixture."""
+    told: MemoryEngine = await engine_told(request.module.MEMORIES,
+                                           **getattr(request.module, "ENGINE_CONFIG", {}))
+    return told
+
+
+async def recalled(engine: MemoryEngine, text: str, now: datetime) -> list[str]:
+    """The ids of the memories ``engine`` recalls for user ``me`` saying ``text`` at
+    ``now``, in the order recalled."""
+    return [r.memory.id for r in (await engine.recall("me", text, now)).memories]

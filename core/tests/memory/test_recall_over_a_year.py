@@ -10,13 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.index.family_names import names_after
 from omoide.memory.language.lexicon import analyzer
 from omoide.memory.recall.robust.query import prepare
 from omoide.types import Memory
+
+from .conftest import recalled
 
 JST = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)   # a Wednesday
@@ -39,16 +39,6 @@ MEMORIES = {
 }
 
 
-@pytest.fixture
-async def engine(engine_told) -> MemoryEngine:  # type: ignore[no-untyped-def]
-    told: MemoryEngine = await engine_told(MEMORIES)
-    return told
-
-
-async def recalled(engine: MemoryEngine, text: str) -> list[str]:
-    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
-
-
 def test_a_kin_word_followed_by_a_name_gives_the_name() -> None:
     text = MEMORIES["visit"][1]
     terms = analyzer().analyse(text, query=False).terms
@@ -65,18 +55,18 @@ def test_the_mother_in_law_is_not_the_mother() -> None:
 
 async def test_a_question_about_the_niece_finds_memories_that_only_name_her(
         engine: MemoryEngine) -> None:
-    assert "zoo" in await recalled(engine, "姪っ子とどこ出かけたんだっけ?")
+    assert "zoo" in await recalled(engine, "姪っ子とどこ出かけたんだっけ?", NOW)
 
 
 async def test_a_question_about_the_mother_does_not_bring_the_mother_in_law(
         engine: MemoryEngine) -> None:
-    assert "lunch" not in await recalled(engine, "母と最後に話したのいつだっけ?")
+    assert "lunch" not in await recalled(engine, "母と最後に話したのいつだっけ?", NOW)
 
 
 async def test_a_remark_naming_one_day_brings_what_is_on_that_day_first(
         engine: MemoryEngine) -> None:
     # the lunches share words with the remark; the sports day is what the day holds
-    got = await recalled(engine, "来週の土曜、友達にランチ誘われたんだけど行っちゃおうかな")
+    got = await recalled(engine, "来週の土曜、友達にランチ誘われたんだけど行っちゃおうかな", NOW)
     assert got and got[0] == "sports_day"
 
 
@@ -88,7 +78,7 @@ def test_a_word_heard_as_a_date_is_still_a_date_to_the_query() -> None:
 
 async def test_a_misheard_date_does_not_hide_the_memory_the_words_name(
         engine: MemoryEngine) -> None:
-    assert "pills" in await recalled(engine, "けつあつの薬いま何錠飲んでるんだっけ")
+    assert "pills" in await recalled(engine, "けつあつの薬いま何錠飲んでるんだっけ", NOW)
 
 
 def test_a_common_word_written_in_kanji_is_not_heard_as_another() -> None:
@@ -98,14 +88,14 @@ def test_a_common_word_written_in_kanji_is_not_heard_as_another() -> None:
 
 
 async def test_a_sound_alike_of_a_common_word_brings_nothing(engine: MemoryEngine) -> None:
-    assert "sumo" not in await recalled(engine, "最近何時ごろに寝るようにしてるんだっけ")
+    assert "sumo" not in await recalled(engine, "最近何時ごろに寝るようにしてるんだっけ", NOW)
 
 
 async def test_where_the_user_went_in_a_period_is_a_memory_of_going_out(
         engine: MemoryEngine) -> None:
     assert prepare("夏休みって結局どこ行ったんだっけ", NOW).intent.asks_where_to
     assert not prepare("鍵どこに置いたっけ", NOW).intent.asks_where_to
-    got = await recalled(engine, "夏休みって結局どこ行ったんだっけ")
+    got = await recalled(engine, "夏休みって結局どこ行ったんだっけ", NOW)
     assert got and got[0] == "aquarium"
 
 
@@ -136,4 +126,4 @@ async def test_a_shop_said_by_its_reading_in_other_kanji_is_found(
     await engine.add_memories("me", [Memory(
         "diner", "me", "あなたは「まるよし食堂」で、チキン南蛮定食を食べた。",
         datetime(2027, 9, 24, 21, 0, tzinfo=JST))])
-    assert "diner" in await recalled(engine, "このまえ丸吉で食べたの何だったかな")
+    assert "diner" in await recalled(engine, "このまえ丸吉で食べたの何だったかな", NOW)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from omoide.memory.engine import MemoryEngine
 from omoide.memory.facts.validity import asked_slot, changes_in, lasts
 from omoide.memory.language.temporal import resolve
 from omoide.memory.language.tense import Tense
 from omoide.memory.recall.intent import detect
 from omoide.memory.recall.robust.query import prepare
+
+from .conftest import recalled
 
 JST = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)
@@ -47,15 +47,9 @@ MEMORIES = {
 }
 
 
-@pytest.fixture
-async def engine(engine_told) -> MemoryEngine:  # type: ignore[no-untyped-def]
-    # no profile block: every fact is judged by recall itself
-    told: MemoryEngine = await engine_told(MEMORIES, profile={"enabled": False})
-    return told
-
-
-async def recalled(engine: MemoryEngine, text: str) -> list[str]:
-    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
+ENGINE_CONFIG = {"profile": {"enabled": False}}
+"""The configuration of the ``engine`` fixture (conftest), told ``MEMORIES``: no profile
+block, so every fact is judged by recall itself."""
 
 
 # -- the slot a question asks about --------------------------------------------------------
@@ -76,19 +70,19 @@ def test_times_and_reasons_are_not_slots() -> None:
 
 async def test_the_job_held_now_answers_though_it_shares_only_the_verb(
         engine: MemoryEngine) -> None:
-    got = await recalled(engine, "俺って今どこで働いてるんだっけ")
+    got = await recalled(engine, "俺って今どこで働いてるんだっけ", NOW)
     assert got and got[0] == "new_job"
     assert "sneakers" not in got   # 働いてる is heard right: no アタラシイ in it
 
 
 async def test_asked_about_before_the_old_job_comes_first(engine: MemoryEngine) -> None:
-    got = await recalled(engine, "前はどこで働いてたんだっけ")
+    got = await recalled(engine, "前はどこで働いてたんだっけ", NOW)
     assert got and got[0] == "old_job"
 
 
 async def test_someone_elses_home_is_theirs_not_the_persons(engine: MemoryEngine) -> None:
-    assert (await recalled(engine, "弟ってどこに住んでるんだっけ"))[:1] == ["brother"]
-    assert (await recalled(engine, "今どこに住んでるんだっけ"))[:1] == ["home"]
+    assert (await recalled(engine, "弟ってどこに住んでるんだっけ", NOW))[:1] == ["brother"]
+    assert (await recalled(engine, "今どこに住んでるんだっけ", NOW))[:1] == ["home"]
 
 
 # -- habits -----------------------------------------------------------------------------------
@@ -104,7 +98,7 @@ async def test_a_habit_asked_about_is_the_one_that_replaced_the_old(
     「朝って何飲んでるんだっけ」 (a time of the person's day, not a thing asked about)
     gets the habit holding now, not a one-off beer."""
     assert not prepare("朝って何飲んでるんだっけ", NOW).intent.thing_named
-    assert await recalled(engine, "朝って何飲んでるんだっけ") == ["white_water"]
+    assert await recalled(engine, "朝って何飲んでるんだっけ", NOW) == ["white_water"]
 
 
 # -- a past checked with the listener --------------------------------------------------------
@@ -115,7 +109,7 @@ def test_a_past_checked_with_yone_is_recall() -> None:
 
 async def test_a_day_of_the_past_checked_with_yone_is_found(engine: MemoryEngine) -> None:
     """Asked as recall, the winter's days are looked at; 話 is not heard in 早じまい."""
-    assert await recalled(engine, "冬に早じまいした日あったよね") == ["closed_early"]
+    assert await recalled(engine, "冬に早じまいした日あったよね", NOW) == ["closed_early"]
 
 
 def test_a_date_pushed_back_is_a_plan_moved() -> None:
@@ -129,18 +123,18 @@ async def test_where_a_thing_comes_from_is_not_the_persons_memory_of_it(
     """「ナポリタンって発祥どこだっけ」 asks about the dish, not about the lunch."""
     assert prepare("ナポリタンって発祥どこだっけ", NOW).asked_of_the_thing == (
         ("ナポリタン",), ("発祥",))
-    assert await recalled(engine, "ナポリタンって発祥どこだっけ") == []
+    assert await recalled(engine, "ナポリタンって発祥どこだっけ", NOW) == []
 
 
 async def test_where_the_person_goes_for_a_thing_is_theirs(engine: MemoryEngine) -> None:
     """A verb after the topic (通ってる) makes it the person's doing."""
     assert prepare("歯医者ってどこに通ってるんだっけ", NOW).asked_of_the_thing == ((), ())
-    assert "dentist" in await recalled(engine, "歯医者ってどこに通ってるんだっけ")
+    assert "dentist" in await recalled(engine, "歯医者ってどこに通ってるんだっけ", NOW)
 
 
 async def test_whether_a_thing_is_something_is_about_the_thing(engine: MemoryEngine) -> None:
     """「北海道犬って天然記念物だっけ」 shares 北海道 with the farm, and asks nothing of it."""
-    assert await recalled(engine, "北海道犬って天然記念物だっけ") == []
+    assert await recalled(engine, "北海道犬って天然記念物だっけ", NOW) == []
     assert prepare("陽菜の習い事ってスイミングだっけ", NOW).asked_of_the_thing == ((), ())
 
 
@@ -151,7 +145,7 @@ def test_a_timer_asked_in_kana_is_a_command() -> None:
 
 
 async def test_a_timer_brings_no_memory_of_the_same_minutes(engine: MemoryEngine) -> None:
-    assert await recalled(engine, "ごふんはかって") == []
+    assert await recalled(engine, "ごふんはかって", NOW) == []
 
 
 # -- a run of days off said of a day or a month -----------------------------------------------
@@ -185,13 +179,13 @@ def test_the_post_the_commute_and_someones_state_are_slots_asked() -> None:
 
 
 async def test_the_way_to_work_now_and_the_post_now(engine: MemoryEngine) -> None:
-    assert (await recalled(engine, "今って会社まで何で通ってるんだっけ"))[:1] == ["by_bike"]
-    assert (await recalled(engine, "今の部署なんだっけ"))[:1] == ["post"]
+    assert (await recalled(engine, "今って会社まで何で通ってるんだっけ", NOW))[:1] == ["by_bike"]
+    assert (await recalled(engine, "今の部署なんだっけ", NOW))[:1] == ["post"]
 
 
 async def test_how_someone_is_doing_is_the_latest_told_of_them(engine: MemoryEngine) -> None:
     """おじいちゃん is 祖父: the newest lasting fact about him comes first."""
-    assert (await recalled(engine, "おじいちゃんって今どうしてるっけ"))[:1] == ["grandpa_now"]
+    assert (await recalled(engine, "おじいちゃんって今どうしてるっけ", NOW))[:1] == ["grandpa_now"]
 
 
 
@@ -206,7 +200,7 @@ async def test_where_someone_is_looked_after_is_their_home_now(engine_told) -> N
     }, profile={"enabled": False})
     for asked in ("母さんって今どこの施設にいるんだっけ", "お袋のいる施設の名前なんだっけ"):
         assert asked_slot(asked) is not None and asked_slot(asked)[1] == "residence"
-        got = await recalled(told, asked)
+        got = await recalled(told, asked, NOW)
         assert got and got[0] == "moved", asked
 
 
@@ -220,7 +214,7 @@ async def test_the_company_asked_by_name_is_the_job_a_truck_change_does_not_repl
     }, profile={"enabled": False})
     for asked in ("俺の会社の名前なんだったっけ", "うちの運送会社ってなんつったっけ"):
         assert asked_slot(asked) == ((), "job")
-        got = await recalled(told, asked)
+        got = await recalled(told, asked, NOW)
         assert got and got[0] == "job", asked
 
 
@@ -232,5 +226,5 @@ async def test_two_changes_of_different_medicines_do_not_replace_each_other(
         "blood_pressure": ("2027-01-20", "今日、内科で血圧の薬がアムロジピンからオルメテックに"
                                          "変わった。"),
     }, profile={"enabled": False})
-    got = await recalled(told, "今の目薬なんだったっけ")
+    got = await recalled(told, "今の目薬なんだったっけ", NOW)
     assert got and got[0] == "eye_drops"

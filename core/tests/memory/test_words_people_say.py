@@ -23,6 +23,8 @@ from omoide.memory.language.temporal import resolve
 from omoide.memory.language.tense import Tense
 from omoide.memory.recall.intent import detect
 
+from .conftest import recalled
+
 JST = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2027, 9, 29, 21, 0, tzinfo=JST)
 MEMORIES = {
@@ -45,14 +47,8 @@ MEMORIES = {
 }
 
 
-@pytest.fixture
-async def engine(engine_told) -> MemoryEngine:  # type: ignore[no-untyped-def]
-    told: MemoryEngine = await engine_told(MEMORIES, profile={"enabled": False})
-    return told
-
-
-async def recalled(engine: MemoryEngine, text: str) -> list[str]:
-    return [r.memory.id for r in (await engine.recall("me", text, NOW)).memories]
+ENGINE_CONFIG = {"profile": {"enabled": False}}
+"""The configuration of the ``engine`` fixture (conftest), told ``MEMORIES``."""
 
 
 def keys_of(text: str) -> set[str]:
@@ -74,11 +70,11 @@ def test_a_sided_body_part_is_also_the_part() -> None:
 
 
 async def test_a_clipped_word_recalls_the_memory_written_in_full(engine: MemoryEngine) -> None:
-    assert "checkup" in await recalled(engine, "健診の日って何言われたんだっけ")
+    assert "checkup" in await recalled(engine, "健診の日って何言われたんだっけ", NOW)
 
 
 async def test_a_remark_about_the_knee_brings_the_right_knee(engine: MemoryEngine) -> None:
-    assert "knee" in await recalled(engine, "膝がまた痛くなってきたなあ")
+    assert "knee" in await recalled(engine, "膝がまた痛くなってきたなあ", NOW)
 
 
 # -- whose life a question is about -------------------------------------------------------
@@ -101,25 +97,25 @@ def test_a_holiday_or_a_hero_named_after_kin_stays_about_the_world(text: str) ->
 
 
 async def test_a_question_about_a_cousin_by_name_recalls_her_plan(engine: MemoryEngine) -> None:
-    assert "aki_wedding" in await recalled(engine, "亜紀ちゃんの式、何日？")
+    assert "aki_wedding" in await recalled(engine, "亜紀ちゃんの式、何日？", NOW)
 
 
 async def test_whether_it_still_goes_on_brings_the_memory_that_ended_it(
         engine: MemoryEngine) -> None:
     assert detect("青窓堂ってまだ行ってるっけ").personal
     assert not detect("青窓堂ってまだ行ってるっけ").thing_named
-    assert "bookshop_quit" in await recalled(engine, "青窓堂ってまだ行ってるっけ")
+    assert "bookshop_quit" in await recalled(engine, "青窓堂ってまだ行ってるっけ", NOW)
 
 
 # -- times in the question ---------------------------------------------------------------
 async def test_the_last_visit_is_the_latest_not_one_saying_last(engine: MemoryEngine) -> None:
-    got = await recalled(engine, "ミルテに最後に行ったのいつだっけ")
+    got = await recalled(engine, "ミルテに最後に行ったのいつだっけ", NOW)
     assert got and got[0] == "cafe_last"
 
 
 async def test_a_short_period_named_brings_what_happened_then_first(
         engine: MemoryEngine) -> None:
-    got = await recalled(engine, "去年のクリスマス、子どもたちに何あげたっけ")
+    got = await recalled(engine, "去年のクリスマス、子どもたちに何あげたっけ", NOW)
     assert got and got[0] == "xmas_gifts"
 
 
@@ -138,11 +134,11 @@ async def test_the_weather_of_a_day_brings_the_plan_of_that_day(engine_told) -> 
         "outing": ("2027-09-20", "あなたは10月2日に秋月へ紅葉を見に行く予定だ。"),
         "old_outing": ("2027-05-02", "あなたは今日、秋月の城下町を歩いた。"),
     }, profile={"enabled": False})
-    assert await recalled(told, "土曜の天気どうだろうね") == ["outing"]
-    assert await recalled(told, "2日の朝って雨降るかな") == ["outing"]
-    assert await recalled(told, "土曜の天気は？") == []       # the forecast asked for
-    assert await recalled(told, "週末って雨降るかな") == []    # the world's weekend
-    assert await recalled(told, "明日の天気どう？") == []      # nothing planned tomorrow
+    assert await recalled(told, "土曜の天気どうだろうね", NOW) == ["outing"]
+    assert await recalled(told, "2日の朝って雨降るかな", NOW) == ["outing"]
+    assert await recalled(told, "土曜の天気は？", NOW) == []       # the forecast asked for
+    assert await recalled(told, "週末って雨降るかな", NOW) == []    # the world's weekend
+    assert await recalled(told, "明日の天気どう？", NOW) == []      # nothing planned tomorrow
 
 
 # -- the past of what one was told ----------------------------------------------------------
@@ -157,7 +153,7 @@ async def test_the_past_of_the_copula_finds_a_plan_still_to_come(engine_told) ->
         "party": ("2027-09-20", "あなたは10月8日の部署の忘年会の幹事で、会場は中洲の居酒屋だ。"),
         "lunch": ("2027-06-02", "あなたは今日、同僚と中洲でラーメンを食べた。"),
     }, profile={"enabled": False})
-    assert (await recalled(told, "忘年会って何日だった？"))[:1] == ["party"]
+    assert (await recalled(told, "忘年会って何日だった？", NOW))[:1] == ["party"]
 
 
 async def test_the_weather_of_a_day_does_not_bring_memories_that_mention_weather(
@@ -166,7 +162,7 @@ async def test_the_weather_of_a_day_does_not_bring_memories_that_mention_weather
         "rainy_walk": ("2027-08-02", "あなたは今日、天気が悪くて散歩をやめた。"),
         "forecast": ("2027-09-10", "あなたは天気予報を毎朝見るのが習慣だ。"),
     }, profile={"enabled": False})
-    assert await recalled(told, "明日の天気どんな感じ？") == []
+    assert await recalled(told, "明日の天気どんな感じ？", NOW) == []
 
 
 # -- a thing named is what the memory must name --------------------------------------------
@@ -177,8 +173,8 @@ async def test_a_question_about_a_thing_needs_a_memory_naming_the_thing_not_its_
         "sendai_trip": ("2027-08-07", "あなたは今日、仙台七夕まつりを友達と見に行った。"),
         "gyutan": ("2027-08-08", "あなたは昨日、仙台で牛タン定食を食べた。"),
     }, profile={"enabled": False})
-    assert await recalled(told, "名古屋城の金のしゃちほこって何でできてるんだっけ") == []
-    assert "gyutan" in await recalled(told, "牛タンってどこで食べたんだっけ")
+    assert await recalled(told, "名古屋城の金のしゃちほこって何でできてるんだっけ", NOW) == []
+    assert "gyutan" in await recalled(told, "牛タンってどこで食べたんだっけ", NOW)
 
 
 async def test_the_unit_a_question_asks_for_must_be_told(engine_told) -> None:  # type: ignore[no-untyped-def]
@@ -186,8 +182,8 @@ async def test_the_unit_a_question_asks_for_must_be_told(engine_told) -> None:  
         "onsen": ("2026-11-03", "あなたは今日、友達と霧島の温泉に行った。"),
         "blood": ("2026-03-13", "あなたの血液型はA型だ。"),
     }, profile={"enabled": False})
-    assert await recalled(told, "霧島って何県だったっけ") == []     # no memory tells the 県
-    assert "onsen" in await recalled(told, "霧島って何回行ったっけ")  # a count of visits
+    assert await recalled(told, "霧島って何県だったっけ", NOW) == []     # no memory tells the 県
+    assert "onsen" in await recalled(told, "霧島って何回行ったっけ", NOW)  # a count of visits
 
 
 def test_asking_the_robot_to_sing_is_a_command() -> None:
@@ -203,5 +199,5 @@ async def test_the_first_time_is_the_first_event_not_an_older_liking(engine_told
                                         "誘われて行き、アジを10匹釣った。"),
         "again": ("2026-08-20", "あなたは今日、寺泊でまた釣りをした。"),
     }, profile={"enabled": False})
-    got = await recalled(told, "はじめての釣り、誰に誘われたんだっけ")
+    got = await recalled(told, "はじめての釣り、誰に誘われたんだっけ", NOW)
     assert got and got[0] == "first_fishing"
