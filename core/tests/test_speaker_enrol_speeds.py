@@ -10,16 +10,23 @@ spectrum in 16 bands, so playing a clip faster moves it, as it moves a real voic
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from omoide.audio import resample
+from omoide.components import speaker
 from omoide.components.speaker import (
+    EnrolmentEmbedding,
     SpeakerConfig,
+    SpeakerEncoder,
     SpeakerReason,
     mean_direction,
+    noise_condition,
     unit,
+    with_noise,
 )
 from omoide.testing.doubles import SpectrumSpeakerEncoder as SpectrumEncoder
 from omoide.types import AudioClip, FloatArray
@@ -88,6 +95,96 @@ async def test_statistics_pitch_and_quality_stay_the_utterance_s_own() -> None:
     assert sorted(enrolled.spectra) == sorted(own.spectra) == ["clean", "white noise 20 dB"]
     for name, stats in own.spectra.items():
         assert np.allclose(enrolled.spectra[name], stats)
+
+
+async def enrolment_with_every_view(encoder: SpeakerEncoder,
+                                    audio: AudioClip) -> EnrolmentEmbedding:
+    """The enrolment as it was computed when every copy, at each speed and in each
+    condition, was embedded whole (:meth:`SpeakerEncoder.embed`: frames view and pitch
+    too) and what an enrolment does not keep was thrown away afterwards."""
+    async def in_noise(samples: FloatArray, level: float
+                       ) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
+        vectors, spectra = {}, {}
+        for number, colour in enumerate(encoder.config.enrol_noise_colours):
+            for snr in encoder.config.enrol_noise_snr_db:
+                noisy = with_noise(samples, snr, level,
+                                   (number * 1_000_003 + round(snr * 1000)) % 2 ** 32, colour)
+                embedding = await encoder.embed(AudioClip(noisy, audio.sample_rate))
+                if embedding.vector is not None:
+                    vectors[noise_condition(snr, colour)] = embedding.vector
+                if embedding.spectrum is not None:
+                    spectra[noise_condition(snr, colour)] = embedding.spectrum
+        return vectors, spectra
+
+    clean = await encoder.embed(audio)
+    assert clean.vector is not None and clean.spectrum is not None
+    conditions, spectra = await in_noise(audio.samples, clean.quality.level_dbfs)
+    vectors, groups = [clean.vector], {name: [v] for name, v in conditions.items()}
+    for speed in encoder.config.enrol_speeds:
+        copy = await encoder.embed(played(audio, speed))
+        if copy.usable and copy.vector is not None:
+            vectors.append(copy.vector)
+            for name, vector in (await in_noise(played(audio, speed).samples,
+                                                copy.quality.level_dbfs))[0].items():
+                groups[name].append(vector)
+    return EnrolmentEmbedding(replace(clean, vector=mean_direction(vectors)),
+                              {name: mean_direction(group) for name, group in groups.items()},
+                              {"clean": clean.spectrum, **spectra})
+
+
+async def test_what_an_enrolment_keeps_is_as_when_every_copy_was_embedded_whole() -> None:
+    encoder = SpectrumEncoder(SpeakerConfig(enrol_speeds=[0.95, 1.05], enrol_noise_snr_db=[20.0],
+                                            enrol_noise_colours=["white", "pink"]))
+    clip = AudioClip(voice(2.0), RATE)
+    enrolled = await encoder.embed_enrolment(clip)
+    before = await enrolment_with_every_view(encoder, clip)
+    assert enrolled.clean.vector is not None and before.clean.vector is not None
+    assert np.array_equal(enrolled.clean.vector, before.clean.vector)
+    assert enrolled.clean.pitch_hz is not None
+    assert (enrolled.clean.pitch_hz, enrolled.clean.quality, enrolled.clean.reason) == (
+        before.clean.pitch_hz, before.clean.quality, before.clean.reason)
+    assert list(enrolled.conditions) == list(before.conditions) == [
+        "white noise 20 dB", "pink noise 20 dB"]
+    for name, vector in before.conditions.items():
+        assert np.array_equal(enrolled.conditions[name], vector)
+    assert list(enrolled.spectra) == list(before.spectra)
+    for name, stats in before.spectra.items():
+        assert np.array_equal(enrolled.spectra[name], stats)
+
+
+async def test_the_frames_view_is_computed_for_the_utterance_alone_and_the_pitch_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the copies' frame statistics, and every pitch but the clean utterance's, are not
+    # kept, so they are not computed: 3 of the 9 embeddings get a frames view, 1 a pitch
+    encoder = SpectrumEncoder(SpeakerConfig(enrol_speeds=[0.95, 1.05], enrol_noise_snr_db=[20.0],
+                                            enrol_noise_colours=["white", "pink"]))
+    embedded: list[FloatArray] = []
+    framed: list[FloatArray] = []
+    pitched: list[FloatArray] = []
+    embed_partials, frame_features = encoder._embed_partials, encoder._frame_features
+    median_pitch = speaker.median_pitch
+
+    def spy_partials(audio: FloatArray) -> FloatArray:
+        embedded.append(audio)
+        return embed_partials(audio)
+
+    def spy_frames(audio: FloatArray) -> FloatArray | None:
+        framed.append(audio)
+        return frame_features(audio)
+
+    def spy_pitch(samples: FloatArray, rate: int) -> float | None:
+        pitched.append(samples)
+        return median_pitch(samples, rate)
+
+    monkeypatch.setattr(encoder, "_embed_partials", spy_partials)
+    monkeypatch.setattr(encoder, "_frame_features", spy_frames)
+    monkeypatch.setattr(speaker, "median_pitch", spy_pitch)
+    await encoder.embed_enrolment(AudioClip(voice(2.0), RATE))
+    assert len(embedded) == 3 * 3   # the utterance and 2 copies, clean and in 2 noises
+    # the utterance's own embeddings come first: clean, then its 2 conditions
+    assert len(framed) == 3
+    assert all(f is e for f, e in zip(framed, embedded[:3], strict=True))
+    assert len(pitched) == 1 and pitched[0] is embedded[0]
 
 
 async def test_a_copy_too_short_to_identify_adds_nothing() -> None:

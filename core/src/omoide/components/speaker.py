@@ -719,6 +719,13 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         """The voiceprint of one utterance, with its quality and, when it must not be
         used to identify, the reason. Raises :class:`InvalidInput` for empty or
         non-finite audio and :class:`ComponentError` when the encoder fails."""
+        return await self._embedding(audio, frames=True, pitch=True)
+
+    async def _embedding(self, audio: AudioClip, *, frames: bool, pitch: bool,
+                         ) -> SpeakerEmbedding:
+        """:meth:`embed`, with the frames view (``spectrum``) and the median pitch
+        computed only when asked for (None otherwise); the vector, parts, quality and
+        reason are the same either way."""
         samples = np.asarray(audio.samples, dtype=np.float32)
         if samples.ndim != 1 or not len(samples) or audio.sample_rate <= 0:
             raise InvalidInput(f"speaker {self.name}: expected non-empty mono audio, got "
@@ -736,15 +743,16 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         voice = found.samples[:int(self.config.max_voiced_s * self.sample_rate)]
 
         def views() -> tuple[FloatArray, FloatArray | None, float | None]:
-            return (self._embed_partials(voice), self._frame_features(voice),
-                    median_pitch(voice, self.sample_rate))
+            return (self._embed_partials(voice),
+                    self._frame_features(voice) if frames else None,
+                    median_pitch(voice, self.sample_rate) if pitch else None)
 
         async def attempt() -> tuple[FloatArray, FloatArray | None, float | None]:
             return await self.run_blocking(views, Priority.INTERACTIVE)
 
-        out, frames, pitch = await self._call("embed", attempt)
+        out, features, pitch_hz = await self._call("embed", attempt)
         partials = self._checked(out)
-        spectrum = None if frames is None else frame_statistics(frames)
+        spectrum = None if features is None else frame_statistics(features)
         vector = unit(partials.mean(axis=0))
         consistency = (float(np.min(partials @ partials.T)) if len(partials) > 1 else None)
         quality = VoiceQuality(found.quality.duration_s, found.quality.voiced_s,
@@ -758,7 +766,8 @@ class SpeakerEncoder(Component[SpeakerConfig]):
                 and consistency < self.config.min_consistency
                 and (self.config.mixed_check == "windows" or not parts)):
             reason = SpeakerReason.MIXED_VOICES
-        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts, pitch, spectrum)
+        return SpeakerEmbedding(vector, quality, self.model_id, reason, parts, pitch_hz,
+                                spectrum)
 
     async def embed_enrolment(self, audio: AudioClip) -> EnrolmentEmbedding:
         """The voiceprint of one enrolment utterance (:meth:`embed`) and, when it is
@@ -770,13 +779,15 @@ class SpeakerEncoder(Component[SpeakerConfig]):
         condition, and the clean vector and each condition's are the mean of the
         utterance's own and its faster or slower copies' (:func:`mean_direction`; a copy
         that is not usable adds nothing). The frame statistics (``spectra``), the
-        pitch and the quality stay the utterance's own."""
+        pitch and the quality stay the utterance's own: the frames view is computed
+        only for the utterance itself, clean and in each condition, and the pitch only
+        for the clean utterance."""
         clean = await self.embed(audio)
         if not clean.usable or clean.vector is None:
             return EnrolmentEmbedding(clean, {})
         samples = np.asarray(audio.samples, dtype=np.float32)
         conditions, spectra = await self._in_noise(samples, audio.sample_rate,
-                                                   clean.quality.level_dbfs)
+                                                   clean.quality.level_dbfs, frames=True)
         if clean.spectrum is not None:
             spectra = {"clean": clean.spectrum, **spectra}
         if not self.config.enrol_speeds:
@@ -788,30 +799,34 @@ class SpeakerEncoder(Component[SpeakerConfig]):
             # speed times as fast
             played = resample(AudioClip(samples, round(audio.sample_rate * speed)),
                               audio.sample_rate)
-            copy = await self.embed(played)
+            copy = await self._embedding(played, frames=False, pitch=False)
             if not copy.usable or copy.vector is None:
                 continue
             vectors.append(copy.vector)
             in_noise, _ = await self._in_noise(np.asarray(played.samples, np.float32),
-                                               played.sample_rate, copy.quality.level_dbfs)
+                                               played.sample_rate, copy.quality.level_dbfs,
+                                               frames=False)
             for name, vector in in_noise.items():
                 groups.setdefault(name, []).append(vector)
         return EnrolmentEmbedding(replace(clean, vector=mean_direction(vectors)),
                                   {name: mean_direction(group) for name, group in groups.items()},
                                   spectra)
 
-    async def _in_noise(self, samples: FloatArray, rate: int, level_dbfs: float,
+    async def _in_noise(self, samples: FloatArray, rate: int, level_dbfs: float, *,
+                        frames: bool,
                         ) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
-        """``samples``' vectors and frame statistics with noise of each
-        ``enrol_noise_colours`` at each ``enrol_noise_snr_db`` under a voice of
-        ``level_dbfs`` (seeded by the condition), by condition name."""
+        """``samples``' vectors and (with ``frames``; else none) frame statistics with
+        noise of each ``enrol_noise_colours`` at each ``enrol_noise_snr_db`` under a
+        voice of ``level_dbfs`` (seeded by the condition), by condition name. No pitch:
+        an enrolment keeps only the clean utterance's."""
         conditions: dict[str, FloatArray] = {}
         spectra: dict[str, FloatArray] = {}
         for number, colour in enumerate(self.config.enrol_noise_colours):
             for snr in self.config.enrol_noise_snr_db:
                 noisy = with_noise(samples, snr, level_dbfs,
                                    (number * 1_000_003 + round(snr * 1000)) % 2 ** 32, colour)
-                embedding = await self.embed(AudioClip(noisy, rate))
+                embedding = await self._embedding(AudioClip(noisy, rate), frames=frames,
+                                                  pitch=False)
                 if embedding.vector is not None:
                     conditions[noise_condition(snr, colour)] = embedding.vector
                 if embedding.spectrum is not None:
