@@ -229,6 +229,8 @@ def detect(text: str) -> Intent:
             not re.search(r"オボエ|ヨテイ|ヤクソク|イッテ(?:タ|マシ)", reading):
         recall = False
         markers.append("world fact")
+    elif not recall and _WORLD_FACT.search(text) and not self_ref:
+        markers.append("world fact")   # (asked without っけ: an attribute of the world too)
     impersonal = recall and not self_ref and _about_a_thing(words, reading, text)
     if impersonal:
         markers.append("about a thing")

@@ -38,7 +38,7 @@ def wants_embedding(q: PreparedQuery, settings: RobustSettings) -> bool:
     # (the weather of a day reads the index for that day's plans: a first turn waits for
     # it as for any recall, though the vector itself will not be used)
     return not settings.require_recall_intent and (not q.intent.general or
-                                                   q.tense is Tense.PAST or
+                                                   _past_of_the_person(q) or
                                                    _weather_on_a_day(q))
 
 
@@ -48,10 +48,19 @@ def intent_refusal(q: PreparedQuery, settings: RobustSettings) -> str | None:
         return "a command"
     if settings.require_recall_intent and not q.intent.recall:
         return "no recall intent"
-    if q.intent.general and not q.intent.recall and q.tense is not Tense.PAST and \
+    if q.intent.general and not q.intent.recall and not _past_of_the_person(q) and \
             not _weather_on_a_day(q):
         return "a question about the world"
     return None
+
+
+def _past_of_the_person(q: PreparedQuery) -> bool:
+    """A question shaped like one about the world but asked in the past tense
+    (「健診の血圧って上いくつだった?」): about something of the person's, unless what it
+    asks is an attribute of the world (a height, a population: ``world fact``), whose
+    だった / やったっけ is the past of recollecting, not of an event
+    (「その塔の高さって何メートルだったっけ」)."""
+    return q.tense is Tense.PAST and "world fact" not in q.intent.markers
 
 
 WEATHER_DAYS = 1
