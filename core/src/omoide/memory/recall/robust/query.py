@@ -55,11 +55,12 @@ class PreparedQuery:
     slot: tuple[tuple[str, ...], str] | None = None
     """The single-valued slot (job, residence) a question asks about, and whose
     (:func:`omoide.memory.facts.validity.asked_slot`)."""
-    topic_head: tuple[str, ...] = ()
-    """For a question about a thing it names (:attr:`Intent.thing_named`): the content
-    words that end its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, 牛タン of
-    「牛タンって仙台が発祥だっけ」); a memory must share one of them — one naming only
-    名古屋 or 仙台 is not about the thing."""
+    topic_head: tuple[tuple[str, ...], ...] = ()
+    """For a question about a thing it names (:attr:`Intent.thing_named`): the words
+    that name the head of its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, 牛タン
+    of 「牛タンって仙台が発祥だっけ」), as alternatives a memory must share all the words
+    of one of (a compound, or every part of it: see :func:`_topic_head`) — one naming
+    only 名古屋 or 仙台, or only the last part of a compound, is not about the thing."""
 
 
 # Named periods, by reading, besides the date words of TEMPORAL_READINGS.
@@ -270,14 +271,24 @@ _VERB_WEIGHTS = frozenset({0.5, 0.6})
 """The weights :mod:`omoide.memory.language.lexicon` gives verbs and adjectives."""
 
 
-def _topic_head(text: str, analysis: Analysis) -> tuple[str, ...]:
-    """The content words ending the topic before って (see :attr:`PreparedQuery.topic_head`)."""
+def _topic_head(text: str, analysis: Analysis) -> tuple[tuple[str, ...], ...]:
+    """The words naming the topic's head (see :attr:`PreparedQuery.topic_head`): the
+    run of content words ending the topic before って, as one word or as all its words
+    (信州そば, or 信州 and そば: not そば alone, which names any soba)."""
     cut = text.find("って")
     if cut <= 0:
         return ()
     topic = text[:cut].rstrip()
-    return tuple(t.surface for t in analysis.terms
-                 if t.weight >= 1.0 and t.surface and topic.endswith(t.surface))
+    content = {t.surface for t in analysis.terms if t.weight >= 1.0 and t.surface}
+    run, rest = "", topic
+    while word := max((w for w in content if rest.endswith(w)), key=len, default=""):
+        run, rest = word + run, rest[:-len(word)]
+    if not run:
+        return ()
+    inside = [w for w in content if w in run]
+    words = tuple(sorted((w for w in inside if not any(o != w and o in w for o in inside)),
+                         key=run.find))
+    return ((run,), words) if len(words) > 1 else ((run,),)
 
 
 def _beyond_topic(text: str, analysis: Analysis) -> tuple[str, ...]:

@@ -168,8 +168,9 @@ def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
         if not candidates:
             why.gate = "a thing named: nothing shares what is asked about it"
     if q.topic_head and candidates and not why.heard:
-        head = set(q.topic_head)
-        candidates = {c for c in candidates if c in lexical and head & set(lexical[c].matched)}
+        candidates = {c for c in candidates
+                      if any(all(_names(index, lexical, c, w) for w in words)
+                             for words in q.topic_head)}
         if not candidates:
             why.gate = "a thing named: nothing names it"
     topic, after = q.asked_of_the_thing
@@ -181,6 +182,14 @@ def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
         if not candidates:
             why.gate = "a thing named: no plan names it, nothing tells what is asked of it"
     return candidates
+
+
+def _names(index: UserIndex, lexical: dict[str, LexicalMatch], memory_id: str,
+           word: str) -> bool:
+    """Whether a memory shares ``word`` with the query (as the lexical channel matched
+    it) or spells it."""
+    return (memory_id in lexical and word in lexical[memory_id].matched) or \
+        word in _text(index, memory_id)
 
 
 SLOT_BONUS = 1.0
