@@ -55,6 +55,9 @@ class PreparedQuery:
     slot: tuple[tuple[str, ...], str] | None = None
     """The single-valued slot (job, residence) a question asks about, and whose
     (:func:`omoide.memory.facts.validity.asked_slot`)."""
+    asks_since: bool = False
+    """It asks since when (いつから, 何年から): what answers it tells a beginning (see
+    :func:`tells_a_beginning`)."""
     topic_head: tuple[tuple[str, ...], ...] = ()
     """For a question about a thing it names (:attr:`Intent.thing_named`): the words
     that name the head of its topic (しゃちほこ of 「名古屋城の金のしゃちほこって」, 牛タン
@@ -224,6 +227,7 @@ def prepare(query: str, now: datetime) -> PreparedQuery:
                          and (intent.thing_named or _is_a_thing_y(text, analysis))
                          else ((), ()),
                          asked_slot(text) if intent.recall else None,
+                         bool(_SINCE_WHEN.search(text)),
                          _topic_head(text, analysis) if intent.thing_named and not spans
                          else ())
 
@@ -295,6 +299,31 @@ def _beyond_topic(text: str, analysis: Analysis) -> tuple[str, ...]:
     """The content words written after the topic's って."""
     rest = text[text.find("って") + 2:]
     return tuple(t.surface for t in analysis.terms if t.surface and t.surface in rest)
+
+
+_SINCE_WHEN = re.compile(r"(?:いつ|何年|なんねん)から")
+
+
+def doings_asked(q: PreparedQuery) -> tuple[str, ...]:
+    """The verbs of ``q`` written in kanji, as a memory telling that doing spells them
+    (始め of 始めた, 通 of 通ってる; 始ま of 始まった, which 始めた does not spell)."""
+    return tuple(w.surface().rstrip("っん") for w in analyzer().morphemes(q.text)
+                 if w.part_of_speech()[0] == "動詞" and _KANJI.search(w.surface()))
+
+
+def tells_a_beginning(text: str, doings: tuple[str, ...]) -> bool:
+    """Whether a memory (``text``) can say since when a question asks: it names a point
+    in time something runs from (「4月からヨガに通っている」) or spells a doing asked
+    (``doings``, :func:`doings_asked`: 「テニスっていつから始めたんだっけ」 and 「テニスを始め
+    た」). A memory of going to see a festival tells when the person went, not since when
+    the festival is held."""
+    return bool(_RUNS_FROM.search(text)) or any(d in text for d in doings)
+
+
+_KANJI = re.compile(r"[\u3400-\u9fff]")
+_RUNS_FROM = re.compile(r"(?:[年月日時週）春夏秋冬]|頃|ごろ)から|以来")
+"""A point in time something runs from (4月から, （2026年4月1日）から, 春から, それ以来);
+not the から of a place or a person (駅から, 同僚から) nor of an order (出てから)."""
 
 
 _HOW_MANY = re.compile(r"何([^\sぁ-んー]{1,3})")

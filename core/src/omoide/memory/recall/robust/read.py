@@ -44,7 +44,12 @@ from omoide.memory.recall.robust.gate import (
     remark_evidence,
     shared_word_evidence,
 )
-from omoide.memory.recall.robust.query import PreparedQuery, states_the_quantity_asked
+from omoide.memory.recall.robust.query import (
+    PreparedQuery,
+    doings_asked,
+    states_the_quantity_asked,
+    tells_a_beginning,
+)
 from omoide.types import FloatArray, RetrievedMemory
 
 
@@ -89,6 +94,9 @@ async def robust_read(memory: PersonMemory, index: UserIndex, q: PreparedQuery,
         candidates, gate = dense_margin_gate(index, q, settings, dense, asked.people,
                                              now.date())
         why.gate = gate if gate is not None else why.gate
+        if q.asks_since and candidates:
+            # (the closest memory by meaning too must say since when)
+            candidates = _telling_a_beginning(index, q, candidates, now.date(), why)
     if not candidates:
         return RobustResult([], why.as_details(), dense)
     return _ranked(index, q, settings, candidates, ChannelScores(dense, lexical, temporal),
@@ -127,12 +135,27 @@ def _gated_by_words_and_dates(
     if not contextual:
         # (after: the fact filling the slot asked answers whatever words it shares)
         candidates = _what_holds_asked(index, q, lexical, candidates, why)
+    if q.asks_since and candidates:
+        candidates = _telling_a_beginning(index, q, candidates, today, why)
     asked = people_asked_about(index, q, settings, candidates)
     if asked.people and candidates and \
             about_someone_else(index, q, vector, settings, candidates, asked):
         why.gate = "about someone else"
         candidates = set()
     return candidates, lexical, temporal, asked
+
+
+def _telling_a_beginning(index: UserIndex, q: PreparedQuery, candidates: set[str],
+                         today: date, why: ReadExplanation) -> set[str]:
+    """For a question asking since when (:attr:`PreparedQuery.asks_since`): the candidates
+    that tell a beginning (:func:`~.query.tells_a_beginning`), or plans still to come
+    (「別府っていつから行くんだっけ」: the trip's dates answer it)."""
+    doings = doings_asked(q)
+    kept = {c for c in candidates
+            if index.ahead(c, today) or tells_a_beginning(_text(index, c), doings)}
+    if not kept:
+        why.gate = "since when: nothing tells a beginning"
+    return kept
 
 
 def _what_holds_asked(index: UserIndex, q: PreparedQuery, lexical: dict[str, LexicalMatch],
