@@ -19,6 +19,7 @@ from omoide.pipeline.voice_enrolment import SENTENCES
 from omoide.testing.doubles import SpectrumSpeakerEncoder
 from omoide_bench.benches._speech import load_phrases
 from omoide_bench.benches.speaker import (
+    DEV_SENTENCES_PER_VOICE,
     ClipCache,
     Embedded,
     Sweep,
@@ -30,6 +31,7 @@ from omoide_bench.benches.speaker import (
     embed_voice_set,
     enrolled_again,
     equal_error_rate,
+    load_dev_sentences,
     tally,
     variants,
     voice_rms,
@@ -55,15 +57,25 @@ def test_each_voice_speaks_its_own_sentences_two_phrases_to_a_test_sentence() ->
     assert tests_a[0].startswith(phrases[3]) and tests_a[0].endswith(phrases[4])
 
 
-def test_more_enrolment_phrases_keep_the_test_sentences_and_the_dev_split_apart() -> None:
+def test_more_enrolment_phrases_keep_the_test_sentences() -> None:
     phrases = [p.text for p in load_phrases()]
     enrol3, tests3 = voice_texts(2, 3, 4, phrases)
     enrol6, tests6 = voice_texts(2, 6, 4, phrases)
-    dev = dev_texts(2, 6, 4, 3, phrases)
     assert tests6 == tests3 and enrol6[:3] == enrol3 and len(enrol6) == 6
-    assert len(dev) == 3
-    used = set(enrol6) | {p for t in tests6 for p in phrases if p in t}
-    assert not any(p in d for d in dev for p in used)
+
+
+def test_the_dev_split_is_ten_sentences_a_voice_none_enrolled_or_tested() -> None:
+    """Its own file: no dev sentence is a phrase of the phrase set (enrolment and test
+    sentences are made of those) or a sentence the robot has a person read to enrol."""
+    sentences = load_dev_sentences()
+    blocks = [dev_texts(index, DEV_SENTENCES_PER_VOICE, sentences) for index in range(6)]
+    assert all(len(block) == DEV_SENTENCES_PER_VOICE for block in blocks)
+    assert len({s for block in blocks for s in block}) == 6 * DEV_SENTENCES_PER_VOICE
+    phrases = [p.text for p in load_phrases()]
+    assert not any(p in s or s in p for s in sentences for p in [*phrases, *SENTENCES])
+    assert dev_texts(1, 3, sentences) == blocks[1][:3]
+    with pytest.raises(SystemExit, match="0 to 10"):
+        dev_texts(0, DEV_SENTENCES_PER_VOICE + 1, sentences)
 
 
 def test_noise_is_added_at_the_stated_signal_to_noise_ratio() -> None:

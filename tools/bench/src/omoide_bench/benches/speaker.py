@@ -50,9 +50,10 @@ little). Reported:
   threshold raised to its own enrolment utterances' scores less that many standard
   deviations) or **household gap and floor** (``household_gap``, ``household_floor``: a
   voice far from the other enrolled voices accepted at a lower score; scores are in the
-  encoder's ``household_projection``) **chosen on a dev split** (``--dev-sentences``
-  further sentences of each voice, apart from the enrolment and test ones; the same
-  variants), and what that choice gives on the test utterances: the figure nothing was tuned on;
+  encoder's ``household_projection``) **chosen on a dev split** (``--dev-sentences``, up
+  to ten sentences of each voice from a file of its own, ``data/speaker_dev_ja.txt``,
+  none of them an enrolment or test sentence; the same variants), and what that choice
+  gives on the test utterances: the figure nothing was tuned on;
 - **embedding time** per 3-s utterance (``SpeakerEncoder.embed``, p50/p95, wall and the
   process's CPU time) and the load average, since the machine may be shared;
 - **bad input**: silence, a 0.3-s cough-like burst, a voice clipped far over full scale,
@@ -134,6 +135,10 @@ BABBLE_VOICE = "openjtalk,half_tone=-5,speed=1.15"
 voices (so never enrolled), OpenJTalk's voice lower and faster."""
 BABBLE_VARIANT = "babble 10 dB"
 FIRST_ENROL_CLIPS = 3
+DEV_SENTENCES_PER_VOICE = 10
+DEV_SEED = 2
+"""The dev split's own random noise (the test utterances' is seeded 0)."""
+"""Sentences a voice has in the dev split's own file (``data/speaker_dev_ja.txt``)."""
 ENROL_WAYS = ("phrases", "sentences")
 """How a voice is enrolled: from its own phrases of the bench's phrase set, different for
 every voice (as WAVs from the console or the CLI may be), or from the sentences the robot
@@ -165,9 +170,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "enrolled each way and the figures pool them (default: both)")
     p.add_argument("--sentences", type=int, default=4,
                    help="test sentences per voice (each heard in 5 variants)")
-    p.add_argument("--dev-sentences", type=int, default=3,
-                   help="sentences per voice of a separate dev split (5 variants each), on "
-                        "which a threshold, margin and per-person spread are chosen")
+    p.add_argument("--dev-sentences", type=int, default=DEV_SENTENCES_PER_VOICE,
+                   help="sentences per voice of a separate dev split (5 variants each; at "
+                        f"most {DEV_SENTENCES_PER_VOICE}), on which a threshold, margin and "
+                        "per-person spread are chosen")
     p.add_argument("--coloured-noise", action="store_true",
                    help="also hear each utterance in pink and brown noise at 20 and 10 dB "
                         "SNR (4 more variants, in every figure)")
@@ -225,14 +231,27 @@ def voice_texts(index: int, enrol_clips: int, sentences: int,
     return enrol, tests
 
 
-def dev_texts(index: int, enrol_clips: int, sentences: int, dev_sentences: int,
-              phrases: Sequence[str]) -> list[str]:
-    """The ``index``-th voice's dev sentences: after its test sentences and enrolment
-    phrases, never among them."""
-    after = (index * PHRASES_PER_VOICE + max(enrol_clips, FIRST_ENROL_CLIPS)
-             + 2 * sentences)
-    return [_joined(_phrase(phrases, after + 2 * i), _phrase(phrases, after + 2 * i + 1))
-            for i in range(dev_sentences)]
+def dev_texts(index: int, count: int, sentences: Sequence[str]) -> list[str]:
+    """The ``index``-th voice's dev sentences: the first ``count`` of its own
+    :data:`DEV_SENTENCES_PER_VOICE` in ``sentences`` (:func:`load_dev_sentences`; a
+    voice past the file's last block takes the first block again)."""
+    if not 0 <= count <= DEV_SENTENCES_PER_VOICE:
+        raise SystemExit(f"--dev-sentences must be 0 to {DEV_SENTENCES_PER_VOICE}")
+    blocks = max(1, len(sentences) // DEV_SENTENCES_PER_VOICE)
+    start = (index % blocks) * DEV_SENTENCES_PER_VOICE
+    return list(sentences[start:start + count])
+
+
+def load_dev_sentences() -> list[str]:
+    """The dev split's sentences (``data/speaker_dev_ja.txt``): everyday things said to
+    the robot, none of them a phrase of the bench's phrase set or a sentence the robot
+    asks a person to read when enrolling."""
+    import importlib.resources
+
+    text = (importlib.resources.files("omoide_bench.benches") / "data"
+            / "speaker_dev_ja.txt").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines()
+            if line.strip() and not line.startswith("#")]
 
 
 def _phrase(phrases: Sequence[str], at: int) -> str:
@@ -467,10 +486,13 @@ async def embed_voice_set(encoder: SpeakerEncoder,
     :data:`COLOURED_VARIANTS` too; ``babble``: the babble voice's utterances, taken in
     turn, under each utterance as one more variant)."""
     out = Embedded({}, [], [], [], [], 0, {})
-    turns = itertools.count()
+    # the dev split's noise and babble are its own: the test utterances are heard the
+    # same whatever the dev split's size
+    turns, dev_turns = itertools.count(), itertools.count()
+    dev_rng = np.random.default_rng(DEV_SEED)
 
-    def under() -> FloatArray | None:
-        return babble[next(turns) % len(babble)] if babble else None
+    def under(counter: itertools.count[int] = turns) -> FloatArray | None:
+        return babble[next(counter) % len(babble)] if babble else None
 
     for label, (enrol, tests) in clips.items():
         await _enrol(encoder, label, enrol, rng, out)
@@ -484,8 +506,8 @@ async def embed_voice_set(encoder: SpeakerEncoder,
                 out.wall_ms.append(wall)
                 out.cpu_ms.append(cpu)
         for clip in (dev or {}).get(label, []):
-            for variant, samples in variants(cut_utterance(clip, rng), rng, coloured,
-                                             under()).items():
+            for variant, samples in variants(cut_utterance(clip, dev_rng), dev_rng, coloured,
+                                             under(dev_turns)).items():
                 out.dev_trials.append(Trial(label, variant, await encoder.embed(
                     AudioClip(samples, SAMPLE_RATE))))
         _progress(f"  embedded {label}")
@@ -899,15 +921,11 @@ async def voice_set(voices: Sequence[Voice], enrol_clips: int, sentences: int,
     return out
 
 
-async def dev_set(voices: Sequence[Voice], args: argparse.Namespace,
+async def dev_set(voices: Sequence[Voice], count: int,
                   cache: ClipCache) -> dict[str, list[FloatArray]]:
-    """Each voice's dev sentences, spoken (cached)."""
-    from omoide_bench.benches._speech import load_phrases
-
-    phrases = [p.text for p in load_phrases()]
-    return {voice.label: await spoken(voice, dev_texts(index, args.enrol_clips,
-                                                       args.sentences, args.dev_sentences,
-                                                       phrases), cache)
+    """Each voice's ``count`` dev sentences, spoken (cached)."""
+    sentences = load_dev_sentences()
+    return {voice.label: await spoken(voice, dev_texts(index, count, sentences), cache)
             for index, voice in enumerate(voices)}
 
 
@@ -936,7 +954,7 @@ async def _bench(args: argparse.Namespace) -> int:
     cache = ClipCache(Path(args.cache) if args.cache else default_cache())
     load_before = os.getloadavg()
     clips = await voice_set(voices, args.enrol_clips, args.sentences, cache)
-    dev = await dev_set(voices, args, cache)
+    dev = await dev_set(voices, args.dev_sentences, cache)
     enrol_ways = ENROL_WAYS if args.enrol_from == "both" else (args.enrol_from,)
     robot_sentences = ({voice.label: await spoken(voice, list(SENTENCES), cache)
                         for voice in voices} if "sentences" in enrol_ways else {})
