@@ -259,17 +259,19 @@ def _asked_of_the_thing(text: str, analysis: Analysis,
     nouns = tuple(t.surface for t in after if t.weight >= 1.0) + \
         tuple(u for u in _ASKED_UNIT.findall(rest) if u not in topic)
     # (市 of 富山市 says less than 富山市)
-    nouns = tuple(n for n in nouns if not any(n != m and n in m for m in nouns))
+    nouns = tuple(dict.fromkeys(n for n in nouns if not any(n != m and n in m for m in nouns)))
     if not named or not nouns or any(t.weight in _VERB_WEIGHTS for t in after):
         return (), ()   # a verb after it (「歯医者ってどこに通ってる」): the person's doing
     return named, nouns
 
 
-_ASKED_UNIT = re.compile(r"何((?![日時月年曜分秒])[\u4e00-\u9fff]|[ァ-ヶー]{2,})"
+_ASKED_UNIT = re.compile(r"(?:何|(?:どこ|何処)の)"
+                         r"((?![日時月年曜分秒])[\u4e00-\u9fff]|[ァ-ヶー]{2,})"
                          r"(?:だ|です|でした|だった)?"
                          r"(?:っけ|か)?$")
-"""The unit a 何 asks for when it is what is asked (「何県だっけ」, 「何型だったっけ」; not
-「何回行ったっけ」, a count of the person's doings, nor 何日 / 何時, which a date answers)."""
+"""The unit a 何 (or どこの) asks for when it is what is asked (「何県だっけ」, 「どこの区
+だっけ」, 「何型だったっけ」; not 「何回行ったっけ」, a count of the person's doings, nor
+何日 / 何時, which a date answers)."""
 
 _VERB_WEIGHTS = frozenset({0.5, 0.6})
 """The weights :mod:`omoide.memory.language.lexicon` gives verbs and adjectives."""

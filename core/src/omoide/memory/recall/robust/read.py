@@ -201,7 +201,7 @@ def _answering_the_thing_asked(index: UserIndex, q: PreparedQuery,
     if after and candidates and not why.heard:
         candidates = {c for c in candidates if index.ahead(c, today) or (
             c in lexical and set(topic) & set(lexical[c].matched)
-            and set(after) & set(lexical[c].matched))}
+            and any(_names(index, lexical, c, w) for w in after))}
         if not candidates:
             why.gate = "a thing named: no plan names it, nothing tells what is asked of it"
     return candidates
