@@ -4,6 +4,8 @@
   (〜だったっけ, 〜だった？) is still the world's: a memory of visiting the place does
   not tell its height. A question of the same shape about something of the person's
   (their check-up's blood pressure) still recalls.
+- What someone described did (「…って何した人だっけ」) is theirs, not the speaker's: the
+  question is about them, and only a memory naming them answers it.
 - A thing named by a run of words (信州そば, ジャスミン茶) is named only by a memory that
   has them all: one naming only the run's last word (そば, 茶) is about another thing.
 
@@ -18,6 +20,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from omoide.memory.engine import MemoryEngine
+from omoide.memory.recall.intent import detect
 from omoide.memory.recall.robust import prepare
 
 from .conftest import recalled
@@ -62,3 +65,15 @@ def test_the_head_of_a_topic_is_the_run_of_words_ending_it() -> None:
 async def test_a_memory_naming_every_word_of_the_thing_still_names_it(
         engine: MemoryEngine) -> None:
     assert "shinshu" in await recalled(engine, "信州そばって何だっけ", NOW)
+
+
+@pytest.mark.parametrize("text", ["坂本龍馬って何した人だっけ", "坂本龍馬って何をした人だっけ"])
+def test_what_someone_described_did_is_not_the_speakers_doing(text: str) -> None:
+    # (the verb describes the person asked about: a question about them, not recall of
+    # something the speaker did)
+    assert detect(text).impersonal
+
+
+@pytest.mark.parametrize("text", ["昨日会った人って誰だっけ", "叔父さんって何した人だっけ"])
+def test_a_person_of_the_speakers_own_stays_theirs(text: str) -> None:
+    assert not detect(text).impersonal

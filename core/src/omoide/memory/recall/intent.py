@@ -325,7 +325,7 @@ def _about_a_thing(words: list[Any], reading: str, text: str) -> bool:
                 to_katakana(w.reading_form()) in _PERSONAL_TIME:
             return False
         if pos[0] == "動詞" and norm not in _STATIVE and w.dictionary_form() not in _STATIVE \
-                and not _doer_asked(words, i):
+                and not _doer_asked(words, i) and not _done_by_the_one_described(words, i):
             return False
     return True
 
@@ -387,6 +387,22 @@ def _doer_asked(words: list[Any], i: int) -> bool:
     after = [w.surface() for w in words[i + 1:]]
     return "の" in after[:3] and any(w in ("誰", "だれ") for w in after)
 
+
+def _done_by_the_one_described(words: list[Any], i: int) -> bool:
+    """The verb at ``i`` says what someone described did, and the question asks what
+    (「何した人」「何を作った人」): the one the topic names did it, not the speaker."""
+    before = [w.surface() for w in words[max(0, i - 2):i]]
+    asked = before[-1:] == ["何"] or before == ["何", "を"]
+    after = words[i + 1:i + 3]
+    for w in after:
+        if w.part_of_speech()[0] == "助動詞":
+            continue
+        return asked and w.surface() in _ONE_DESCRIBED
+    return False
+
+
+_ONE_DESCRIBED = frozenset({"人", "ひと", "方"})
+"""A person a verb before it describes (何した人: the person who did what)."""
 
 _STATIVE = frozenset({"有る", "ある", "居る", "いる", "成る", "なる", "言う", "思う", "出来る"})
 
