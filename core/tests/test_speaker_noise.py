@@ -170,6 +170,18 @@ async def test_enrolment_keeps_each_usable_utterance_in_noise_too(tmp_path: Path
                        conditions["pink noise 10 dB"][0])
 
 
+async def test_an_empty_recording_is_refused_as_silence_and_the_others_enrolled(
+        tmp_path: Path) -> None:
+    """A recording with no samples at all (a take stopped before any audio arrived) is
+    one refused utterance, not an error that loses the others."""
+    identifier = SpeakerIdentifier(SpectrumEncoder(SpeakerConfig(enrol_noise_snr_db=[])),
+                                   VoiceprintStore(tmp_path))
+    clips = [AudioClip(with_pauses(voice(2.0, seed=i)), RATE) for i in range(2)]
+    empty = AudioClip(np.zeros(0, np.float32), 44100)
+    enrolment = await identifier.enrol("alice", [clips[0], empty, clips[1]], source="test")
+    assert enrolment.used == 2 and enrolment.refused == ((1, SpeakerReason.SILENCE),)
+
+
 async def who_is_heard_in_noise(tmp_path: Path, config: SpeakerConfig) -> str | None:
     """Alice (a voice at 180 Hz) and Bob (120 Hz) enrolled in quiet; Alice heard at 10 dB
     SNR of white noise: whom does identification name?"""

@@ -67,6 +67,10 @@ def test_a_person_records_three_sentences_in_the_browser_and_is_enrolled(
     expect(page.locator("#record-consent")).to_contain_text("keeps a voiceprint")
     expect(page.locator("#record-take")).to_be_hidden()
     page.get_by_role("button", name="I agree: record mio's voice").click()
+    # "Next" before two seconds of the sentence keeps the take going
+    page.locator("#record-next").click()
+    expect(page.locator("#record-progress")).to_contain_text("keep reading")
+    expect(page.locator("#record-sentence")).to_have_text(SPOKEN[0])
     for number in range(3):
         expect(page.locator("#record-sentence")).to_have_text(SPOKEN[number])
         page.wait_for_function(

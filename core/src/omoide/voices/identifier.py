@@ -126,11 +126,15 @@ class SpeakerIdentifier:
     async def embed_enrolment(self, clips: Sequence[AudioClip]) -> EnrolmentClips:
         """Everything an enrolment keeps of ``clips`` (a few sentences each): each usable
         clip's vector, its vectors in noise (the encoder's ``enrol_noise_snr_db``), its
-        frame statistics and its median pitch; the others refused with their reason.
-        Every way of enrolling goes through here, so that no voiceprint lacks a view
-        identification scores with."""
+        frame statistics and its median pitch; the others refused with their reason (an
+        empty recording: silence, never an error that loses the others). Every way of
+        enrolling goes through here, so that no voiceprint lacks a view identification
+        scores with."""
         gathered = EnrolmentClips()
         for i, clip in enumerate(clips):
+            if not len(clip.samples):
+                gathered.refused.append((i, SpeakerReason.SILENCE))
+                continue
             enrolled = await self.encoder.embed_enrolment(clip)
             embedding = enrolled.clean
             if not embedding.usable or embedding.vector is None:

@@ -551,7 +551,7 @@ function recorderHtml(user) {
 }
 
 function setupRecorder(ctx) {
-  const state = { stream: null, audio: null, clips: [], chunks: [], rate: 0, seconds: 0 };
+  const state = { stream: null, audio: null, clips: [], chunks: [], rate: 0, seconds: 0, early: false };
   const shown = (id, on) => { $(id).hidden = !on; };
   const stop = () => {
     if (state.stream) state.stream.getTracks().forEach((t) => t.stop());
@@ -563,7 +563,10 @@ function setupRecorder(ctx) {
     const i = state.clips.length;
     $("#record-sentence").textContent = RECORD_SENTENCES[i];
     $("#record-next").textContent = i + 1 < RECORD_SENTENCES.length ? `Next (${i + 1} of ${RECORD_SENTENCES.length})` : "Finish and enrol";
-    state.chunks = []; state.seconds = 0;
+    state.chunks = []; state.seconds = 0; state.early = false;
+    const progress = $("#record-progress");   // a new take: nothing of the last one shows
+    progress.dataset.seconds = "0.0";
+    progress.textContent = "Recording… 0.0 s";
   };
   $("#record-voice").addEventListener("click", () => { shown("#recorder", true); $("#record-agree").focus(); });
   $("#record-cancel").addEventListener("click", reset);
@@ -583,7 +586,7 @@ function setupRecorder(ctx) {
       state.seconds += e.inputBuffer.length / state.rate;
       const progress = $("#record-progress");
       progress.dataset.seconds = state.seconds.toFixed(1);
-      progress.textContent = `Recording… ${state.seconds.toFixed(1)} s${state.seconds < MIN_RECORD_S ? "" : " (enough: press Next when the sentence is read)"}`;
+      progress.textContent = `Recording… ${state.seconds.toFixed(1)} s${state.seconds >= MIN_RECORD_S ? " (enough: press Next when the sentence is read)" : state.early ? `: keep reading (at least ${MIN_RECORD_S} s)` : ""}`;
     };
     source.connect(processor); processor.connect(mute); mute.connect(state.audio.destination);
     state.clips = [];
@@ -591,6 +594,11 @@ function setupRecorder(ctx) {
     shown("#record-ask", false); shown("#record-take", true);
   });
   $("#record-next").addEventListener("click", async () => {
+    if (state.seconds < MIN_RECORD_S) {   // too little of this sentence to enrol from
+      state.early = true;
+      $("#record-progress").textContent = `Recording… ${state.seconds.toFixed(1)} s: keep reading (at least ${MIN_RECORD_S} s)`;
+      return;
+    }
     state.clips.push(wavFile(state.chunks, state.rate));
     if (state.clips.length < RECORD_SENTENCES.length) { showSentence(); return; }
     const clips = state.clips;
