@@ -108,11 +108,13 @@ def test_signing_in_and_moving_around_works_from_the_keyboard(
     page.get_by_label("Token").focus()
     page.keyboard.type(populated.admin_token())
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", name="People", level=1)).to_be_focused()
+    # each Enter waits for the server (signing in, a person's page): as long as a loaded
+    # machine needs, not expect's default 5 s
+    expect(page.get_by_role("heading", name="People", level=1)).to_be_focused(timeout=20_000)
     people = page.get_by_role("link", name="nana")
     people.focus()
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", name="nana", level=1)).to_be_focused()
+    expect(page.get_by_role("heading", name="nana", level=1)).to_be_focused(timeout=20_000)
 
 
 def test_a_visit_makes_no_failing_request_not_even_for_the_icon(
